@@ -1,0 +1,41 @@
+// fp8lab: one CLI, one subcommand per job (see apps/commands/). `fp8lab --help` lists them.
+#include "command_registry.hpp"
+#include "fp8lab/error.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace fp8lab::cli {
+std::vector<CommandSpec>& command_registry() {
+  static std::vector<CommandSpec> registry;
+  return registry;
+}
+}  // namespace fp8lab::cli
+
+int main(int argc, char** argv) {
+  using namespace fp8lab::cli;
+  CLI::App app{
+      "fp8lab: train GPT-style models with native FP8 linear layers on Hopper GPUs, and run\n"
+      "auditable precision studies (BF16 control vs FP8 candidate). Every subcommand has --help."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "fp8lab 0.1.0");
+  auto& registry = command_registry();
+  std::sort(registry.begin(), registry.end(),
+            [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });
+  for (const CommandSpec& spec : registry) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
+    spec.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const fp8lab::Error& e) {
+    std::fprintf(stderr, "fp8lab: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fp8lab: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

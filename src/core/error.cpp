@@ -1,0 +1,40 @@
+#include "fp8lab/error.hpp"
+
+namespace fp8lab {
+
+const char* error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::invalid_argument: return "invalid argument";
+    case ErrorKind::shape: return "shape error";
+    case ErrorKind::dtype: return "dtype error";
+    case ErrorKind::non_finite: return "non-finite value";
+    case ErrorKind::io: return "I/O error";
+    case ErrorKind::format: return "format error";
+    case ErrorKind::cuda: return "CUDA error";
+    case ErrorKind::internal: return "internal error";
+  }
+  return "error";
+}
+
+static std::string compose(ErrorKind kind, const std::string& message, const std::string& expr,
+                           const char* file, int line) {
+  std::string text = fmt::format("{}: {}", error_kind_name(kind), message);
+  if (!expr.empty()) text += fmt::format(" [check `{}` failed at {}:{}]", expr, file, line);
+  else text += fmt::format(" [at {}:{}]", file, line);
+  return text;
+}
+
+Error::Error(ErrorKind kind, std::string message, std::string expression, const char* file, int line)
+    : std::runtime_error(compose(kind, message, expression, file, line)),
+      kind_(kind),
+      message_(std::move(message)),
+      expression_(std::move(expression)),
+      file_(file),
+      line_(line) {}
+
+void throw_error(ErrorKind kind, std::string message, const char* expression, const char* file,
+                 int line) {
+  throw Error(kind, std::move(message), expression ? expression : "", file, line);
+}
+
+}  // namespace fp8lab
