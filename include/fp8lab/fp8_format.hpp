@@ -96,6 +96,15 @@ FP8LAB_HD float fp8_to_float(std::uint8_t code, Fp8Format format) {
   return bits_float(sign | (f32_exp << 23) | (man << (23 - s.mantissa_bits)));
 }
 
+// True when |y| is beyond what round-to-nearest-even can bring back to ±max, i.e. the satfinite
+// clamp changed the result: e4m3 |y| > 464 (464 ties to the even code 448), e5m2 |y| >= 61440
+// (61440 ties to the even code, which is infinity). NaN and inf inputs are not counted here.
+FP8LAB_HD bool fp8_saturates(float y, Fp8Format format) {
+  const float a = y < 0 ? -y : y;
+  return format == Fp8Format::e4m3 ? (a > 464.0f && a <= 3.4028235e38f)
+                                   : (a >= 61440.0f && a <= 3.4028235e38f);
+}
+
 // BF16 storage is the upper half of an fp32; conversion rounds to nearest even. NaN becomes the
 // canonical 0x7FFF (as the CUDA headers' host conversion does); infinities stay infinite.
 FP8LAB_HD std::uint16_t float_to_bf16(float x) {
