@@ -1,0 +1,136 @@
+// A small, dependency-free SVG line chart for loss curves in study records.
+#include "fp8lab/record.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fp8lab {
+namespace {
+
+constexpr double kWidth = 760, kHeight = 420;
+constexpr double kLeft = 70, kRight = 170, kTop = 40, kBottom = 55;  // plot margins (legend right)
+const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+std::string escape_xml(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// "Nice" tick step (1, 2 or 5 times a power of ten) giving about `target` ticks over span.
+double tick_step(double span, int target) {
+  if (!(span > 0)) return 1;
+  const double raw = span / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double norm = raw / mag;
+  return (norm < 1.5 ? 1 : norm < 3.5 ? 2 : norm < 7.5 ? 5 : 10) * mag;
+}
+
+struct Range {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -std::numeric_limits<double>::infinity();
+  void add(double v) {
+    if (!std::isfinite(v)) return;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  void pad_if_flat() {
+    if (!(hi > lo)) {
+      lo -= 0.5;
+      hi += 0.5;
+    }
+  }
+};
+
+}  // namespace
+
+std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::string& title,
+                           const std::string& x_label, const std::string& y_label) {
+  Range xr, yr;
+  for (const auto& s : series) {
+    for (auto [x, y] : s.points) {
+      if (std::isfinite(y)) {
+        xr.add(x);
+        yr.add(y);
+      }
+    }
+  }
+  if (!std::isfinite(xr.lo)) xr = Range{0, 1}, yr = Range{0, 1};
+  xr.pad_if_flat();
+  yr.pad_if_flat();
+  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
+  auto px = [&](double x) { return kLeft + (x - xr.lo) / (xr.hi - xr.lo) * pw; };
+  auto py = [&](double y) { return kTop + (yr.hi - y) / (yr.hi - yr.lo) * ph; };
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{2}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
+      kWidth, kHeight, kLeft + pw / 2, escape_xml(title));
+  // Grid and ticks.
+  for (int axis = 0; axis < 2; ++axis) {
+    const Range& r = axis == 0 ? xr : yr;
+    const double step = tick_step(r.hi - r.lo, axis == 0 ? 8 : 6);
+    for (double t = std::ceil(r.lo / step) * step; t <= r.hi + step * 1e-9; t += step) {
+      const std::string label = fmt::format("{:g}", std::abs(t) < step * 1e-9 ? 0.0 : t);
+      if (axis == 0) {
+        svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+                           "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+                           px(t), kTop, kTop + ph, kTop + ph + 16, label);
+      } else {
+        svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#ddd\"/>"
+                           "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+                           py(t), kLeft, kLeft + pw, kLeft - 6, py(t) + 4, label);
+      }
+    }
+  }
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+                     kLeft, kTop, pw, ph);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + pw / 2,
+                     kHeight - 12, escape_xml(x_label));
+  svg += fmt::format("<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+                     kTop + ph / 2, escape_xml(y_label));
+  // Lines: a non-finite y ends the current polyline.
+  int index = 0, legend_row = 0;
+  for (const auto& s : series) {
+    if (s.points.empty()) continue;
+    const char* colour = kPalette[index++ % 8];
+    const std::string dash = s.dashed ? " stroke-dasharray=\"5,3\"" : "";
+    std::string pts;
+    auto flush = [&] {
+      if (!pts.empty()) {
+        svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} points=\"{}\"/>\n",
+                           colour, dash, pts);
+      }
+      pts.clear();
+    };
+    for (auto [x, y] : s.points) {
+      if (!std::isfinite(y)) {
+        flush();
+        continue;
+      }
+      pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+    }
+    flush();
+    const double ly = kTop + 10 + 18 * legend_row++;
+    svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"2\"{4}/>"
+                       "<text x=\"{5}\" y=\"{6}\">{7}</text>\n",
+                       kLeft + pw + 10, ly, kLeft + pw + 34, colour, dash, kLeft + pw + 40, ly + 4,
+                       escape_xml(s.name));
+  }
+  return svg + "</svg>\n";
+}
+
+}  // namespace fp8lab
