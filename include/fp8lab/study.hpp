@@ -1,0 +1,37 @@
+// The precision study: a matched A/B of training arms that differ only in precision policy
+// (and, for resource arms, MLP recompute), each trained by `fp8lab train` and scored by
+// `fp8lab eval` as child processes of `fp8lab study`. Running arms as separate processes keeps
+// every arm's peak memory its own, gives each a complete log, and makes resuming trivial: an arm
+// whose directory holds DONE is finished and never re-run.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fp8lab {
+
+struct StudyArm {
+  std::string name;            // directory name under arms/, e.g. "fp8-mlp"
+  std::string policy;          // bf16 | fp8-mlp | fp8-linears
+  bool mlp_recompute = false;
+  bool resource_only = false;  // trained and measured, but not the candidate of the quality verdict
+  std::vector<std::string> extra_train_args;
+};
+
+struct StudyPlan {
+  std::string name;
+  std::string control;                      // name of the control arm (policy bf16)
+  std::vector<StudyArm> arms;
+  std::vector<std::string> train_args;      // shared by every arm: preset, steps, data, seed, ...
+  std::vector<std::string> eval_args;       // shared by every evaluation: held-out data, batch
+  nlohmann::json source;                    // the config as read, kept for the record
+};
+
+// Parses and validates a study config (JSON). Errors name the offending key and value.
+StudyPlan parse_study_plan(const nlohmann::json& config);
+StudyPlan load_study_plan(const std::filesystem::path& file);
+
+}  // namespace fp8lab

@@ -1,0 +1,86 @@
+#include "fp8lab/error.hpp"
+#include "fp8lab/study.hpp"
+
+#include <fstream>
+#include <set>
+
+namespace fp8lab {
+namespace {
+
+std::vector<std::string> string_list(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  FP8LAB_CHECK(j[key].is_array(), "study config: '{}' must be a list of strings, got {}", key,
+               j[key].dump());
+  for (const auto& v : j[key]) {
+    FP8LAB_CHECK(v.is_string(), "study config: '{}' must hold strings, found {}", key, v.dump());
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+const std::set<std::string> kPolicies = {"bf16", "fp8-mlp", "fp8-linears"};
+
+StudyArm parse_arm(const nlohmann::json& a) {
+  FP8LAB_CHECK(a.is_object() && a.contains("name") && a.contains("policy"),
+               "study config: each arm needs 'name' and 'policy', got {}", a.dump());
+  StudyArm arm;
+  arm.name = a["name"].get<std::string>();
+  arm.policy = a["policy"].get<std::string>();
+  FP8LAB_CHECK(kPolicies.count(arm.policy), "study config: arm '{}' has unknown policy '{}' "
+               "(expected bf16, fp8-mlp or fp8-linears)", arm.name, arm.policy);
+  FP8LAB_CHECK(!arm.name.empty() && arm.name.find_first_of("/\\ ") == std::string::npos &&
+                   arm.name[0] != '.',
+               "study config: arm name '{}' must be a plain directory name", arm.name);
+  arm.mlp_recompute = a.value("mlp_recompute", false);
+  arm.resource_only = a.value("resource_only", false);
+  arm.extra_train_args = string_list(a, "train_args");
+  return arm;
+}
+
+}  // namespace
+
+StudyPlan parse_study_plan(const nlohmann::json& config) {
+  FP8LAB_CHECK(config.is_object(), "study config must be a JSON object");
+  StudyPlan plan;
+  plan.source = config;
+  plan.name = config.value("name", std::string("study"));
+  FP8LAB_CHECK(config.contains("arms") && config["arms"].is_array() && config["arms"].size() >= 2,
+               "study config: 'arms' must list at least two arms (a control and a candidate)");
+  std::set<std::string> names;
+  for (const auto& a : config["arms"]) {
+    StudyArm arm = parse_arm(a);
+    FP8LAB_CHECK(names.insert(arm.name).second, "study config: arm name '{}' appears twice", arm.name);
+    plan.arms.push_back(std::move(arm));
+  }
+  plan.control = config.value("control", plan.arms.front().name);
+  FP8LAB_CHECK(names.count(plan.control), "study config: control '{}' is not an arm", plan.control);
+  for (const auto& arm : plan.arms) {
+    if (arm.name == plan.control) {
+      FP8LAB_CHECK(arm.policy == "bf16" && !arm.mlp_recompute,
+                   "study config: the control arm '{}' must be plain bf16 (got policy {}{})", arm.name,
+                   arm.policy, arm.mlp_recompute ? " with MLP recompute" : "");
+    }
+  }
+  plan.train_args = string_list(config, "train_args");
+  plan.eval_args = string_list(config, "eval_args");
+  for (const auto& arg : plan.train_args) {
+    FP8LAB_CHECK(arg != "--policy" && arg != "--out" && arg != "--mlp-recompute",
+                 "study config: train_args must not set {} (the study sets it per arm)", arg);
+  }
+  return plan;
+}
+
+StudyPlan load_study_plan(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open study config '{}'", file.string());
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    FP8LAB_FAIL(ErrorKind::format, "study config '{}' is not valid JSON: {}", file.string(), e.what());
+  }
+  return parse_study_plan(j);
+}
+
+}  // namespace fp8lab

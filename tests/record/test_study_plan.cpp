@@ -1,0 +1,69 @@
+#include "fp8lab/error.hpp"
+#include "fp8lab/study.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fp8lab {
+namespace {
+
+nlohmann::json valid_config() {
+  return nlohmann::json::parse(R"({
+    "name": "kjv-tiny",
+    "train_args": ["--preset", "tiny", "--steps", "200"],
+    "eval_args": ["--batch", "8"],
+    "arms": [
+      {"name": "bf16", "policy": "bf16"},
+      {"name": "fp8-mlp", "policy": "fp8-mlp"},
+      {"name": "bf16-recompute", "policy": "bf16", "mlp_recompute": true, "resource_only": true}
+    ]
+  })");
+}
+
+TEST(StudyPlan, ParsesArmsAndDefaultsControlToFirstArm) {
+  StudyPlan plan = parse_study_plan(valid_config());
+  EXPECT_EQ(plan.name, "kjv-tiny");
+  ASSERT_EQ(plan.arms.size(), 3u);
+  EXPECT_EQ(plan.control, "bf16");
+  EXPECT_TRUE(plan.arms[2].mlp_recompute);
+  EXPECT_TRUE(plan.arms[2].resource_only);
+  EXPECT_FALSE(plan.arms[1].resource_only);
+  EXPECT_EQ(plan.train_args.size(), 4u);
+  EXPECT_EQ(plan.eval_args, (std::vector<std::string>{"--batch", "8"}));
+}
+
+void expect_rejected(nlohmann::json config, const std::string& fragment) {
+  try {
+    parse_study_plan(config);
+    FAIL() << "accepted: " << config.dump();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find(fragment), std::string::npos) << e.message();
+  }
+}
+
+TEST(StudyPlan, RejectsBadConfigsNamingTheProblem) {
+  auto c = valid_config();
+  c["arms"][1]["policy"] = "fp4";
+  expect_rejected(c, "unknown policy 'fp4'");
+  c = valid_config();
+  c["arms"][1]["name"] = "bf16";
+  expect_rejected(c, "appears twice");
+  c = valid_config();
+  c["control"] = "fp8-mlp";
+  expect_rejected(c, "must be plain bf16");
+  c = valid_config();
+  c["control"] = "nope";
+  expect_rejected(c, "'nope' is not an arm");
+  c = valid_config();
+  c["train_args"].push_back("--policy");
+  expect_rejected(c, "must not set --policy");
+  c = valid_config();
+  c["arms"][0]["name"] = "../x";
+  expect_rejected(c, "plain directory name");
+  c = valid_config();
+  c["arms"].erase(1);
+  c["arms"].erase(1);
+  expect_rejected(c, "at least two arms");
+}
+
+}  // namespace
+}  // namespace fp8lab
