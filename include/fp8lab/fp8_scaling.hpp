@@ -50,6 +50,10 @@ float amax_cpu(const TensorView& x);
 // amax_cpu + scale_from_amax; throws ErrorKind::non_finite "tensor '<name>' ..." on NaN/inf.
 Fp8Scale current_scale_cpu(const TensorView& x, Fp8Format format, std::string_view tensor_name);
 
+// Throws the same ErrorKind::non_finite error as current_scale_cpu when x holds a NaN or inf
+// (for paths that need no scale, e.g. the bf16 linear, so both policies reject bad input alike).
+void check_finite_cpu(const TensorView& x, std::string_view tensor_name);
+
 // q[i] = float_to_fp8(float(x[i]) * scale). q has x's shape and dtype fp8_dtype(format).
 CastCounts quantize_cpu(const TensorView& x, float scale, Fp8Format format, const TensorView& q);
 

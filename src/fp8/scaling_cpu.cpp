@@ -65,15 +65,23 @@ float amax_cpu(const TensorView& x) {
   return r.any_nan ? std::numeric_limits<float>::quiet_NaN() : r.max_abs;
 }
 
+namespace {
+[[noreturn]] void fail_non_finite(const TensorView& x, float amax, std::string_view tensor_name) {
+  FP8LAB_FAIL(ErrorKind::non_finite,
+              "tensor '{}' ({}) has a non-finite amax ({}); first non-finite element at flat "
+              "index {}",
+              tensor_name, x.describe(), amax, first_non_finite(x));
+}
+}  // namespace
+
+void check_finite_cpu(const TensorView& x, std::string_view tensor_name) {
+  const float amax = amax_cpu(x);
+  if (!std::isfinite(amax)) fail_non_finite(x, amax, tensor_name);
+}
+
 Fp8Scale current_scale_cpu(const TensorView& x, Fp8Format format, std::string_view tensor_name) {
   const float amax = amax_cpu(x);
-  if (!std::isfinite(amax)) {
-    const std::int64_t at = first_non_finite(x);
-    FP8LAB_FAIL(ErrorKind::non_finite,
-                "tensor '{}' ({}) has a non-finite amax ({}); first non-finite element at flat "
-                "index {}",
-                tensor_name, x.describe(), amax, at);
-  }
+  if (!std::isfinite(amax)) fail_non_finite(x, amax, tensor_name);
   return scale_from_amax(amax, format);
 }
 
