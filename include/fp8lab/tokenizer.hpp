@@ -34,13 +34,18 @@ class Tokenizer {
 
   // Appends the ids of `text` to `out`. Thread-safe: many threads may encode at once.
   virtual void encode_append(std::string_view text, std::vector<TokenId>& out) const = 0;
-  // The bytes of one token (empty for special tokens). Throws on an id outside the vocabulary.
+  // The bytes decode() emits for one token ("<|endoftext|>" for GPT-2's separator). Throws
+  // fp8lab::Error on an id outside the vocabulary.
   virtual std::string_view token_bytes(TokenId id) const = 0;
+  // True for special tokens (the separator): they stand for no text.
+  virtual bool is_special(TokenId id) const = 0;
 
   std::vector<TokenId> encode(std::string_view text) const;
   std::string decode(std::span<const TokenId> ids) const;
   // UTF-8 byte length of the text a token stands for (0 for special tokens): the BPB denominator.
-  std::size_t token_byte_length(TokenId id) const { return token_bytes(id).size(); }
+  std::size_t token_byte_length(TokenId id) const {
+    return is_special(id) ? 0 : token_bytes(id).size();
+  }
   // token_byte_length for every id, indexable by id (values fit uint8: GPT-2's longest is 128).
   std::vector<std::uint8_t> byte_length_table() const;
 };
