@@ -9,6 +9,11 @@ if(NOT FP8LAB_CUDA STREQUAL "OFF")
   if(CMAKE_CUDA_COMPILER)
     set(CMAKE_CUDA_ARCHITECTURES OFF)  # we pass -gencode ourselves: CMake cannot spell "90a" here
     enable_language(CUDA)
+    # CMake < 3.26 does not know nvcc's C++20 flag; tell it (harmless where it does).
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     string(APPEND CMAKE_CUDA_FLAGS " -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -lineinfo")

@@ -1,0 +1,21 @@
+// Fp8Meta: the per-tensor scaling state that lives in device memory (see fp8lab/fp8_cuda.hpp).
+// Kept free of fmt and the tensor headers so CUDA translation units can include it.
+#pragma once
+
+#include <cstdint>
+
+namespace fp8lab {
+
+// One per cast tensor, in device memory. Zero-initialise (alloc_fp8_meta does) before first use.
+struct Fp8Meta {
+  float amax;
+  float scale;
+  float inv_scale;                // the GEMMs read this through their scale pointers
+  std::uint32_t nonfinite;        // 1 when the last amax was NaN or inf
+  unsigned long long saturated;   // counts since the last amax_scale_cuda on this meta
+  unsigned long long underflow;
+  std::uint32_t amax_bits_accum;  // reduction scratch: 0 between kernels
+  std::uint32_t blocks_done;      // last-block ticket: 0 between kernels
+};
+
+}  // namespace fp8lab

@@ -1,0 +1,135 @@
+// Device helpers shared by the cast kernels: the fp32 -> fp8 conversion (hardware or the exact
+// software twin of float_to_fp8), the per-element statistics, and 16-element vector loads.
+#pragma once
+
+#include "fp8_launch.hpp"
+#include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_meta.hpp"
+
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+namespace fp8lab::detail {
+
+// Hardware cvt.rn.satfinite: RNE, finite overflow and inf clamp to ±max. NaN is forced to the
+// canonical 0x7F that float_to_fp8 writes (PTX leaves the NaN encoding unspecified for us).
+template <Fp8Format F>
+__device__ __forceinline__ std::uint16_t cvt_pair_hw(float lo, float hi) {
+  constexpr __nv_fp8_interpretation_t kind = F == Fp8Format::e4m3 ? __NV_E4M3 : __NV_E5M2;
+  std::uint16_t pair = __nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, kind);
+  if (lo != lo) pair = static_cast<std::uint16_t>((pair & 0xFF00u) | 0x7Fu);
+  if (hi != hi) pair = static_cast<std::uint16_t>((pair & 0x00FFu) | 0x7F00u);
+  return pair;
+}
+
+template <Fp8Format F, bool kHw>
+__device__ __forceinline__ std::uint16_t cvt_pair(float lo, float hi) {
+  if constexpr (kHw) {
+    return cvt_pair_hw<F>(lo, hi);
+  } else {
+    return static_cast<std::uint16_t>(float_to_fp8(lo, F) | (float_to_fp8(hi, F) << 8));
+  }
+}
+
+// Per-thread counts, as quantize_cpu counts them: saturated where the satfinite clamp changed
+// the result, underflow where a non-zero input became ±0.
+struct CastTally {
+  unsigned saturated = 0;
+  unsigned underflow = 0;
+};
+
+template <Fp8Format F>
+__device__ __forceinline__ void tally(CastTally& t, float x, float y, std::uint8_t code) {
+  t.saturated += fp8_saturates(y, F) ? 1u : 0u;
+  t.underflow += (x != 0.0f && (code & 0x7Fu) == 0u) ? 1u : 0u;
+}
+
+// Block-wide sum of the tallies, then one atomicAdd per block into the meta.
+__device__ __forceinline__ void flush_tally(CastTally t, Fp8Meta* meta) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    t.saturated += __shfl_down_sync(0xFFFFFFFFu, t.saturated, offset);
+    t.underflow += __shfl_down_sync(0xFFFFFFFFu, t.underflow, offset);
+  }
+  if ((threadIdx.x & 31) == 0 && (t.saturated | t.underflow) != 0) {
+    if (t.saturated) atomicAdd(&meta->saturated, static_cast<unsigned long long>(t.saturated));
+    if (t.underflow) atomicAdd(&meta->underflow, static_cast<unsigned long long>(t.underflow));
+  }
+}
+
+__device__ __forceinline__ float load_elem(const float* p) { return *p; }
+__device__ __forceinline__ float load_elem(const std::uint16_t* p) { return bf16_to_float(*p); }
+
+// 16 consecutive elements from a 16-byte aligned address, loaded as 16-byte vectors.
+__device__ __forceinline__ void load16(const std::uint16_t* p, float (&v)[16]) {
+  const uint4 a = reinterpret_cast<const uint4*>(p)[0];
+  const uint4 b = reinterpret_cast<const uint4*>(p)[1];
+  const std::uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    v[2 * i] = bits_float(w[i] << 16);
+    v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
+  }
+}
+
+__device__ __forceinline__ void load16(const float* p, float (&v)[16]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float4 f = reinterpret_cast<const float4*>(p)[i];
+    v[4 * i] = f.x;
+    v[4 * i + 1] = f.y;
+    v[4 * i + 2] = f.z;
+    v[4 * i + 3] = f.w;
+  }
+}
+
+// Casts 16 values (already loaded) into 16 fp8 bytes packed in a uint4, tallying as it goes.
+template <Fp8Format F, bool kHw>
+__device__ __forceinline__ uint4 cast16(const float (&v)[16], float scale, CastTally& t) {
+  std::uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float y0 = v[4 * i] * scale, y1 = v[4 * i + 1] * scale;
+    const float y2 = v[4 * i + 2] * scale, y3 = v[4 * i + 3] * scale;
+    const std::uint32_t lo = cvt_pair<F, kHw>(y0, y1), hi = cvt_pair<F, kHw>(y2, y3);
+    w[i] = lo | (hi << 16);
+    tally<F>(t, v[4 * i], y0, static_cast<std::uint8_t>(lo));
+    tally<F>(t, v[4 * i + 1], y1, static_cast<std::uint8_t>(lo >> 8));
+    tally<F>(t, v[4 * i + 2], y2, static_cast<std::uint8_t>(hi));
+    tally<F>(t, v[4 * i + 3], y3, static_cast<std::uint8_t>(hi >> 8));
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <Fp8Format F, bool kHw>
+__device__ __forceinline__ std::uint8_t cast1(float x, float scale, CastTally& t) {
+  const float y = x * scale;
+  const std::uint8_t code = static_cast<std::uint8_t>(cvt_pair<F, kHw>(y, 0.0f));
+  tally<F>(t, x, y, code);
+  return code;
+}
+
+// Calls f.template operator()<F, kHw>() for the runtime format and conversion choice: the one
+// place the cast kernels dispatch on them.
+template <typename Fn>
+void dispatch_cast(Fp8Format format, bool hw, Fn&& f) {
+  if (format == Fp8Format::e4m3) {
+    if (hw) f.template operator()<Fp8Format::e4m3, true>();
+    else f.template operator()<Fp8Format::e4m3, false>();
+  } else {
+    if (hw) f.template operator()<Fp8Format::e5m2, true>();
+    else f.template operator()<Fp8Format::e5m2, false>();
+  }
+}
+
+// The one exact copy of scale_from_amax (fp8_scaling.hpp) the kernels can see: that header
+// pulls in fmt, which nvcc cannot compile. The tests hold the two to the same bits.
+__device__ __forceinline__ void scale_from_amax_device(float amax, Fp8Format format, float& scale,
+                                                       float& inv_scale) {
+  scale = amax == 0.0f ? 1.0f : fp8_spec(format).max_value / amax;
+  inv_scale = 1.0f / scale;
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace fp8lab::detail

@@ -1,0 +1,126 @@
+// FP8 transpose and the fused cast-transpose (quantize_transpose_cuda).
+//
+// Fast path (both dims multiples of 16, 16-byte aligned pointers): 64x64 tiles, 16-byte loads
+// and stores (see transpose_tile.cuh). The fused kernel reads each input element once, writes
+// its fp8 byte to q directly from registers and to qt through the shared-memory tile. Any other
+// shape takes the generic 32x32 kernels (one element per thread step), same bytes.
+#include "fp8_device.cuh"
+#include "transpose_tile.cuh"
+
+namespace fp8lab::detail {
+namespace {
+
+template <typename In, Fp8Format F, bool kHw>
+__global__ void __launch_bounds__(kTileThreads)
+    cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
+                         std::uint8_t* q, std::uint8_t* qt) {
+  __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
+  const float scale = meta->scale;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  const int row = threadIdx.x >> 2, chunk = threadIdx.x & 3;
+  CastTally t;
+  if (r0 + row < rows && c0 + chunk * 16 < cols) {
+    const std::int64_t offset = (r0 + row) * cols + c0 + chunk * 16;
+    float v[16];
+    load16(x + offset, v);
+    const uint4 bytes = cast16<F, kHw>(v, scale, t);
+    *reinterpret_cast<uint4*>(q + offset) = bytes;
+    tile_put16(tile, row, chunk, bytes);
+  }
+  flush_tally(t, meta);
+  __syncthreads();
+  tile_store_transposed(tile, r0, c0, rows, cols, qt);
+}
+
+__global__ void __launch_bounds__(kTileThreads)
+    transpose_tiled(const std::uint8_t* q, std::int64_t rows, std::int64_t cols, std::uint8_t* qt) {
+  __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  const int row = threadIdx.x >> 2, chunk = threadIdx.x & 3;
+  if (r0 + row < rows && c0 + chunk * 16 < cols)
+    tile_put16(tile, row, chunk,
+                       *reinterpret_cast<const uint4*>(q + (r0 + row) * cols + c0 + chunk * 16));
+  __syncthreads();
+  tile_store_transposed(tile, r0, c0, rows, cols, qt);
+}
+
+// Generic shapes: 32x32 tiles, 32x8 threads, rows padded to 33 bytes.
+constexpr int kSmall = 32;
+
+template <typename In, Fp8Format F, bool kHw, bool kCast>
+__global__ void __launch_bounds__(kSmall * 8)
+    transpose_generic(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
+                      std::uint8_t* q, std::uint8_t* qt) {
+  __shared__ std::uint8_t tile[kSmall][kSmall + 1];
+  const float scale = kCast ? meta->scale : 1.0f;
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kSmall;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kSmall;
+  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+  CastTally t;
+  for (int r = ty; r < kSmall; r += 8) {
+    const std::int64_t gr = r0 + r, gc = c0 + tx;
+    if (gr < rows && gc < cols) {
+      std::uint8_t code;
+      if constexpr (kCast) {
+        code = cast1<F, kHw>(load_elem(x + gr * cols + gc), scale, t);
+        q[gr * cols + gc] = code;
+      } else {
+        code = static_cast<std::uint8_t>(x[gr * cols + gc]);
+      }
+      tile[r][tx] = code;
+    }
+  }
+  if constexpr (kCast) flush_tally(t, meta);
+  __syncthreads();
+  for (int c = ty; c < kSmall; c += 8) {
+    const std::int64_t gc = c0 + c, gr = r0 + tx;
+    if (gc < cols && gr < rows) qt[gc * rows + gr] = tile[tx][c];
+  }
+}
+
+template <typename In>
+void cast_transpose_typed(const In* x, std::int64_t rows, std::int64_t cols, Fp8Format format,
+                          bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q, std::uint8_t* qt,
+                          cudaStream_t s) {
+  const dim3 big(static_cast<unsigned>((cols + kTile - 1) / kTile),
+                 static_cast<unsigned>((rows + kTile - 1) / kTile));
+  const dim3 small(static_cast<unsigned>((cols + kSmall - 1) / kSmall),
+                   static_cast<unsigned>((rows + kSmall - 1) / kSmall));
+  dispatch_cast(format, hw, [&]<Fp8Format F, bool kHw>() {
+    if (tiled)
+      cast_transpose_tiled<In, F, kHw><<<big, kTileThreads, 0, s>>>(x, rows, cols, meta, q, qt);
+    else
+      transpose_generic<In, F, kHw, true><<<small, kSmall * 8, 0, s>>>(x, rows, cols, meta, q, qt);
+  });
+}
+
+}  // namespace
+
+void launch_cast_transpose(const void* x, ElemType type, std::int64_t rows, std::int64_t cols,
+                           Fp8Format format, bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q,
+                           std::uint8_t* qt, cudaStream_t stream) {
+  if (type == ElemType::bf16)
+    cast_transpose_typed(static_cast<const std::uint16_t*>(x), rows, cols, format, hw, tiled, meta,
+                         q, qt, stream);
+  else
+    cast_transpose_typed(static_cast<const float*>(x), rows, cols, format, hw, tiled, meta, q, qt,
+                         stream);
+}
+
+void launch_transpose_fp8(const std::uint8_t* q, std::int64_t rows, std::int64_t cols, bool tiled,
+                          std::uint8_t* qt, cudaStream_t stream) {
+  if (tiled) {
+    const dim3 grid(static_cast<unsigned>((cols + kTile - 1) / kTile),
+                    static_cast<unsigned>((rows + kTile - 1) / kTile));
+    transpose_tiled<<<grid, kTileThreads, 0, stream>>>(q, rows, cols, qt);
+  } else {
+    const dim3 grid(static_cast<unsigned>((cols + kSmall - 1) / kSmall),
+                    static_cast<unsigned>((rows + kSmall - 1) / kSmall));
+    transpose_generic<std::uint8_t, Fp8Format::e4m3, false, false>
+        <<<grid, kSmall * 8, 0, stream>>>(q, rows, cols, nullptr, nullptr, qt);
+  }
+}
+
+}  // namespace fp8lab::detail
