@@ -126,7 +126,9 @@ void dispatch_cast(Fp8Format format, bool hw, Fn&& f) {
 // pulls in fmt, which nvcc cannot compile. The tests hold the two to the same bits.
 __device__ __forceinline__ void scale_from_amax_device(float amax, Fp8Format format, float& scale,
                                                        float& inv_scale) {
+  constexpr float kMaxFiniteFloat = 3.40282346638528859812e+38f;
   scale = amax == 0.0f ? 1.0f : fp8_spec(format).max_value / amax;
+  if (scale > kMaxFiniteFloat) scale = kMaxFiniteFloat;  // tiny amax: fmax / amax overflowed
   inv_scale = 1.0f / scale;
 }
 

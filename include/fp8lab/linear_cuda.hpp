@@ -1,0 +1,76 @@
+// The CUDA twin of the CPU reference linear layer (fp8lab/linear.hpp): y = x Wᵀ and its backward.
+//
+//   x [M, K] bf16, W [N, K] bf16, y [M, N] bf16; dY [M, N] bf16 -> dX [M, K] bf16, dW [N, K] f32
+//
+// Modes: bf16 (cuBLASLt BF16, fp32 accumulation; the CPU bf16 policy), and the CPU fp8 policy in
+// two implementations that must give the same bytes: fp8-plain (separate amax, cast and transpose
+// kernels) and fp8-fused (amax, then one cast-transpose pass per tensor). Scales never leave the
+// device: the amax kernels write them into the saved Fp8Metas ([0] x, [1] W, [2] dY) and the GEMMs
+// read the inverse scales from there. Backward reads only what forward saved (Xqᵀ, Wqᵀ and their
+// metas), never re-casting x or W.
+//
+// Non-finite inputs: the amax kernels flag them on the device; linear_check_finite_cuda, called at
+// a step boundary, throws ErrorKind::non_finite naming "<name>.x", "<name>.w" or "<name>.dy". (The
+// bf16 mode has no amax and does not check; the model's all_finite does.)
+#pragma once
+
+#include "fp8lab/fp8_cuda.hpp"
+#include "fp8lab/linear.hpp"
+#include "fp8lab/tensor.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fp8lab {
+
+class CublasLtGemm;
+class DeviceArena;
+
+enum class LinearCudaMode : std::uint8_t { bf16, fp8_plain, fp8_fused };
+const char* linear_cuda_mode_name(LinearCudaMode mode);  // "bf16", "fp8-plain", "fp8-fused"
+LinearCudaMode parse_linear_cuda_mode(std::string_view name);
+LinearPrecision linear_cuda_precision(LinearCudaMode mode);  // the CPU policy it mirrors
+
+struct LinearCudaConfig {
+  LinearCudaMode mode = LinearCudaMode::bf16;
+  std::string name = "linear";
+  bool fast_accum = false;  // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
+};
+
+struct LinearSavedCuda {
+  LinearCudaMode mode = LinearCudaMode::bf16;
+  TensorView x, w;              // bf16 mode: the caller's inputs (keep them alive)
+  TensorView xq, xq_t, wq, wq_t;  // fp8 modes: e4m3 [M,K], [K,M], [N,K], [K,N]
+  Fp8Meta* meta = nullptr;      // fp8 modes: device metas of x, W, dY
+};
+
+// Arena memory for the saved state (fp8 buffers + 3 metas) and the backward scratch (dYq, dYqᵀ).
+LinearSavedCuda alloc_linear_saved_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
+                                        std::int64_t k, std::int64_t n, cudaStream_t stream);
+LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
+                                        std::int64_t n);
+
+void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
+                         const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
+                         cudaStream_t stream);
+
+// dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
+void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
+                          const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
+                          const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
+                          cudaStream_t stream);
+
+void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,
+                              std::int64_t step, cudaStream_t stream);
+
+// The casts' scales and counts, copied to the host (synchronises): compare with LinearSaved's
+// x_scale/x_counts, w_scale/w_counts and LinearBackwardStats.
+struct LinearCastStatsCuda {
+  Fp8MetaHost x, w, dy;
+};
+LinearCastStatsCuda read_linear_stats_cuda(const LinearSavedCuda& saved, cudaStream_t stream);
+
+}  // namespace fp8lab

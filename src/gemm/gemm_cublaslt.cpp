@@ -1,0 +1,175 @@
+// cuBLASLt GEMMs with cached plans (see fp8lab/gemm_cuda.hpp).
+//
+// Row-major out[M, N] = A·B is computed as the column-major product outᵀ[N, M] = Bᵀ·Aᵀ, so
+// cuBLASLt's "A" is our B and its "B" is our A; a K-major operand becomes TRANSA = T / TRANSB = N,
+// which is the TN layout Hopper's FP8 kernels require.
+#if defined(FP8LAB_HAVE_CUDA)
+#include "fp8lab/gemm_cuda.hpp"
+
+#include "fp8lab/cuda_check.hpp"
+
+#include <cstdint>
+
+namespace fp8lab {
+
+struct CublasLtGemm::Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool fp8 = false;
+  ~Plan() {
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+namespace {
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::bf16: return CUDA_R_16BF;
+    case DType::f32: return CUDA_R_32F;
+    case DType::e4m3: return CUDA_R_8F_E4M3;
+    case DType::e5m2: return CUDA_R_8F_E5M2;
+    default: FP8LAB_FAIL(ErrorKind::dtype, "no cuBLASLt type for {}", dtype_name(t));
+  }
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+struct GemmDims {
+  std::int64_t m, n, k;
+};
+
+std::string describe(const GemmArg& a, const GemmArg& b, const TensorView& out) {
+  return fmt::format("GEMM out {} = A·B with A {}{} and B {}{}", out.describe(), a.t.describe(),
+                     a.k_major ? " (k-major)" : " (transposed)", b.t.describe(),
+                     b.k_major ? " (k-major)" : " (transposed)");
+}
+
+GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
+  const std::string what = describe(a, b, out);
+  for (const TensorView* t : {&a.t, &b.t, &out}) {
+    FP8LAB_CHECK_KIND(ErrorKind::shape, t->shape.rank() == 2, "{}: operands must be 2-D", what);
+    FP8LAB_CHECK(t->device == Device::cuda, "{}: operands must be on the GPU", what);
+    FP8LAB_CHECK(aligned16(t->data), "{}: pointer {} is not 16-byte aligned", what, t->data);
+  }
+  const GemmDims d{a.k_major ? a.t.shape[0] : a.t.shape[1], b.k_major ? b.t.shape[0] : b.t.shape[1],
+                   a.k_major ? a.t.shape[1] : a.t.shape[0]};
+  const std::int64_t kb = b.k_major ? b.t.shape[1] : b.t.shape[0];
+  FP8LAB_CHECK_KIND(ErrorKind::shape, kb == d.k, "{}: inner dimensions differ ({} vs {})", what,
+                    d.k, kb);
+  FP8LAB_CHECK_KIND(ErrorKind::shape, out.shape == (Shape{d.m, d.n}),
+                    "{}: out must be [{}, {}]", what, d.m, d.n);
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, out.dtype == DType::bf16 || out.dtype == DType::f32,
+                    "{}: out must be bf16 or f32", what);
+  const bool fp8 = is_fp8(a.t.dtype);
+  if (!fp8) {
+    FP8LAB_CHECK_KIND(ErrorKind::dtype, a.t.dtype == DType::bf16 && b.t.dtype == DType::bf16,
+                      "{}: operands must both be bf16, or both fp8", what);
+    FP8LAB_CHECK(a.inv_scale == nullptr && b.inv_scale == nullptr,
+                 "{}: scales apply to fp8 operands only", what);
+    FP8LAB_CHECK_KIND(ErrorKind::shape, d.m % 8 == 0 && d.n % 8 == 0 && d.k % 8 == 0,
+                      "{}: bf16 GEMM dims M={} N={} K={} must be multiples of 8", what, d.m, d.n,
+                      d.k);
+    return d;
+  }
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, is_fp8(b.t.dtype), "{}: operands must both be fp8", what);
+  FP8LAB_CHECK_KIND(ErrorKind::dtype,
+                    !(a.t.dtype == DType::e5m2 && b.t.dtype == DType::e5m2),
+                    "{}: e5m2 x e5m2 is not a Hopper FP8 GEMM", what);
+  FP8LAB_CHECK_KIND(ErrorKind::shape, a.k_major && b.k_major,
+                    "{}: FP8 operands must both be K-major (TN)", what);
+  FP8LAB_CHECK_KIND(ErrorKind::shape, d.m % 16 == 0 && d.n % 16 == 0 && d.k % 16 == 0,
+                    "{}: FP8 GEMM dims M={} N={} K={} must be multiples of 16", what, d.m, d.n,
+                    d.k);
+  FP8LAB_CHECK(a.inv_scale != nullptr && b.inv_scale != nullptr,
+               "{}: FP8 operands need their inverse-scale device pointers", what);
+  return d;
+}
+
+template <typename T>
+void set_attr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  FP8LAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)));
+}
+
+}  // namespace
+
+CublasLtGemm::CublasLtGemm(std::size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
+  cublasLtHandle_t h = nullptr;
+  FP8LAB_CUBLAS_CHECK(cublasLtCreate(&h));
+  handle_ = h;
+  FP8LAB_CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+}
+
+CublasLtGemm::~CublasLtGemm() {
+  plans_.clear();
+  if (workspace_) cudaFree(workspace_);
+  if (handle_) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+std::size_t CublasLtGemm::cached_plans() const { return plans_.size(); }
+
+CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg& a,
+                                           const GemmArg& b, const TensorView& out,
+                                           const GemmCudaOptions& options) {
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return *it->second;
+  const GemmDims d = check_gemm(a, b, out);
+  auto plan = std::make_unique<Plan>();
+  plan->fp8 = is_fp8(a.t.dtype);
+  FP8LAB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t op_a = b.k_major ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLASLt A = our B
+  const cublasOperation_t op_b = a.k_major ? CUBLAS_OP_N : CUBLAS_OP_T;  // cuBLASLt B = our A
+  set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a);
+  set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
+  if (plan->fp8) set_attr(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                          static_cast<std::int8_t>(options.fast_accum ? 1 : 0));
+  // Column-major layouts of the stored tensors: rows = the row-major column count.
+  FP8LAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, cuda_type(b.t.dtype), b.t.shape[1],
+                                                 b.t.shape[0], b.t.shape[1]));
+  FP8LAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, cuda_type(a.t.dtype), a.t.shape[1],
+                                                 a.t.shape[0], a.t.shape[1]));
+  FP8LAB_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&plan->c, cuda_type(out.dtype), d.n, d.m, d.n));
+  cublasLtMatmulPreference_t pref = nullptr;
+  FP8LAB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const std::uint64_t ws = workspace_bytes_;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                       sizeof(ws));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->a,
+                                     plan->b, plan->c, plan->c, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  FP8LAB_CHECK_KIND(ErrorKind::cuda, status == CUBLAS_STATUS_SUCCESS && found > 0,
+                    "{}: cuBLASLt has no algorithm ({})", describe(a, b, out),
+                    cublasLtGetStatusName(status));
+  plan->algo = result.algo;
+  return *plans_.emplace(key, std::move(plan)).first->second;
+}
+
+void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
+                          const GemmCudaOptions& options, cudaStream_t stream) {
+  check_gemm(a, b, out);  // cheap; every call is validated, not only the first of a shape
+  const std::string key = fmt::format(
+      "{}{}{}|{}{}{}|{}{}|fa{}", dtype_name(a.t.dtype), a.t.shape.str(), a.k_major,
+      dtype_name(b.t.dtype), b.t.shape.str(), b.k_major, dtype_name(out.dtype), out.shape.str(),
+      options.fast_accum);
+  Plan& plan = plan_for(key, a, b, out, options);
+  if (plan.fp8) {
+    set_attr(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b.inv_scale);
+    set_attr(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, a.inv_scale);
+  }
+  const float alpha = 1.0f, beta = options.accumulate ? 1.0f : 0.0f;
+  FP8LAB_CUBLAS_CHECK(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), plan.desc, &alpha,
+                                     b.t.data, plan.a, a.t.data, plan.b, &beta, out.data, plan.c,
+                                     out.data, plan.c, &plan.algo, workspace_, workspace_bytes_,
+                                     stream));
+}
+
+}  // namespace fp8lab
+#endif  // FP8LAB_HAVE_CUDA

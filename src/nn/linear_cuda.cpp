@@ -1,0 +1,170 @@
+// The CUDA linear layer (see fp8lab/linear_cuda.hpp). Every GEMM is K-major where FP8 needs it:
+//   forward  y[M,N]  = Xq[M,K]   · Wq[N,K]ᵀ
+//   dgrad    dX[M,K] = dYq[M,N]  · (Wqᵀ[K,N])ᵀ
+//   wgrad    dW[N,K] = dYqᵀ[N,M] · (Xqᵀ[K,M])ᵀ
+#if defined(FP8LAB_HAVE_CUDA)
+#include "fp8lab/linear_cuda.hpp"
+
+#include "fp8lab/cuda_memory.hpp"
+#include "fp8lab/gemm_cuda.hpp"
+
+namespace fp8lab {
+namespace {
+
+constexpr int kMetaX = 0, kMetaW = 1, kMetaDy = 2;
+
+bool is_fp8_mode(LinearCudaMode mode) { return mode != LinearCudaMode::bf16; }
+
+void check_view(const TensorView& t, DType dtype, const Shape& shape, const std::string& what) {
+  check_device(t, Device::cuda, what.c_str());
+  check_dtype(t, dtype, what.c_str());
+  check_shape(t, shape, what.c_str());
+}
+
+// amax + cast + transpose (plain) or amax + cast-transpose (fused): the same bytes either way.
+void cast_both_layouts(LinearCudaMode mode, const TensorView& x, Fp8Format format, Fp8Meta* meta,
+                       const TensorView& q, const TensorView& qt, cudaStream_t stream) {
+  amax_scale_cuda(x, format, meta, stream);
+  if (mode == LinearCudaMode::fp8_fused) {
+    quantize_transpose_cuda(x, format, meta, q, qt, stream);
+  } else {
+    quantize_cuda(x, format, meta, q, stream);
+    transpose_fp8_cuda(q, qt, stream);
+  }
+}
+
+void check_saved(const LinearSavedCuda& s, std::int64_t m, std::int64_t k, std::int64_t n,
+                 const std::string& name) {
+  check_view(s.xq, DType::e4m3, {m, k}, name + " saved xq");
+  check_view(s.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
+  check_view(s.wq, DType::e4m3, {n, k}, name + " saved wq");
+  check_view(s.wq_t, DType::e4m3, {k, n}, name + " saved wq_t");
+  FP8LAB_CHECK(s.meta != nullptr, "{}: saved state has no Fp8Meta", name);
+}
+
+}  // namespace
+
+const char* linear_cuda_mode_name(LinearCudaMode mode) {
+  switch (mode) {
+    case LinearCudaMode::bf16: return "bf16";
+    case LinearCudaMode::fp8_plain: return "fp8-plain";
+    case LinearCudaMode::fp8_fused: return "fp8-fused";
+  }
+  return "?";
+}
+
+LinearCudaMode parse_linear_cuda_mode(std::string_view name) {
+  for (LinearCudaMode m : {LinearCudaMode::bf16, LinearCudaMode::fp8_plain, LinearCudaMode::fp8_fused})
+    if (name == linear_cuda_mode_name(m)) return m;
+  FP8LAB_FAIL(ErrorKind::invalid_argument,
+              "unknown linear mode '{}' (expected bf16, fp8-plain or fp8-fused)", name);
+}
+
+LinearPrecision linear_cuda_precision(LinearCudaMode mode) {
+  return is_fp8_mode(mode) ? LinearPrecision::fp8 : LinearPrecision::bf16;
+}
+
+LinearSavedCuda alloc_linear_saved_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
+                                        std::int64_t k, std::int64_t n, cudaStream_t stream) {
+  LinearSavedCuda s;
+  s.mode = mode;
+  if (!is_fp8_mode(mode)) return s;
+  s.xq = arena.tensor(DType::e4m3, {m, k}, "linear saved xq");
+  s.xq_t = arena.tensor(DType::e4m3, {k, m}, "linear saved xq_t");
+  s.wq = arena.tensor(DType::e4m3, {n, k}, "linear saved wq");
+  s.wq_t = arena.tensor(DType::e4m3, {k, n}, "linear saved wq_t");
+  s.meta = alloc_fp8_meta(arena, 3, stream);
+  return s;
+}
+
+LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
+                                        std::int64_t n) {
+  LinearScratch s;
+  if (!is_fp8_mode(mode)) return s;
+  s.dyq = arena.tensor(DType::e5m2, {m, n}, "linear scratch dyq");
+  s.dyq_t = arena.tensor(DType::e5m2, {n, m}, "linear scratch dyq_t");
+  return s;
+}
+
+void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
+                         const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
+                         cudaStream_t stream) {
+  const std::string& name = config.name;
+  check_rank(x, 2, (name + ".x").c_str());
+  check_rank(w, 2, (name + ".w").c_str());
+  const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
+  check_view(x, DType::bf16, {m, k}, name + ".x");
+  check_view(w, DType::bf16, {n, k}, name + ".w (W is [N, K], K = x's columns)");
+  check_view(y, DType::bf16, {m, n}, name + ".y");
+  FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
+               name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
+  if (!is_fp8_mode(config.mode)) {
+    saved.x = x;
+    saved.w = w;
+    gemm.matmul({x, true}, {w, true}, y, {}, stream);
+    return;
+  }
+  check_saved(saved, m, k, n, name);
+  cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
+                    stream);
+  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
+                    stream);
+  gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
+              {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {config.fast_accum, false},
+              stream);
+}
+
+void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
+                          const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
+                          const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
+                          cudaStream_t stream) {
+  const std::string& name = config.name;
+  FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
+               name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
+  const bool fp8 = is_fp8_mode(config.mode);
+  const TensorView& xs = fp8 ? saved.xq : saved.x;
+  const TensorView& ws = fp8 ? saved.wq : saved.w;
+  check_rank(xs, 2, (name + " saved x").c_str());
+  check_rank(ws, 2, (name + " saved w").c_str());
+  const std::int64_t m = xs.shape[0], k = xs.shape[1], n = ws.shape[0];
+  check_view(dy, DType::bf16, {m, n}, name + ".dy");
+  check_view(dx, DType::bf16, {m, k}, name + ".dx");
+  check_device(dw, Device::cuda, (name + ".dw").c_str());
+  check_shape(dw, {n, k}, (name + ".dw").c_str());
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, dw.dtype == DType::f32 || dw.dtype == DType::bf16,
+                    "{}.dw must be f32 or bf16, got {}", name, dw.describe());
+  const GemmCudaOptions dw_options{config.fast_accum, accumulate_dw};
+  if (!fp8) {
+    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);         // dX = dY · W
+    gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x
+    return;
+  }
+  check_saved(saved, m, k, n, name);
+  check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
+  check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
+  Fp8Meta* meta = saved.meta;
+  cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
+                    stream);
+  gemm.matmul({scratch.dyq, true, &meta[kMetaDy].inv_scale},
+              {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {config.fast_accum, false}, stream);
+  gemm.matmul({scratch.dyq_t, true, &meta[kMetaDy].inv_scale},
+              {saved.xq_t, true, &meta[kMetaX].inv_scale}, dw, dw_options, stream);
+}
+
+void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,
+                              std::int64_t step, cudaStream_t stream) {
+  if (!is_fp8_mode(saved.mode)) return;
+  check_fp8_meta_finite(saved.meta, {config.name + ".x", config.name + ".w", config.name + ".dy"},
+                        step, stream);
+}
+
+LinearCastStatsCuda read_linear_stats_cuda(const LinearSavedCuda& saved, cudaStream_t stream) {
+  FP8LAB_CHECK(is_fp8_mode(saved.mode) && saved.meta != nullptr,
+               "read_linear_stats_cuda: mode {} has no cast statistics",
+               linear_cuda_mode_name(saved.mode));
+  const auto metas = read_fp8_meta(saved.meta, 3, stream);
+  return {metas[0], metas[1], metas[2]};
+}
+
+}  // namespace fp8lab
+#endif  // FP8LAB_HAVE_CUDA
