@@ -1,0 +1,163 @@
+// The op interface: every computation of the GPT model goes through a Backend.
+//
+// Model code holds TensorViews and calls these ops; it never knows whether the memory is host or
+// device memory. Every buffer the model uses (parameters, gradients, optimizer moments,
+// activations, scratch) is allocated through Backend::allocate, so a backend can plan them (the
+// CUDA backend places activations in an arena) and report the peak it reached.
+//
+// Conventions shared by all backends (the CPU backend is the reference):
+// - Tensors are contiguous and row-major; M = batch * seq_len rows of token activations.
+// - Activation arguments are f32 or bf16 (each argument independently); ops compute in fp32 and
+//   round once when they store bf16. Gradients of parameters are f32 and ops ACCUMULATE into
+//   them (dW += ...), so tied weights and gradient accumulation need no extra buffers.
+// - "dx_accum" arguments are accumulated (+=), "dx" arguments are overwritten.
+// - Token ids and targets are i32.
+#pragma once
+
+#include "fp8lab/tensor.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace fp8lab {
+
+// What a buffer holds; backends may place kinds differently and report peaks per kind.
+enum class MemoryKind : std::uint8_t { parameters, gradients, optimizer, activations, workspace };
+const char* memory_kind_name(MemoryKind kind);
+
+// An owning handle to backend memory. Moving transfers ownership; destruction frees.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(TensorView view, std::function<void()> release);
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer();
+
+  const TensorView& view() const { return view_; }
+  operator const TensorView&() const { return view_; }
+
+ private:
+  void reset();
+  TensorView view_;
+  std::function<void()> release_;
+};
+
+struct MemoryStats {
+  std::int64_t current_bytes = 0;
+  std::int64_t peak_bytes = 0;
+};
+
+// Which arithmetic a linear layer uses. f32: the fp32 reference (finite-difference tests);
+// bf16: BF16 operands, fp32 accumulation; fp8: tensorwise current-scaled E4M3/E5M2 (design §2).
+enum class LinearMode : std::uint8_t { f32, bf16, fp8 };
+const char* linear_mode_name(LinearMode p);
+
+// What a linear forward keeps for its backward (e.g. the forward-rounded FP8 operands and their
+// scales). Backend-specific; the model only stores and returns it.
+class LinearContext {
+ public:
+  virtual ~LinearContext() = default;
+};
+
+struct AdamWStep {
+  float lr = 0.f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.f;        // decoupled: p -= lr * wd * p (0 for excluded tensors)
+  float bias_correction1 = 1.f;    // 1 - beta1^t
+  float bias_correction2 = 1.f;    // 1 - beta2^t
+};
+
+// Sums over the rows of one cross-entropy call: the model divides by the global count.
+struct LossSums {
+  double loss_sum = 0.0;      // sum of -log p(target) over counted rows
+  std::int64_t counted = 0;   // rows whose target is not ignore_index
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;
+
+  // ---- memory -------------------------------------------------------------------------------
+  virtual Buffer allocate(MemoryKind kind, DType dtype, const Shape& shape,
+                          std::string_view name) = 0;
+  virtual MemoryStats memory_stats() const = 0;
+  virtual void upload(const TensorView& dst, const void* host_src) = 0;    // dst.nbytes() bytes
+  virtual void download(const TensorView& src, void* host_dst) = 0;
+  virtual void synchronize() = 0;
+
+  // ---- elementwise --------------------------------------------------------------------------
+  virtual void fill_zero(const TensorView& t) = 0;
+  virtual void convert(const TensorView& src, const TensorView& dst) = 0;  // f32/bf16, same numel
+  virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;  // dst += src
+  virtual void scale_inplace(const TensorView& t, float factor) = 0;           // f32 only
+
+  // ---- ops (forward and backward) -------------------------------------------------------------
+  // out[m] = wte[tokens[m]] + wpe[m % seq_len]; wte [V, D], wpe [seq_len, D] f32; tokens [M].
+  virtual void embedding_forward(const TensorView& tokens, const TensorView& wte,
+                                 const TensorView& wpe, const TensorView& out) = 0;
+  virtual void embedding_backward(const TensorView& tokens, const TensorView& dout,
+                                  const TensorView& dwte_accum, const TensorView& dwpe_accum) = 0;
+
+  // y = x * rstd * w with rstd = 1 / sqrt(mean(x^2) + eps) per row; w [D] f32; rstd [M] f32.
+  virtual void rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
+                               const TensorView& y, const TensorView& rstd) = 0;
+  virtual void rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                                const TensorView& dy, const TensorView& dx_accum,
+                                const TensorView& dw_accum) = 0;
+
+  // Causal multi-head attention. qkv [M, 3D] holds q | k | v, each split into heads of D / H
+  // columns; out [M, D]; lse [B, H, T] f32 (the row log-sum-exp, saved for the backward).
+  virtual void attention_forward(const TensorView& qkv, int n_heads, int seq_len,
+                                 const TensorView& out, const TensorView& lse) = 0;
+  virtual void attention_backward(const TensorView& qkv, const TensorView& lse,
+                                  const TensorView& dout, int n_heads, int seq_len,
+                                  const TensorView& dqkv) = 0;
+
+  // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+  virtual void gelu_forward(const TensorView& x, const TensorView& y) = 0;
+  virtual void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) = 0;
+
+  // y = x W^T; x [M, K], w [N, K], y [M, N]. The returned state feeds linear_backward, which
+  // writes dx [M, K] and accumulates dw_accum [N, K] f32. `name` labels errors (non-finite amax).
+  virtual std::unique_ptr<LinearContext> linear_forward(LinearMode precision,
+                                                      const TensorView& x, const TensorView& w,
+                                                      const TensorView& y,
+                                                      std::string_view name) = 0;
+  virtual void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
+                               const TensorView& dw_accum) = 0;
+
+  // Tied LM head + cross-entropy, chunked over rows so the [M, V] logits never exist at once:
+  // logits = x w^T (fp32 accumulation), loss = -log softmax(logits)[target]. Rows whose target
+  // equals ignore_index are skipped. With dx.data non-null it also writes
+  // dx = grad_scale * dloss/dx and accumulates dw_accum += grad_scale * dloss/dw, where the loss
+  // is the SUM over counted rows (the caller picks grad_scale = 1 / global count).
+  virtual LossSums cross_entropy(const TensorView& x, const TensorView& w,
+                                 const TensorView& targets, int ignore_index, int chunk_rows,
+                                 float grad_scale, const TensorView& dx,
+                                 const TensorView& dw_accum) = 0;
+
+  // ---- reductions and the optimizer ---------------------------------------------------------
+  virtual double sum_of_squares(const TensorView& t) = 0;  // f32, accumulated in f64
+  virtual bool all_finite(const TensorView& t) = 0;        // f32 or bf16
+  // One AdamW update of a parameter tensor (f32 param, grad, m, v of equal numel).
+  virtual void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
+                            const TensorView& v, const AdamWStep& step) = 0;
+};
+
+// The reference backend: host memory, OpenMP + BLAS.
+std::unique_ptr<Backend> make_cpu_backend();
+
+// "cpu" (and "cuda" once its backend exists); throws fp8lab::Error naming unknown backends.
+std::unique_ptr<Backend> make_backend(std::string_view name);
+
+}  // namespace fp8lab

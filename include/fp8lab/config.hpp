@@ -1,0 +1,124 @@
+// Typed configuration of a model and of a training run.
+//
+// A run's configuration is one RunConfig. It is filled from a preset or a JSON file, then
+// overridden key by key (`--set optim.lr=3e-4`), validated, and written back out in full as the
+// run's resolved config. JSON parsing is strict: an unknown key or a value of the wrong type is an
+// fp8lab::Error naming the key, so a typo never silently falls back to a default.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8lab {
+
+struct ModelConfig {
+  std::int64_t vocab_size = 256;
+  std::int64_t d_model = 128;
+  std::int64_t n_layers = 4;
+  std::int64_t n_heads = 4;
+  std::int64_t seq_len = 128;  // also the number of learned position embeddings
+  float norm_eps = 1e-5f;
+  float init_std = 0.02f;  // residual output projections use init_std / sqrt(2 * n_layers)
+
+  std::int64_t head_dim() const { return d_model / n_heads; }
+  std::int64_t d_ff() const { return 4 * d_model; }
+  void validate() const;  // throws naming the offending field
+  bool operator==(const ModelConfig&) const = default;
+};
+
+// Which linears run in FP8 (design.md §2). The tied LM head stays BF16 in every policy.
+enum class PrecisionPolicy : std::uint8_t { bf16, fp8_mlp, fp8_linears };
+const char* policy_name(PrecisionPolicy p);             // "bf16", "fp8-mlp", "fp8-linears"
+PrecisionPolicy parse_policy(std::string_view name);    // throws naming the bad string
+
+// mixed: bf16 activations and working weights, fp32 master weights, residual stream and grads.
+// fp32: every tensor fp32 and every linear an fp32 GEMM: the reference for gradient checks.
+enum class ComputeMode : std::uint8_t { mixed, fp32 };
+const char* compute_mode_name(ComputeMode m);
+ComputeMode parse_compute_mode(std::string_view name);
+
+struct PrecisionConfig {
+  PrecisionPolicy policy = PrecisionPolicy::bf16;
+  bool mlp_recompute = false;  // recompute the MLP in the backward instead of keeping it
+  ComputeMode compute = ComputeMode::mixed;
+  bool operator==(const PrecisionConfig&) const = default;
+};
+
+struct OptimConfig {
+  float lr = 1e-3f;             // peak learning rate
+  float min_lr = 1e-4f;         // the floor the decay ends at
+  std::int64_t warmup_steps = 10;
+  std::string decay = "cosine";  // cosine | linear | constant
+  std::int64_t decay_steps = 0;  // step at which the floor is reached; 0: train.steps
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.1f;
+  bool decay_norms = false;       // apply weight decay to RMSNorm weights
+  bool decay_embeddings = false;  // apply weight decay to the token/position embeddings
+  float clip_grad_norm = 1.0f;    // global L2 norm; 0 disables clipping
+  bool operator==(const OptimConfig&) const = default;
+};
+
+struct TrainConfig {
+  std::int64_t steps = 100;
+  std::int64_t micro_batch = 8;  // sequences per forward/backward
+  std::int64_t grad_accum = 1;   // micro-batches per optimizer step
+  std::uint64_t seed = 1234;     // initialisation seed (weights depend on seed and name only)
+  std::uint64_t data_seed = 1;   // batch order
+  std::int64_t log_every = 1;
+  std::int64_t eval_every = 0;    // 0: no periodic validation
+  std::int64_t eval_batches = 4;
+  std::int64_t checkpoint_every = 0;  // 0: only the final checkpoint
+  std::int64_t keep_checkpoints = 2;
+  std::string nonfinite = "abort";  // abort | skip
+  std::int64_t loss_chunk_rows = 1024;
+  std::int64_t ignore_index = -1;   // targets equal to this are not counted (-1: none are)
+  bool operator==(const TrainConfig&) const = default;
+};
+
+// Where tokens come from. synthetic: a deterministic pseudo-random stream with learnable
+// structure (tests, demos); bytes: the bytes of a text file as tokens (vocab 256); shards: token
+// shards (fp8lab/loader.hpp), `train`/`val` naming a .bin, a directory or a manifest.json.
+struct DataConfig {
+  std::string kind = "synthetic";
+  std::string train;
+  std::string val;
+  std::string order = "shuffled";  // shuffled | sequential
+  bool operator==(const DataConfig&) const = default;
+};
+
+struct RunConfig {
+  std::string preset = "tiny";
+  std::string backend = "cpu";
+  ModelConfig model;
+  PrecisionConfig precision;
+  OptimConfig optim;
+  TrainConfig train;
+  DataConfig data;
+  void validate() const;
+  bool operator==(const RunConfig&) const = default;
+};
+
+// Presets: tiny (CPU demo), gpt50m, gpt350m, gpt1.3b. Unknown names throw, listing the known.
+ModelConfig model_preset(std::string_view name);
+RunConfig run_preset(std::string_view name);  // the model plus training defaults that suit it
+std::vector<std::string> preset_names();
+
+nlohmann::json to_json(const ModelConfig& c);
+nlohmann::json to_json(const RunConfig& c);
+ModelConfig model_config_from_json(const nlohmann::json& j);
+// Missing keys keep `base`'s values; unknown keys and wrong types throw naming the key.
+RunConfig run_config_from_json(const nlohmann::json& j, const RunConfig& base = RunConfig{});
+RunConfig load_run_config(const std::filesystem::path& path);  // a JSON file
+
+// Applies "section.key=value" to a resolved config. The key must exist; the value is parsed as
+// JSON when the key holds a number or boolean, and taken verbatim when it holds a string.
+void apply_override(RunConfig& config, std::string_view assignment);
+
+}  // namespace fp8lab

@@ -1,0 +1,118 @@
+// The GPT model: token + learned position embedding, pre-norm blocks (RMSNorm, causal multi-head
+// attention, MLP 4x with tanh-GELU), a final RMSNorm and the LM head tied to the token embedding.
+// No biases.
+//
+// Parameters live in ONE contiguous fp32 master buffer (hashing, optimizer, checkpoints and a
+// future all-reduce each see one span), in the order of ParameterLayout. In mixed compute the
+// linears read a bf16 working copy of that buffer, refreshed after every optimizer step;
+// embeddings and norms read the fp32 master. Gradients are one fp32 buffer in the same layout.
+//
+// Every buffer comes from the Backend; the model code never touches memory directly.
+#pragma once
+
+#include "fp8lab/backend.hpp"
+#include "fp8lab/config.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fp8lab {
+
+// embedding: wte, wpe; norm: RMSNorm weights; matrix: linear weights.
+enum class ParamRole : std::uint8_t { embedding, norm, matrix };
+
+struct ParamInfo {
+  std::string name;     // "blocks.3.mlp.fc.weight" (also the safetensors name)
+  Shape shape;
+  std::int64_t offset;  // elements from the start of the buffer
+  ParamRole role;
+  float init_std;       // 0 for norms (initialised to 1)
+  std::int64_t numel() const { return shape.numel(); }
+};
+
+class ParameterLayout {
+ public:
+  explicit ParameterLayout(const ModelConfig& config);
+  const std::vector<ParamInfo>& params() const { return params_; }
+  std::int64_t total() const { return total_; }
+  const ParamInfo& find(std::string_view name) const;  // throws naming the unknown parameter
+
+ private:
+  std::vector<ParamInfo> params_;
+  std::int64_t total_ = 0;
+};
+
+// Deterministic initialisation on the host: parameter p gets
+// fill_normal(seed, stream_id(p.name), 0, p.init_std), norms 1. Independent of policy, backend and
+// thread count, so every run with the same seed starts from the same bytes.
+void init_parameters_host(const ParameterLayout& layout, std::uint64_t seed, float* out);
+
+// The linear mode each block linear uses under a precision config.
+enum class BlockLinear : std::uint8_t { attn_qkv, attn_proj, mlp_fc, mlp_proj };
+LinearMode linear_mode_for(const PrecisionConfig& precision, BlockLinear which);
+
+class GptModel {
+ public:
+  // Allocates parameters, gradients and the activations of one micro-batch of `micro_batch`
+  // sequences of config.seq_len tokens.
+  GptModel(const ModelConfig& config, const PrecisionConfig& precision, std::int64_t micro_batch,
+           Backend& backend);
+  ~GptModel();
+  GptModel(const GptModel&) = delete;
+  GptModel& operator=(const GptModel&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const PrecisionConfig& precision() const { return precision_; }
+  const ParameterLayout& layout() const { return layout_; }
+  std::int64_t parameter_count() const { return layout_.total(); }
+  std::int64_t micro_batch() const { return micro_batch_; }
+  Backend& backend() { return backend_; }
+
+  void init_parameters(std::uint64_t seed);
+  void set_parameters(const std::vector<float>& host);  // full layout; refreshes working copy
+  std::vector<float> get_parameters();
+  std::vector<float> get_gradients();
+  std::string parameter_sha256();  // SHA-256 of the fp32 master bytes (little-endian)
+
+  TensorView master() const { return master_.view(); }
+  TensorView grads() const { return grads_.view(); }
+  TensorView param(const ParamInfo& p) const;  // f32 view into the master buffer
+  TensorView grad(const ParamInfo& p) const;   // f32 view into the gradient buffer
+  void refresh_working_weights();              // after the master weights changed
+  void zero_grads();
+
+  // One micro-batch: inputs and targets are host int32 [micro_batch * seq_len]. Accumulates
+  // grad_scale * d(sum of token losses)/dparams into the gradients (pick 1 / total counted
+  // targets of the optimizer step for a mean loss).
+  LossSums forward_backward(const std::int32_t* inputs, const std::int32_t* targets,
+                            float grad_scale, int ignore_index, int loss_chunk_rows);
+  // Loss only, no gradients.
+  LossSums evaluate(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,
+                    int loss_chunk_rows);
+
+ private:
+  struct Activations;
+  struct Block;
+  void forward(bool training);
+  void mlp_forward(std::int64_t layer);
+  void backward();
+  void block_backward(std::int64_t layer);
+  TensorView working(const ParamInfo& p) const;
+  const ParamInfo& block_param(std::int64_t layer, std::string_view suffix) const;
+  LossSums loss(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,
+                int chunk_rows, bool training, float grad_scale);
+
+  ModelConfig config_;
+  PrecisionConfig precision_;
+  std::int64_t micro_batch_;
+  Backend& backend_;
+  ParameterLayout layout_;
+  DType act_dtype_;
+  Buffer master_, working_, grads_;
+  std::unique_ptr<Activations> acts_;
+};
+
+}  // namespace fp8lab

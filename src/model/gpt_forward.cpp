@@ -1,0 +1,136 @@
+// GptModel forward and backward over the Backend ops. The same code runs every backend,
+// precision policy and compute mode; only the LinearMode of each linear and the activation
+// dtype change.
+#include "fp8lab/model.hpp"
+#include "model/gpt_activations.hpp"
+
+#include <string>
+
+namespace fp8lab {
+namespace {
+
+std::string linear_name(std::int64_t layer, const char* which) {
+  return "blocks." + std::to_string(layer) + "." + which;
+}
+
+}  // namespace
+
+LossSums GptModel::forward_backward(const std::int32_t* inputs, const std::int32_t* targets,
+                                    float grad_scale, int ignore_index, int loss_chunk_rows) {
+  return loss(inputs, targets, ignore_index, loss_chunk_rows, /*training=*/true, grad_scale);
+}
+
+LossSums GptModel::evaluate(const std::int32_t* inputs, const std::int32_t* targets,
+                            int ignore_index, int loss_chunk_rows) {
+  return loss(inputs, targets, ignore_index, loss_chunk_rows, /*training=*/false, 0.f);
+}
+
+LossSums GptModel::loss(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,
+                        int chunk_rows, bool training, float grad_scale) {
+  Activations& a = *acts_;
+  backend_.upload(a.tokens, inputs);
+  backend_.upload(a.targets, targets);
+  forward(training);
+  const ParamInfo& wte = layout_.params()[0];
+  const TensorView none;
+  const LossSums sums = backend_.cross_entropy(
+      a.lnf, working(wte), a.targets, ignore_index, chunk_rows, grad_scale,
+      training ? a.d_lnf.view() : none, training ? grad(wte) : none);
+  if (training) backward();
+  return sums;
+}
+
+void GptModel::mlp_forward(std::int64_t l) {
+  Activations& a = *acts_;
+  Block& b = a.blocks[static_cast<std::size_t>(l)];
+  const TensorView& fc = precision_.mlp_recompute ? a.fc_shared.view() : b.fc.view();
+  const TensorView& gelu = precision_.mlp_recompute ? a.gelu_shared.view() : b.gelu.view();
+  b.fc_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_fc), b.ln2,
+                                     working(block_param(l, "mlp.fc.weight")), fc,
+                                     linear_name(l, "mlp.fc"));
+  backend_.gelu_forward(fc, gelu);
+  b.mlp_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_proj),
+                                           gelu, working(block_param(l, "mlp.proj.weight")),
+                                           a.branch_out, linear_name(l, "mlp.proj"));
+}
+
+void GptModel::forward(bool training) {
+  Activations& a = *acts_;
+  const auto& params = layout_.params();
+  const float eps = config_.norm_eps;
+  const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
+  backend_.embedding_forward(a.tokens, param(params[0]), param(params[1]), a.resid[0]);
+  for (std::int64_t l = 0; l < config_.n_layers; ++l) {
+    Block& b = a.blocks[static_cast<std::size_t>(l)];
+    const TensorView& x_attn = a.resid[static_cast<std::size_t>(2 * l)];
+    const TensorView& x_mlp = a.resid[static_cast<std::size_t>(2 * l + 1)];
+    const TensorView& x_next = a.resid[static_cast<std::size_t>(2 * l + 2)];
+    backend_.rmsnorm_forward(x_attn, param(block_param(l, "ln1.weight")), eps, b.ln1, b.rstd1);
+    b.qkv_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_qkv), b.ln1,
+                                        working(block_param(l, "attn.qkv.weight")), b.qkv,
+                                        linear_name(l, "attn.qkv"));
+    backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse);
+    b.attn_proj_ctx = backend_.linear_forward(
+        linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
+        working(block_param(l, "attn.proj.weight")), a.branch_out, linear_name(l, "attn.proj"));
+    backend_.convert(x_attn, x_mlp);
+    backend_.add_inplace(x_mlp, a.branch_out);
+
+    backend_.rmsnorm_forward(x_mlp, param(block_param(l, "ln2.weight")), eps, b.ln2, b.rstd2);
+    mlp_forward(l);
+    backend_.convert(x_mlp, x_next);
+    backend_.add_inplace(x_next, a.branch_out);
+    if (!training || precision_.mlp_recompute) {
+      // Recompute mode: the MLP's saved state (e.g. its FP8 operands) is rebuilt in backward.
+      b.fc_ctx.reset();
+      b.mlp_proj_ctx.reset();
+    }
+    if (!training) {
+      b.qkv_ctx.reset();
+      b.attn_proj_ctx.reset();
+    }
+  }
+  backend_.rmsnorm_forward(a.resid.back(), param(params.back()), eps, a.lnf, a.rstdf);
+}
+
+void GptModel::backward() {
+  Activations& a = *acts_;
+  const auto& params = layout_.params();
+  backend_.fill_zero(a.dresid);
+  backend_.rmsnorm_backward(a.resid.back(), param(params.back()), a.rstdf, a.d_lnf, a.dresid,
+                            grad(params.back()));
+  for (std::int64_t l = config_.n_layers - 1; l >= 0; --l) block_backward(l);
+  backend_.embedding_backward(a.tokens, a.dresid, grad(params[0]), grad(params[1]));
+}
+
+void GptModel::block_backward(std::int64_t l) {
+  Activations& a = *acts_;
+  Block& b = a.blocks[static_cast<std::size_t>(l)];
+  const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
+  // MLP branch: x_next = x_mlp + proj(gelu(fc(ln2(x_mlp)))).
+  if (precision_.mlp_recompute) mlp_forward(l);  // same inputs, same bits as the forward
+  const TensorView& fc = precision_.mlp_recompute ? a.fc_shared.view() : b.fc.view();
+  backend_.convert(a.dresid, a.d_branch);
+  backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_gelu,
+                           grad(block_param(l, "mlp.proj.weight")));
+  backend_.gelu_backward(fc, a.d_gelu, a.d_fc);
+  backend_.linear_backward(*b.fc_ctx, a.d_fc, a.d_ln, grad(block_param(l, "mlp.fc.weight")));
+  const ParamInfo& ln2 = block_param(l, "ln2.weight");
+  backend_.rmsnorm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], param(ln2), b.rstd2,
+                            a.d_ln, a.dresid, grad(ln2));
+  b.fc_ctx.reset();
+  b.mlp_proj_ctx.reset();
+  // Attention branch: x_mlp = x_attn + proj(attention(qkv(ln1(x_attn)))).
+  backend_.convert(a.dresid, a.d_branch);
+  backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
+                           grad(block_param(l, "attn.proj.weight")));
+  backend_.attention_backward(b.qkv, b.lse, a.d_att, heads, seq, a.d_qkv);
+  backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")));
+  const ParamInfo& ln1 = block_param(l, "ln1.weight");
+  backend_.rmsnorm_backward(a.resid[static_cast<std::size_t>(2 * l)], param(ln1), b.rstd1, a.d_ln,
+                            a.dresid, grad(ln1));
+  b.qkv_ctx.reset();
+  b.attn_proj_ctx.reset();
+}
+
+}  // namespace fp8lab

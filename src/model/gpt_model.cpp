@@ -1,0 +1,140 @@
+// GptModel: allocation of parameters, gradients and activations; parameter access and hashing.
+#include "fp8lab/model.hpp"
+#include "fp8lab/sha256.hpp"
+#include "model/gpt_activations.hpp"
+
+namespace fp8lab {
+
+GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
+                   std::int64_t micro_batch, Backend& backend)
+    : config_(config), precision_(precision), micro_batch_(micro_batch), backend_(backend),
+      layout_(config) {
+  FP8LAB_CHECK(micro_batch > 0, "micro_batch {} must be positive", micro_batch);
+  FP8LAB_CHECK(precision.compute == ComputeMode::mixed || precision.policy == PrecisionPolicy::bf16,
+               "compute fp32 takes policy bf16, not {}", policy_name(precision.policy));
+  const bool fp32 = precision.compute == ComputeMode::fp32;
+  act_dtype_ = fp32 ? DType::f32 : DType::bf16;
+  const std::int64_t n = layout_.total();
+  master_ = backend.allocate(MemoryKind::parameters, DType::f32, {n}, "params.master");
+  if (!fp32) working_ = backend.allocate(MemoryKind::parameters, DType::bf16, {n}, "params.working");
+  grads_ = backend.allocate(MemoryKind::gradients, DType::f32, {n}, "grads");
+  backend.fill_zero(master_);
+  backend.fill_zero(grads_);
+
+  const std::int64_t m = micro_batch * config.seq_len, d = config.d_model, ff = config.d_ff();
+  const std::int64_t heads = config.n_heads, layers = config.n_layers;
+  auto act = [&](Shape s, const char* name) {
+    return backend.allocate(MemoryKind::activations, act_dtype_, s, name);
+  };
+  auto f32 = [&](Shape s, const char* name) {
+    return backend.allocate(MemoryKind::activations, DType::f32, s, name);
+  };
+  acts_ = std::make_unique<Activations>();
+  Activations& a = *acts_;
+  a.tokens = backend.allocate(MemoryKind::activations, DType::i32, {m}, "tokens");
+  a.targets = backend.allocate(MemoryKind::activations, DType::i32, {m}, "targets");
+  for (std::int64_t i = 0; i <= 2 * layers; ++i) a.resid.push_back(f32({m, d}, "resid"));
+  a.blocks.resize(static_cast<std::size_t>(layers));
+  for (Block& b : a.blocks) {
+    b.ln1 = act({m, d}, "ln1");
+    b.rstd1 = f32({m}, "rstd1");
+    b.qkv = act({m, 3 * d}, "qkv");
+    b.att = act({m, d}, "att");
+    b.lse = f32({micro_batch, heads, config.seq_len}, "lse");
+    b.ln2 = act({m, d}, "ln2");
+    b.rstd2 = f32({m}, "rstd2");
+    if (!precision.mlp_recompute) {
+      b.fc = act({m, ff}, "fc");
+      b.gelu = act({m, ff}, "gelu");
+    }
+  }
+  if (precision.mlp_recompute) {
+    a.fc_shared = act({m, ff}, "fc.shared");
+    a.gelu_shared = act({m, ff}, "gelu.shared");
+  }
+  a.branch_out = act({m, d}, "branch_out");
+  a.lnf = act({m, d}, "lnf");
+  a.rstdf = f32({m}, "rstdf");
+  a.dresid = f32({m, d}, "dresid");
+  a.d_branch = act({m, d}, "d_branch");
+  a.d_att = act({m, d}, "d_att");
+  a.d_ln = act({m, d}, "d_ln");
+  a.d_qkv = act({m, 3 * d}, "d_qkv");
+  a.d_gelu = act({m, ff}, "d_gelu");
+  a.d_fc = act({m, ff}, "d_fc");
+  a.d_lnf = act({m, d}, "d_lnf");
+}
+
+GptModel::~GptModel() = default;
+
+TensorView GptModel::param(const ParamInfo& p) const {
+  TensorView v = master_.view();
+  v.data = v.as<float>() + p.offset;
+  v.shape = p.shape;
+  return v;
+}
+
+TensorView GptModel::grad(const ParamInfo& p) const {
+  TensorView v = grads_.view();
+  v.data = v.as<float>() + p.offset;
+  v.shape = p.shape;
+  return v;
+}
+
+TensorView GptModel::working(const ParamInfo& p) const {
+  if (precision_.compute == ComputeMode::fp32) return param(p);
+  TensorView v = working_.view();
+  v.data = v.as<std::uint16_t>() + p.offset;
+  v.shape = p.shape;
+  return v;
+}
+
+const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suffix) const {
+  // Layout order per block: ln1, attn.qkv, attn.proj, ln2, mlp.fc, mlp.proj (after wte, wpe).
+  static constexpr std::string_view kOrder[] = {"ln1.weight",    "attn.qkv.weight",
+                                                "attn.proj.weight", "ln2.weight",
+                                                "mlp.fc.weight", "mlp.proj.weight"};
+  for (std::size_t i = 0; i < std::size(kOrder); ++i) {
+    if (kOrder[i] == suffix) return layout_.params()[2 + static_cast<std::size_t>(layer) * 6 + i];
+  }
+  FP8LAB_FAIL(ErrorKind::internal, "no block parameter '{}'", suffix);
+}
+
+void GptModel::refresh_working_weights() {
+  if (precision_.compute == ComputeMode::mixed) backend_.convert(master_, working_);
+}
+
+void GptModel::zero_grads() { backend_.fill_zero(grads_); }
+
+void GptModel::init_parameters(std::uint64_t seed) {
+  std::vector<float> host(static_cast<std::size_t>(layout_.total()));
+  init_parameters_host(layout_, seed, host.data());
+  set_parameters(host);
+}
+
+void GptModel::set_parameters(const std::vector<float>& host) {
+  FP8LAB_CHECK_KIND(ErrorKind::shape, static_cast<std::int64_t>(host.size()) == layout_.total(),
+                    "set_parameters: {} values for a layout of {} parameters", host.size(),
+                    layout_.total());
+  backend_.upload(master_, host.data());
+  refresh_working_weights();
+}
+
+std::vector<float> GptModel::get_parameters() {
+  std::vector<float> host(static_cast<std::size_t>(layout_.total()));
+  backend_.download(master_, host.data());
+  return host;
+}
+
+std::vector<float> GptModel::get_gradients() {
+  std::vector<float> host(static_cast<std::size_t>(layout_.total()));
+  backend_.download(grads_, host.data());
+  return host;
+}
+
+std::string GptModel::parameter_sha256() {
+  const std::vector<float> host = get_parameters();
+  return sha256_hex(host.data(), host.size() * sizeof(float));
+}
+
+}  // namespace fp8lab

@@ -1,0 +1,93 @@
+// Model configuration: validation, presets and policy names.
+#include "fp8lab/config.hpp"
+#include "fp8lab/error.hpp"
+
+namespace fp8lab {
+
+void ModelConfig::validate() const {
+  FP8LAB_CHECK(vocab_size > 0 && vocab_size <= (std::int64_t{1} << 31) - 1,
+               "model.vocab_size {} must be in [1, 2^31)", vocab_size);
+  FP8LAB_CHECK(d_model > 0 && n_layers > 0 && n_heads > 0 && seq_len > 0,
+               "model.d_model {}, n_layers {}, n_heads {}, seq_len {} must all be positive",
+               d_model, n_layers, n_heads, seq_len);
+  FP8LAB_CHECK(d_model % n_heads == 0, "model.d_model {} is not divisible by model.n_heads {}",
+               d_model, n_heads);
+  FP8LAB_CHECK(norm_eps > 0.f && init_std > 0.f, "model.norm_eps {} and init_std {} must be > 0",
+               norm_eps, init_std);
+}
+
+const char* policy_name(PrecisionPolicy p) {
+  switch (p) {
+    case PrecisionPolicy::bf16: return "bf16";
+    case PrecisionPolicy::fp8_mlp: return "fp8-mlp";
+    case PrecisionPolicy::fp8_linears: return "fp8-linears";
+  }
+  return "?";
+}
+
+PrecisionPolicy parse_policy(std::string_view name) {
+  for (PrecisionPolicy p :
+       {PrecisionPolicy::bf16, PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
+    if (name == policy_name(p)) return p;
+  }
+  FP8LAB_FAIL(ErrorKind::invalid_argument,
+              "unknown precision policy '{}' (expected bf16, fp8-mlp or fp8-linears)", name);
+}
+
+const char* compute_mode_name(ComputeMode m) { return m == ComputeMode::fp32 ? "fp32" : "mixed"; }
+
+ComputeMode parse_compute_mode(std::string_view name) {
+  if (name == "mixed") return ComputeMode::mixed;
+  if (name == "fp32") return ComputeMode::fp32;
+  FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown compute mode '{}' (expected mixed or fp32)",
+              name);
+}
+
+std::vector<std::string> preset_names() { return {"tiny", "gpt50m", "gpt350m", "gpt1.3b"}; }
+
+ModelConfig model_preset(std::string_view name) {
+  ModelConfig c;
+  if (name == "tiny") {
+    // Byte-level and small enough to train at thousands of tokens/s on two CPU cores.
+    c.vocab_size = 256, c.d_model = 128, c.n_layers = 4, c.n_heads = 4, c.seq_len = 128;
+  } else if (name == "gpt50m") {
+    // 50304 = the GPT-2 vocabulary (50257) padded to a multiple of 128 for the GEMMs.
+    c.vocab_size = 50304, c.d_model = 512, c.n_layers = 8, c.n_heads = 8, c.seq_len = 2048;
+  } else if (name == "gpt350m") {
+    c.vocab_size = 50304, c.d_model = 1024, c.n_layers = 24, c.n_heads = 16, c.seq_len = 2048;
+  } else if (name == "gpt1.3b") {
+    c.vocab_size = 50304, c.d_model = 2048, c.n_layers = 24, c.n_heads = 16, c.seq_len = 2048;
+  } else {
+    FP8LAB_FAIL(ErrorKind::invalid_argument,
+                "unknown preset '{}' (expected tiny, gpt50m, gpt350m or gpt1.3b)", name);
+  }
+  return c;
+}
+
+RunConfig run_preset(std::string_view name) {
+  RunConfig r;
+  r.preset = std::string(name);
+  r.model = model_preset(name);
+  if (name == "tiny") {
+    r.train.micro_batch = 8;
+    r.optim.lr = 1e-3f, r.optim.min_lr = 1e-4f, r.optim.warmup_steps = 20;
+    r.train.loss_chunk_rows = 1024;
+    return r;
+  }
+  // The GPU presets follow the peer measurements in targets.md (B x T tokens per step).
+  r.data.kind = "shards";
+  r.train.loss_chunk_rows = 8192;
+  r.optim.warmup_steps = 200;
+  r.train.eval_every = 250;
+  r.train.checkpoint_every = 1000;
+  if (name == "gpt50m") {
+    r.train.micro_batch = 64, r.optim.lr = 6e-4f, r.optim.min_lr = 6e-5f;
+  } else if (name == "gpt350m") {
+    r.train.micro_batch = 16, r.optim.lr = 3e-4f, r.optim.min_lr = 3e-5f;
+  } else {
+    r.train.micro_batch = 8, r.optim.lr = 2e-4f, r.optim.min_lr = 2e-5f;
+  }
+  return r;
+}
+
+}  // namespace fp8lab

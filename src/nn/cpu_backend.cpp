@@ -1,0 +1,206 @@
+// CPU backend: memory accounting, elementwise ops, reductions, AdamW and the BLAS helpers.
+#include "nn/cpu_backend.hpp"
+
+#include "nn/cpu_rows.hpp"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace fp8lab {
+
+const char* memory_kind_name(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::parameters: return "parameters";
+    case MemoryKind::gradients: return "gradients";
+    case MemoryKind::optimizer: return "optimizer";
+    case MemoryKind::activations: return "activations";
+    case MemoryKind::workspace: return "workspace";
+  }
+  return "?";
+}
+
+const char* linear_mode_name(LinearMode p) {
+  switch (p) {
+    case LinearMode::f32: return "f32";
+    case LinearMode::bf16: return "bf16";
+    case LinearMode::fp8: return "fp8";
+  }
+  return "?";
+}
+
+Buffer::Buffer(TensorView view, std::function<void()> release)
+    : view_(std::move(view)), release_(std::move(release)) {}
+Buffer::Buffer(Buffer&& other) noexcept
+    : view_(other.view_), release_(std::move(other.release_)) {
+  other.release_ = nullptr;
+  other.view_ = {};
+}
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    reset();
+    view_ = other.view_;
+    release_ = std::move(other.release_);
+    other.release_ = nullptr;
+    other.view_ = {};
+  }
+  return *this;
+}
+Buffer::~Buffer() { reset(); }
+void Buffer::reset() {
+  if (release_) release_();
+  release_ = nullptr;
+  view_ = {};
+}
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBackend>(); }
+
+std::unique_ptr<Backend> make_backend(std::string_view name) {
+  if (name == "cpu") return make_cpu_backend();
+  FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown backend '{}' (available: cpu)", name);
+}
+
+namespace cpu {
+
+void check_activation(const TensorView& t, const char* what) {
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, t.dtype == DType::f32 || t.dtype == DType::bf16,
+                    "{} must be f32 or bf16, got {}", what, t.describe());
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, t.device == Device::cpu,
+                    "{} must be host memory for the CPU backend, got {}", what, t.describe());
+}
+
+Buffer CpuBackend::allocate(MemoryKind kind, DType dtype, const Shape& shape,
+                            std::string_view name) {
+  auto tensor = std::make_shared<HostTensor>(dtype, shape);
+  const auto bytes = static_cast<std::int64_t>(tensor->nbytes());
+  account(bytes);
+  (void)kind;
+  (void)name;
+  return Buffer(tensor->view(), [this, tensor, bytes]() mutable {
+    tensor.reset();
+    account(-bytes);
+  });
+}
+
+void CpuBackend::account(std::int64_t delta) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.current_bytes += delta;
+  if (stats_.current_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.current_bytes;
+}
+
+MemoryStats CpuBackend::memory_stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void CpuBackend::upload(const TensorView& dst, const void* host_src) {
+  if (dst.nbytes()) std::memcpy(dst.data, host_src, dst.nbytes());
+}
+void CpuBackend::download(const TensorView& src, void* host_dst) {
+  if (src.nbytes()) std::memcpy(host_dst, src.data, src.nbytes());
+}
+
+void CpuBackend::fill_zero(const TensorView& t) {
+  if (t.nbytes()) std::memset(t.data, 0, t.nbytes());
+}
+
+void CpuBackend::convert(const TensorView& src, const TensorView& dst) {
+  check_activation(src, "convert source");
+  check_activation(dst, "convert destination");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, src.numel() == dst.numel(),
+                    "convert: {} and {} differ in element count", src.describe(), dst.describe());
+  const std::int64_t n = src.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) store_at(dst, i, load_at(src, i));
+}
+
+void CpuBackend::add_inplace(const TensorView& dst, const TensorView& src) {
+  check_activation(src, "add source");
+  check_activation(dst, "add destination");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, src.numel() == dst.numel(),
+                    "add: {} += {} differ in element count", dst.describe(), src.describe());
+  const std::int64_t n = src.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) store_at(dst, i, load_at(dst, i) + load_at(src, i));
+}
+
+void CpuBackend::scale_inplace(const TensorView& t, float factor) {
+  check_dtype(t, DType::f32, "scaled tensor");
+  float* p = t.as<float>();
+  const std::int64_t n = t.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) p[i] *= factor;
+}
+
+double CpuBackend::sum_of_squares(const TensorView& t) {
+  check_dtype(t, DType::f32, "sum_of_squares input");
+  const float* p = t.as<const float>();
+  const std::int64_t n = t.numel();
+  double sum = 0.0;
+  // A fixed static split and a reduction over a fixed thread count would still reorder sums
+  // between machines; blocks of 4096 summed in order keep the result independent of threads.
+  const std::int64_t blocks = (n + 4095) / 4096;
+  std::vector<double> partial(static_cast<std::size_t>(blocks), 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    double s = 0.0;
+    const std::int64_t end = std::min(n, (b + 1) * 4096);
+    for (std::int64_t i = b * 4096; i < end; ++i) s += static_cast<double>(p[i]) * p[i];
+    partial[static_cast<std::size_t>(b)] = s;
+  }
+  for (double s : partial) sum += s;
+  return sum;
+}
+
+bool CpuBackend::all_finite(const TensorView& t) {
+  check_activation(t, "all_finite input");
+  const std::int64_t n = t.numel();
+  int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad)
+  for (std::int64_t i = 0; i < n; ++i) bad |= std::isfinite(load_at(t, i)) ? 0 : 1;
+  return bad == 0;
+}
+
+void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
+                              const TensorView& v, const AdamWStep& s) {
+  for (const TensorView* t : {&param, &grad, &m, &v}) check_dtype(*t, DType::f32, "adamw tensor");
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    grad.numel() == param.numel() && m.numel() == param.numel() &&
+                        v.numel() == param.numel(),
+                    "adamw: param {}, grad {}, m {}, v {} differ in size", param.describe(),
+                    grad.describe(), m.describe(), v.describe());
+  float* p = param.as<float>();
+  const float* g = grad.as<const float>();
+  float* mm = m.as<float>();
+  float* vv = v.as<float>();
+  const std::int64_t n = param.numel();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    mm[i] = s.beta1 * mm[i] + (1.f - s.beta1) * g[i];
+    vv[i] = s.beta2 * vv[i] + (1.f - s.beta2) * g[i] * g[i];
+    const float m_hat = mm[i] / s.bias_correction1;
+    const float v_hat = vv[i] / s.bias_correction2;
+    // Decoupled weight decay (Loshchilov & Hutter): shrink the weight, not the gradient.
+    p[i] -= s.lr * (m_hat / (std::sqrt(v_hat) + s.eps) + s.weight_decay * p[i]);
+  }
+}
+
+void sgemm_nt(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+              float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
+              ldc);
+}
+void sgemm_nn(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+              float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
+              ldc);
+}
+void sgemm_tn(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+              float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
+              ldc);
+}
+
+}  // namespace cpu
+}  // namespace fp8lab

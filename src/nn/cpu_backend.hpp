@@ -1,0 +1,74 @@
+// The CPU reference backend (see fp8lab/backend.hpp). Its op bodies are spread over
+// src/nn/cpu_*.cpp, one file per op family, so each stays short.
+#pragma once
+
+#include "fp8lab/backend.hpp"
+
+#include <array>
+#include <mutex>
+
+namespace fp8lab::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device::cpu; }
+  std::string name() const override { return "cpu"; }
+
+  Buffer allocate(MemoryKind kind, DType dtype, const Shape& shape, std::string_view name) override;
+  MemoryStats memory_stats() const override;
+  void upload(const TensorView& dst, const void* host_src) override;
+  void download(const TensorView& src, void* host_dst) override;
+  void synchronize() override {}
+
+  void fill_zero(const TensorView& t) override;
+  void convert(const TensorView& src, const TensorView& dst) override;
+  void add_inplace(const TensorView& dst, const TensorView& src) override;
+  void scale_inplace(const TensorView& t, float factor) override;
+
+  void embedding_forward(const TensorView& tokens, const TensorView& wte, const TensorView& wpe,
+                         const TensorView& out) override;
+  void embedding_backward(const TensorView& tokens, const TensorView& dout,
+                          const TensorView& dwte_accum, const TensorView& dwpe_accum) override;
+  void rmsnorm_forward(const TensorView& x, const TensorView& w, float eps, const TensorView& y,
+                       const TensorView& rstd) override;
+  void rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                        const TensorView& dy, const TensorView& dx_accum,
+                        const TensorView& dw_accum) override;
+  void attention_forward(const TensorView& qkv, int n_heads, int seq_len, const TensorView& out,
+                         const TensorView& lse) override;
+  void attention_backward(const TensorView& qkv, const TensorView& lse, const TensorView& dout,
+                          int n_heads, int seq_len, const TensorView& dqkv) override;
+  void gelu_forward(const TensorView& x, const TensorView& y) override;
+  void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) override;
+  std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
+                                              const TensorView& w, const TensorView& y,
+                                              std::string_view name) override;
+  void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
+                       const TensorView& dw_accum) override;
+  LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
+                         int ignore_index, int chunk_rows, float grad_scale,
+                         const TensorView& dx, const TensorView& dw_accum) override;
+
+  double sum_of_squares(const TensorView& t) override;
+  bool all_finite(const TensorView& t) override;
+  void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
+                    const TensorView& v, const AdamWStep& step) override;
+
+ private:
+  void account(std::int64_t delta);
+  mutable std::mutex mutex_;
+  MemoryStats stats_;
+};
+
+// Row-major fp32 GEMM helpers over BLAS (used by attention, the loss and the f32 linear):
+// c[m, n] (=|+=) alpha * sum_k a[m, k] b[n, k]  (b transposed, "TN" as the FP8 GEMMs)
+void sgemm_nt(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+              float beta, float* c, int ldc);
+// c[m, n] = alpha * sum_k a[m, k] b[k, n] + beta * c
+void sgemm_nn(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+              float beta, float* c, int ldc);
+// c[m, n] = alpha * sum_k a[k, m] b[k, n] + beta * c
+void sgemm_tn(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+              float beta, float* c, int ldc);
+
+}  // namespace fp8lab::cpu

@@ -1,0 +1,92 @@
+// The CPU backend's linear op: the fp32 reference GEMMs for LinearMode::f32, and the CPU
+// reference linear layer (fp8lab/linear.hpp) for bf16 and fp8. The FP8 operands that the forward
+// saves for the backward are allocated through the backend, so they count toward its peak.
+#include "fp8lab/linear.hpp"
+#include "nn/cpu_backend.hpp"
+
+namespace fp8lab::cpu {
+namespace {
+
+struct CpuLinearContext final : LinearContext {
+  LinearMode mode = LinearMode::f32;
+  LinearConfig config;
+  TensorView x, w;            // f32 mode: the caller's inputs (alive until the backward)
+  Buffer xq, xq_t, wq, wq_t;  // fp8 mode: the forward-rounded operands
+  LinearSaved saved;          // bf16/fp8 modes: what linear_forward_cpu left for the backward
+};
+
+void check_linear_shapes(const TensorView& x, const TensorView& w, const TensorView& y) {
+  check_rank(x, 2, "linear x");
+  check_rank(w, 2, "linear w");
+  check_rank(y, 2, "linear y");
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    x.shape[1] == w.shape[1] && y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0],
+                    "linear: x {}, w {}, y {} do not fit [M, K], [N, K], [M, N]", x.describe(),
+                    w.describe(), y.describe());
+}
+
+int dim(std::int64_t v) { return static_cast<int>(v); }
+
+}  // namespace
+
+std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const TensorView& x,
+                                                          const TensorView& w, const TensorView& y,
+                                                          std::string_view name) {
+  check_linear_shapes(x, w, y);
+  auto ctx = std::make_unique<CpuLinearContext>();
+  ctx->mode = mode;
+  ctx->x = x;
+  ctx->w = w;
+  const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
+  if (mode == LinearMode::f32) {
+    for (const TensorView* t : {&x, &w, &y}) check_dtype(*t, DType::f32, "f32 linear operand");
+    sgemm_nt(dim(m), dim(n), dim(k), 1.f, x.as<const float>(), dim(k), w.as<const float>(), dim(k),
+             0.f, y.as<float>(), dim(n));
+    return ctx;
+  }
+  ctx->config.precision = mode == LinearMode::fp8 ? LinearPrecision::fp8 : LinearPrecision::bf16;
+  ctx->config.name = std::string(name);
+  if (mode == LinearMode::fp8) {
+    ctx->xq = allocate(MemoryKind::activations, DType::e4m3, {m, k}, "linear.xq");
+    ctx->xq_t = allocate(MemoryKind::activations, DType::e4m3, {k, m}, "linear.xq_t");
+    ctx->wq = allocate(MemoryKind::activations, DType::e4m3, {n, k}, "linear.wq");
+    ctx->wq_t = allocate(MemoryKind::activations, DType::e4m3, {k, n}, "linear.wq_t");
+    ctx->saved.xq = ctx->xq;
+    ctx->saved.xq_t = ctx->xq_t;
+    ctx->saved.wq = ctx->wq;
+    ctx->saved.wq_t = ctx->wq_t;
+  }
+  linear_forward_cpu(ctx->config, x, w, y, ctx->saved);
+  return ctx;
+}
+
+void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
+                                 const TensorView& dw_accum) {
+  auto* ctx = dynamic_cast<CpuLinearContext*>(&saved);
+  FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CPU backend");
+  check_dtype(dw_accum, DType::f32, "linear dw");
+  check_shape(dw_accum, ctx->w.shape, "linear dw");
+  check_shape(dy, {ctx->x.shape[0], ctx->w.shape[0]}, "linear dy");
+  check_shape(dx, ctx->x.shape, "linear dx");
+  const std::int64_t m = ctx->x.shape[0], k = ctx->x.shape[1], n = ctx->w.shape[0];
+  if (ctx->mode == LinearMode::f32) {
+    check_dtype(dy, DType::f32, "f32 linear dy");
+    check_dtype(dx, DType::f32, "f32 linear dx");
+    sgemm_nn(dim(m), dim(k), dim(n), 1.f, dy.as<const float>(), dim(n), ctx->w.as<const float>(),
+             dim(k), 0.f, dx.as<float>(), dim(k));
+    sgemm_tn(dim(n), dim(k), dim(m), 1.f, dy.as<const float>(), dim(n), ctx->x.as<const float>(),
+             dim(k), 1.f, dw_accum.as<float>(), dim(k));
+    return;
+  }
+  LinearScratch scratch;
+  Buffer dyq, dyq_t;
+  if (ctx->mode == LinearMode::fp8) {
+    dyq = allocate(MemoryKind::workspace, DType::e5m2, {m, n}, "linear.dyq");
+    dyq_t = allocate(MemoryKind::workspace, DType::e5m2, {n, m}, "linear.dyq_t");
+    scratch.dyq = dyq;
+    scratch.dyq_t = dyq_t;
+  }
+  linear_backward_cpu(ctx->config, ctx->saved, dy, dx, dw_accum, scratch, /*accumulate_dw=*/true);
+}
+
+}  // namespace fp8lab::cpu

@@ -1,0 +1,99 @@
+// CPU RMSNorm forward and backward (no bias, no mean subtraction).
+#include "nn/cpu_backend.hpp"
+#include "nn/cpu_rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace fp8lab::cpu {
+namespace {
+
+void check_norm_args(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                     const TensorView& other, const char* other_name) {
+  check_rank(x, 2, "rmsnorm x");
+  check_activation(x, "rmsnorm x");
+  check_activation(other, other_name);
+  check_dtype(w, DType::f32, "rmsnorm weight");
+  check_dtype(rstd, DType::f32, "rmsnorm rstd");
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    w.numel() == x.shape[1] && rstd.numel() == x.shape[0] &&
+                        other.numel() == x.numel(),
+                    "rmsnorm: x {}, weight {}, rstd {}, {} {} do not fit [M, D], [D], [M], [M, D]",
+                    x.describe(), w.describe(), rstd.describe(), other_name, other.describe());
+}
+
+constexpr std::int64_t kRowBlock = 64;  // rows per partial sum of dw (fixed: deterministic sums)
+
+}  // namespace
+
+void CpuBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
+                                 const TensorView& y, const TensorView& rstd) {
+  check_norm_args(x, w, rstd, y, "rmsnorm y");
+  const std::int64_t rows = x.shape[0], d = x.shape[1];
+  const float* wp = w.as<const float>();
+#pragma omp parallel
+  {
+    std::vector<float> row(static_cast<std::size_t>(d));
+#pragma omp for schedule(static)
+    for (std::int64_t m = 0; m < rows; ++m) {
+      load_span(x, m * d, d, row.data());
+      double ss = 0.0;
+      for (float v : row) ss += static_cast<double>(v) * v;
+      const float r = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(d) + eps));
+      rstd.as<float>()[m] = r;
+      for (std::int64_t j = 0; j < d; ++j) row[static_cast<std::size_t>(j)] *= r * wp[j];
+      store_span(y, m * d, d, row.data());
+    }
+  }
+}
+
+void CpuBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                                  const TensorView& dy, const TensorView& dx_accum,
+                                  const TensorView& dw_accum) {
+  check_norm_args(x, w, rstd, dy, "rmsnorm dy");
+  check_activation(dx_accum, "rmsnorm dx");
+  check_dtype(dw_accum, DType::f32, "rmsnorm dw");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, dx_accum.numel() == x.numel() && dw_accum.numel() == w.numel(),
+                    "rmsnorm backward: dx {} or dw {} does not match x {} / weight {}",
+                    dx_accum.describe(), dw_accum.describe(), x.describe(), w.describe());
+  const std::int64_t rows = x.shape[0], d = x.shape[1];
+  const std::int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  const float* wp = w.as<const float>();
+  std::vector<float> dw_partial(static_cast<std::size_t>(blocks * d), 0.f);
+#pragma omp parallel
+  {
+    std::vector<float> xr(static_cast<std::size_t>(d)), gr(static_cast<std::size_t>(d));
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      float* dwp = dw_partial.data() + b * d;
+      for (std::int64_t m = b * kRowBlock; m < std::min(rows, (b + 1) * kRowBlock); ++m) {
+        load_span(x, m * d, d, xr.data());
+        load_span(dy, m * d, d, gr.data());
+        const float r = rstd.as<const float>()[m];
+        double dot = 0.0;  // sum_j dy_j w_j x_j
+        for (std::int64_t j = 0; j < d; ++j) {
+          const auto jj = static_cast<std::size_t>(j);
+          dot += static_cast<double>(gr[jj]) * wp[j] * xr[jj];
+          dwp[j] += gr[jj] * xr[jj] * r;
+        }
+        // d/dx_i of x_i r w_i: r w_i dy_i - x_i r^3 / D * sum_j dy_j w_j x_j
+        const float coef = static_cast<float>(dot) * r * r * r / static_cast<float>(d);
+        for (std::int64_t j = 0; j < d; ++j) {
+          const auto jj = static_cast<std::size_t>(j);
+          gr[jj] = r * wp[j] * gr[jj] - coef * xr[jj];
+        }
+        accumulate_span(dx_accum, m * d, d, gr.data());
+      }
+    }
+  }
+  float* dw = dw_accum.as<float>();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t j = 0; j < d; ++j) {
+    float s = 0.f;
+    for (std::int64_t b = 0; b < blocks; ++b) s += dw_partial[static_cast<std::size_t>(b * d + j)];
+    dw[j] += s;
+  }
+}
+
+}  // namespace fp8lab::cpu
