@@ -1,7 +1,8 @@
 // Tensorwise current scaling (design.md §2) and the CPU reference casts.
 //
 //   amax = max |x| over the whole tensor (NaN if any element is NaN, else inf if any is inf)
-//   scale = fmax / amax in fp32 (fmax 448 for e4m3, 57344 for e5m2); amax == 0 gives scale = 1
+//   scale = fmax / amax in fp32 (fmax 448 for e4m3, 57344 for e5m2); amax == 0 gives scale = 1;
+//   a scale that overflows fp32 (amax < ~1.3e-36) is clamped to FLT_MAX
 //   q = satfinite_rne(x * scale)   -- the single fp32 product, then float_to_fp8
 //   inv_scale = 1 / scale in fp32, handed to the GEMM
 //
@@ -24,11 +25,15 @@ struct Fp8Scale {
   float inv_scale = 1.f;  // multiply GEMM results by this (per operand)
 };
 
-// Scale for a finite amax. Exact fp32 arithmetic, identical on host and device.
+// Scale for a finite amax. Exact fp32 arithmetic, identical on host and device. An amax so small
+// (< fmax / FLT_MAX, about 1.3e-36) that fmax / amax overflows gets the largest finite scale
+// instead of inf (as TransformerEngine does), so casts and inv_scale stay finite.
 FP8LAB_HD Fp8Scale scale_from_amax(float amax, Fp8Format format) {
+  constexpr float kMaxFiniteFloat = 3.40282346638528859812e+38f;
   Fp8Scale s;
   s.amax = amax;
   s.scale = amax == 0.0f ? 1.0f : fp8_spec(format).max_value / amax;
+  if (s.scale > kMaxFiniteFloat) s.scale = kMaxFiniteFloat;
   s.inv_scale = 1.0f / s.scale;
   return s;
 }
