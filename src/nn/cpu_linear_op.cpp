@@ -46,6 +46,7 @@ std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const
   }
   ctx->config.precision = mode == LinearMode::fp8 ? LinearPrecision::fp8 : LinearPrecision::bf16;
   ctx->config.name = std::string(name);
+  ctx->saved.precision = ctx->config.precision;
   if (mode == LinearMode::fp8) {
     ctx->xq = allocate(MemoryKind::activations, DType::e4m3, {m, k}, "linear.xq");
     ctx->xq_t = allocate(MemoryKind::activations, DType::e4m3, {k, m}, "linear.xq_t");
