@@ -1,0 +1,59 @@
+// Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes.
+#pragma once
+
+#include "common/test_data.hpp"
+#include "fp8lab/cuda_check.hpp"
+#include "fp8lab/cuda_memory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+// Every GPU test starts with this: CI has nvcc but no GPU, and says so instead of failing.
+#define FP8LAB_SKIP_WITHOUT_GPU()                                       \
+  do {                                                                  \
+    std::string fp8lab_why_;                                            \
+    if (!::fp8lab::cuda_available(&fp8lab_why_)) GTEST_SKIP() << fp8lab_why_; \
+  } while (0)
+
+namespace fp8lab::testing {
+
+// Number of differing bytes, and the first differing byte index (-1 when equal).
+struct ByteDiff {
+  std::int64_t count = 0;
+  std::int64_t first = -1;
+};
+
+inline ByteDiff byte_diff(const TensorView& a, const TensorView& b) {
+  FP8LAB_CHECK(a.nbytes() == b.nbytes(), "byte_diff: {} vs {}", a.describe(), b.describe());
+  ByteDiff d;
+  const auto* pa = a.as<const std::uint8_t>();
+  const auto* pb = b.as<const std::uint8_t>();
+  for (std::size_t i = 0; i < a.nbytes(); ++i) {
+    if (pa[i] != pb[i]) {
+      if (d.first < 0) d.first = static_cast<std::int64_t>(i);
+      ++d.count;
+    }
+  }
+  return d;
+}
+
+// Expect the device tensor's bytes to equal the host tensor's.
+inline void expect_same_bytes(const TensorView& host, const TensorView& device, const char* what) {
+  const HostTensor got = to_host(device);
+  const ByteDiff d = byte_diff(host, got.view());
+  EXPECT_EQ(d.count, 0) << what << ": " << d.count << " of " << host.nbytes()
+                        << " bytes differ, first at byte " << d.first << " ("
+                        << host.describe() << ")";
+}
+
+// A device tensor of `dtype`/`shape` poisoned with 0xFF bytes (NaN in every float format).
+inline DeviceTensor poisoned_device(DType dtype, Shape shape) {
+  DeviceTensor t(dtype, shape);
+  fill_bytes_cuda(t.view(), 0xFF);
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  return t;
+}
+
+}  // namespace fp8lab::testing
