@@ -8,9 +8,12 @@ find_package(CLI11 QUIET CONFIG)       # header-only; Debian ships it without a 
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # SHA-256
 find_package(Threads REQUIRED)
 
+find_library(FP8LAB_ZSTD_LIBRARY zstd REQUIRED)  # libzstd-dev: corpus packs (src/data/pack.cpp)
+
 add_library(fp8lab_deps INTERFACE)
 target_link_libraries(fp8lab_deps INTERFACE OpenMP::OpenMP_CXX ${BLAS_LIBRARIES} fmt::fmt
-                      nlohmann_json::nlohmann_json OpenSSL::Crypto Threads::Threads)
+                      nlohmann_json::nlohmann_json OpenSSL::Crypto Threads::Threads
+                      ${FP8LAB_ZSTD_LIBRARY})
 if(TARGET CLI11::CLI11)
   target_link_libraries(fp8lab_deps INTERFACE CLI11::CLI11)
 endif()
