@@ -1,0 +1,91 @@
+// `fp8lab train`: train a GPT from a preset or config file into a run directory.
+//
+// Precedence, lowest first: the preset (or the --config file, which may name a preset), then
+// each --set key=value in order, then the named flags (--policy, --mlp-recompute, --steps).
+// With --resume and neither --preset nor --config, the run directory's config.json is the base.
+#include "command_registry.hpp"
+#include "fp8lab/backend.hpp"
+#include "fp8lab/config.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/trainer.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fp8lab::cli {
+namespace {
+
+struct TrainOptions {
+  std::string preset;
+  std::string config_file;
+  std::vector<std::string> sets;
+  std::string policy;
+  bool mlp_recompute = false;
+  long long steps = -1;
+  std::string out;
+  bool resume = false;
+  bool no_progress = false;
+};
+
+RunConfig resolve_config(const TrainOptions& o) {
+  FP8LAB_CHECK(o.preset.empty() || o.config_file.empty(), "give --preset or --config, not both");
+  RunConfig config;
+  if (!o.config_file.empty()) {
+    config = load_run_config(o.config_file);
+  } else if (!o.preset.empty()) {
+    config = run_preset(o.preset);
+  } else if (o.resume) {
+    config = load_run_config(std::filesystem::path(o.out) / "config.json");
+  } else {
+    FP8LAB_FAIL(ErrorKind::invalid_argument, "give --preset NAME ({}) or --config FILE",
+                "tiny, gpt50m, gpt350m, gpt1.3b");
+  }
+  for (const std::string& s : o.sets) apply_override(config, s);
+  if (!o.policy.empty()) config.precision.policy = parse_policy(o.policy);
+  if (o.mlp_recompute) config.precision.mlp_recompute = true;
+  if (o.steps >= 0) config.train.steps = o.steps;
+  config.validate();
+  return config;
+}
+
+void run_train(const TrainOptions& o) {
+  const RunConfig config = resolve_config(o);
+  auto backend = make_backend(config.backend);
+  TrainerOptions options;
+  options.resume = o.resume;
+  options.progress_bar = !o.no_progress && ::isatty(STDERR_FILENO) == 1;
+  options.log = stdout;
+  Trainer trainer(config, o.out, *backend, options);
+  trainer.run();
+  std::printf("done: %lld steps (%lld skipped), run directory %s\n",
+              static_cast<long long>(trainer.step()), static_cast<long long>(trainer.skipped_steps()),
+              o.out.c_str());
+}
+
+const CommandRegistration registration{CommandSpec{
+    "train", "Train a GPT (preset or config file) into a run directory; --resume continues it",
+    [](CLI::App& sub) {
+      auto o = std::make_shared<TrainOptions>();
+      sub.add_option("--preset", o->preset, "tiny | gpt50m | gpt350m | gpt1.3b");
+      sub.add_option("--config", o->config_file, "a JSON run config (may name a \"preset\")");
+      sub.add_option("--set", o->sets, "override a config key, e.g. --set optim.lr=3e-4 (repeatable)")
+          ->take_all();
+      sub.add_option("--policy", o->policy, "bf16 | fp8-mlp | fp8-linears")
+          ->check(CLI::IsMember({"bf16", "fp8-mlp", "fp8-linears"}));
+      sub.add_flag("--mlp-recompute", o->mlp_recompute,
+                   "recompute the MLP in the backward instead of keeping its activations");
+      sub.add_option("--steps", o->steps, "optimizer steps (overrides train.steps)");
+      sub.add_option("--out", o->out, "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")
+          ->required();
+      sub.add_flag("--resume", o->resume, "continue from the run directory's latest checkpoint");
+      sub.add_flag("--no-progress", o->no_progress, "no progress bar even on a terminal");
+      sub.callback([o] { run_train(*o); });
+    }}};
+
+}  // namespace
+}  // namespace fp8lab::cli

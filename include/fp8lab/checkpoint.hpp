@@ -1,0 +1,69 @@
+// Checkpoints: weights and optimizer moments in safetensors, everything else in meta.json.
+//
+//   <run>/checkpoints/step_00000120/model.safetensors      parameters, names of ParameterLayout
+//   <run>/checkpoints/step_00000120/optimizer.safetensors  exp_avg.<name>, exp_avg_sq.<name>
+//   <run>/checkpoints/step_00000120/meta.json              config, step, data position, ...
+//   <run>/checkpoints/latest                               "step_00000120"
+//
+// Crash safety: a checkpoint is written into step_N.tmp/ (each file fsynced), the directory is
+// renamed to step_N and the parent fsynced; only then is `latest` replaced (temp file, fsync,
+// rename, fsync). A kill at any moment leaves `latest` pointing at a complete checkpoint.
+// docs/checkpoint-format.md documents the layout for PyTorch users.
+#pragma once
+
+#include "fp8lab/config.hpp"
+#include "fp8lab/model.hpp"
+#include "fp8lab/optimizer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fp8lab {
+
+// Writes `size` bytes to `path` atomically: temp file in the same directory, fsync, rename,
+// fsync of the directory. Throws ErrorKind::io naming the path and errno text.
+void write_file_atomic(const std::filesystem::path& path, const void* data, std::size_t size);
+void fsync_directory(const std::filesystem::path& dir);
+
+struct CheckpointMeta {
+  std::int64_t step = 0;           // optimizer steps completed (skipped steps included)
+  std::int64_t adam_updates = 0;   // AdamW's t
+  std::int64_t skipped_steps = 0;  // non-finite steps skipped so far
+  std::string init_sha256;         // hash of the initial weights of the run
+  std::string params_sha256;       // hash of the weights saved here
+  RunConfig config;
+  nlohmann::json data_position;    // the training data source's position (source-specific)
+  std::uint64_t init_seed = 0, data_seed = 0;  // the run's RNG state: both generators are
+                                               // counter-based (Philox), so seeds + position suffice
+  std::string model_sha256, optimizer_sha256;  // SHA-256 of the two safetensors files
+};
+
+nlohmann::json to_json(const CheckpointMeta& meta);
+// Strict parse of meta.json text; `source` names the file in errors (ErrorKind::format).
+CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view source);
+
+// Saves model + optimizer + meta as checkpoints_dir/step_<meta.step>, updates `latest`, and
+// removes older checkpoints beyond `keep` (never the one `latest` names). Returns its directory.
+std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_dir,
+                                      GptModel& model, const AdamW& optimizer,
+                                      const CheckpointMeta& meta, std::int64_t keep);
+
+// The directory `latest` names, or nullopt when there is no checkpoint yet.
+std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& checkpoints_dir);
+
+// Loads a checkpoint into `model` (and `optimizer` when given). Throws fp8lab::Error when the
+// checkpoint's model config differs from the model's (naming the fields), when a file is
+// missing, truncated or corrupt (hash mismatch, bad safetensors), or a tensor is missing.
+CheckpointMeta load_checkpoint(const std::filesystem::path& checkpoint_dir, GptModel& model,
+                               AdamW* optimizer);
+
+// Weights alone: one safetensors file with the model config in its __metadata__.
+void save_weights(const std::filesystem::path& file, GptModel& model);
+void load_weights(const std::filesystem::path& file, GptModel& model);
+
+}  // namespace fp8lab

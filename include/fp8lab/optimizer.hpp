@@ -1,0 +1,47 @@
+// AdamW over the model's contiguous parameter buffer, the learning-rate schedule, and the global
+// gradient norm.
+#pragma once
+
+#include "fp8lab/backend.hpp"
+#include "fp8lab/config.hpp"
+#include "fp8lab/model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fp8lab {
+
+// Learning rate for the update at 0-based `step`: linear warmup over warmup_steps (reaching lr at
+// step warmup_steps - 1), then cosine or linear decay to min_lr at decay_steps (train_steps when
+// 0), then min_lr. "constant" stays at lr after the warmup.
+float learning_rate(const OptimConfig& optim, std::int64_t train_steps, std::int64_t step);
+
+// sum of squares of each parameter's gradient, in layout order (f64).
+std::vector<double> gradient_sums_of_squares(GptModel& model);
+
+class AdamW {
+ public:
+  // Moments are allocated through the model's backend (MemoryKind::optimizer) and zeroed.
+  AdamW(const OptimConfig& optim, GptModel& model);
+
+  // Does weight decay apply to this parameter (matrices always; norms and embeddings per config)?
+  bool decays(const ParamInfo& p) const;
+  // One update of every parameter with the current gradients.
+  void step(float lr);
+
+  std::int64_t updates() const { return updates_; }  // Adam's t (skipped steps do not count)
+  void set_updates(std::int64_t t) { updates_ = t; }
+  TensorView m() const { return m_.view(); }
+  TensorView v() const { return v_.view(); }
+  TensorView m(const ParamInfo& p) const;
+  TensorView v(const ParamInfo& p) const;
+
+ private:
+  OptimConfig optim_;
+  GptModel& model_;
+  Buffer m_, v_;
+  std::int64_t updates_ = 0;
+};
+
+}  // namespace fp8lab

@@ -1,0 +1,96 @@
+// The training loop: data, AdamW with schedule, gradient accumulation, clipping, the non-finite
+// policy, periodic validation, logs, metrics.jsonl, the run record and checkpoints.
+//
+// Run directory:
+//   config.json     the fully resolved RunConfig
+//   run.json        the run record: init_sha256, parameter count, policy, status, final numbers
+//   metrics.jsonl   one JSON object per logged step: step, loss, lr, grad_norm, tokens_per_s,
+//                   peak_mib, skipped_steps (+ val_loss on validation steps)
+//   checkpoints/    see fp8lab/checkpoint.hpp
+#pragma once
+
+#include "fp8lab/backend.hpp"
+#include "fp8lab/checkpoint.hpp"
+#include "fp8lab/config.hpp"
+#include "fp8lab/model.hpp"
+#include "fp8lab/optimizer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fp8lab {
+
+// Batches of `micro_batch` rows of seq_len input tokens and their next-token targets.
+class TokenSource {
+ public:
+  virtual ~TokenSource() = default;
+  // inputs and targets: micro_batch * seq_len each.
+  virtual void next(std::int32_t* inputs, std::int32_t* targets) = 0;
+  virtual nlohmann::json position() const = 0;
+  virtual void seek(const nlohmann::json& position) = 0;  // throws on a foreign position
+  virtual void rewind() = 0;
+};
+
+// The source config.data describes, for split "train" or "val".
+std::unique_ptr<TokenSource> make_token_source(const RunConfig& config, std::string_view split);
+
+struct TrainerOptions {
+  bool resume = false;        // continue from <run_dir>/checkpoints/latest
+  bool progress_bar = false;  // redraw a bar with ETA on stderr (the CLI: when stderr is a tty)
+  std::FILE* log = stdout;    // one line per logged step; nullptr for silence
+};
+
+struct StepRecord {
+  std::int64_t step = 0;  // optimizer steps completed, this one included
+  double loss = 0;        // mean over the step's counted targets
+  float lr = 0;
+  double grad_norm = 0;   // before clipping
+  double tokens_per_s = 0;
+  double peak_mib = 0;
+  bool skipped = false;   // non-finite, policy skip: no update was applied
+  std::optional<double> val_loss;
+};
+
+class Trainer {
+ public:
+  Trainer(RunConfig config, std::filesystem::path run_dir, Backend& backend,
+          TrainerOptions options = {});
+  ~Trainer();
+
+  void run();  // trains to config.train.steps (logging, validating, checkpointing); final checkpoint
+  StepRecord train_step();
+  double validation_loss();  // over eval_batches batches of the validation split (same each time)
+  std::filesystem::path save_checkpoint();
+
+  GptModel& model() { return *model_; }
+  AdamW& optimizer() { return *optimizer_; }
+  std::int64_t step() const { return step_; }
+  std::int64_t skipped_steps() const { return skipped_; }
+  const std::string& init_sha256() const { return init_sha256_; }
+  const RunConfig& config() const { return config_; }
+
+ private:
+  void resume_from_checkpoint();
+  void write_run_record(const std::string& status, const StepRecord* last);
+  [[noreturn]] void abort_non_finite(const std::string& what);
+
+  RunConfig config_;
+  std::filesystem::path run_dir_;
+  Backend& backend_;
+  TrainerOptions options_;
+  std::unique_ptr<GptModel> model_;
+  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<TokenSource> train_data_, val_data_;
+  std::int64_t step_ = 0, skipped_ = 0;
+  std::string init_sha256_;
+  std::string started_utc_;
+};
+
+}  // namespace fp8lab

@@ -1,0 +1,77 @@
+// AdamW, learning-rate schedule and gradient norms.
+#include "fp8lab/optimizer.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace fp8lab {
+
+float learning_rate(const OptimConfig& o, std::int64_t train_steps, std::int64_t step) {
+  if (step < o.warmup_steps) {
+    return o.lr * static_cast<float>(step + 1) / static_cast<float>(o.warmup_steps);
+  }
+  if (o.decay == "constant") return o.lr;
+  const std::int64_t end = o.decay_steps > 0 ? o.decay_steps : train_steps;
+  const double span = static_cast<double>(std::max<std::int64_t>(1, end - o.warmup_steps));
+  const double progress = std::clamp(static_cast<double>(step - o.warmup_steps) / span, 0.0, 1.0);
+  const double range = static_cast<double>(o.lr) - o.min_lr;
+  if (o.decay == "linear") return static_cast<float>(o.lr - range * progress);
+  return static_cast<float>(o.min_lr + 0.5 * range * (1.0 + std::cos(std::numbers::pi * progress)));
+}
+
+std::vector<double> gradient_sums_of_squares(GptModel& model) {
+  std::vector<double> sums;
+  for (const ParamInfo& p : model.layout().params()) {
+    sums.push_back(model.backend().sum_of_squares(model.grad(p)));
+  }
+  return sums;
+}
+
+AdamW::AdamW(const OptimConfig& optim, GptModel& model) : optim_(optim), model_(model) {
+  const Shape shape{model.parameter_count()};
+  m_ = model.backend().allocate(MemoryKind::optimizer, DType::f32, shape, "adam.exp_avg");
+  v_ = model.backend().allocate(MemoryKind::optimizer, DType::f32, shape, "adam.exp_avg_sq");
+  model.backend().fill_zero(m_);
+  model.backend().fill_zero(v_);
+}
+
+bool AdamW::decays(const ParamInfo& p) const {
+  switch (p.role) {
+    case ParamRole::matrix: return true;
+    case ParamRole::norm: return optim_.decay_norms;
+    case ParamRole::embedding: return optim_.decay_embeddings;
+  }
+  return true;
+}
+
+TensorView AdamW::m(const ParamInfo& p) const {
+  TensorView t = m_.view();
+  t.data = t.as<float>() + p.offset;
+  t.shape = p.shape;
+  return t;
+}
+
+TensorView AdamW::v(const ParamInfo& p) const {
+  TensorView t = v_.view();
+  t.data = t.as<float>() + p.offset;
+  t.shape = p.shape;
+  return t;
+}
+
+void AdamW::step(float lr) {
+  ++updates_;
+  AdamWStep s;
+  s.lr = lr;
+  s.beta1 = optim_.beta1;
+  s.beta2 = optim_.beta2;
+  s.eps = optim_.eps;
+  const double t = static_cast<double>(updates_);
+  s.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(optim_.beta1), t));
+  s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(optim_.beta2), t));
+  for (const ParamInfo& p : model_.layout().params()) {
+    s.weight_decay = decays(p) ? optim_.weight_decay : 0.f;
+    model_.backend().adamw_update(model_.param(p), model_.grad(p), m(p), v(p), s);
+  }
+}
+
+}  // namespace fp8lab

@@ -1,0 +1,88 @@
+// Run logging pieces of the trainer (see run_log.hpp).
+#include "train/run_log.hpp"
+
+#include "fp8lab/error.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <vector>
+
+namespace fp8lab {
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void append_metrics(const std::filesystem::path& file, const StepRecord& r, std::int64_t skipped) {
+  nlohmann::json j{{"step", r.step},
+                   {"loss", r.loss},
+                   {"lr", r.lr},
+                   {"grad_norm", r.grad_norm},  // NaN (skipped step) is written as null
+                   {"tokens_per_s", r.tokens_per_s},
+                   {"peak_mib", r.peak_mib},
+                   {"skipped_steps", skipped}};
+  if (r.val_loss) j["val_loss"] = *r.val_loss;
+  std::ofstream out(file, std::ios::app);
+  FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot append to '{}'", file.string());
+  out << j.dump() << '\n';
+  out.flush();
+}
+
+void truncate_metrics(const std::filesystem::path& file, std::int64_t step) {
+  std::vector<std::string> keep;
+  {
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j.contains("step") && j["step"].is_number_integer() &&
+          j["step"].get<std::int64_t>() <= step) {
+        keep.push_back(line);
+      }
+    }
+  }
+  std::ofstream out(file, std::ios::trunc);
+  for (const std::string& line : keep) out << line << '\n';
+}
+
+std::string format_step_line(const StepRecord& r, std::int64_t total) {
+  const int width = static_cast<int>(std::to_string(total).size());
+  std::string line = fmt::format("step {:>{}}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | "
+                                 "peak {:.1f} MiB",
+                                 r.step, width, total, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.peak_mib);
+  if (r.val_loss) line += fmt::format(" | val {:.4f}", *r.val_loss);
+  if (r.skipped) line += " | SKIPPED (non-finite)";
+  return line;
+}
+
+void ProgressBar::draw(std::int64_t step, std::int64_t total, double loss, double eta) {
+  if (!enabled_ || total <= 0) return;
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * step / total);
+  const auto eta_s = static_cast<long long>(std::isfinite(eta) ? eta : 0);
+  std::fprintf(stderr, "\r\033[K[%s%s] %lld/%lld loss %.4f ETA %lldh%02lldm%02llds",
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(),
+               static_cast<long long>(step), static_cast<long long>(total), loss, eta_s / 3600,
+               eta_s / 60 % 60, eta_s % 60);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressBar::clear() {
+  if (!drawn_) return;
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+}  // namespace fp8lab

@@ -1,0 +1,250 @@
+// The training loop (see fp8lab/trainer.hpp).
+#include "fp8lab/trainer.hpp"
+
+#include "fp8lab/error.hpp"
+#include "train/run_log.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+namespace fp8lab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+void write_json_atomic(const fs::path& path, const json& j) {
+  const std::string text = j.dump(2) + "\n";
+  write_file_atomic(path, text.data(), text.size());
+}
+
+}  // namespace
+
+Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOptions options)
+    : config_(std::move(config)), run_dir_(std::move(run_dir)), backend_(backend), options_(options) {
+  config_.validate();
+  FP8LAB_CHECK(config_.backend == backend.name(), "config asks for backend '{}' but runs on '{}'",
+               config_.backend, backend.name());
+  fs::create_directories(run_dir_ / "checkpoints");
+  if (!options_.resume) {
+    FP8LAB_CHECK(!latest_checkpoint(run_dir_ / "checkpoints"),
+                 "run directory '{}' already holds checkpoints: pass --resume to continue it, or "
+                 "choose another --out", run_dir_.string());
+  }
+  model_ = std::make_unique<GptModel>(config_.model, config_.precision, config_.train.micro_batch,
+                                      backend_);
+  optimizer_ = std::make_unique<AdamW>(config_.optim, *model_);
+  train_data_ = make_token_source(config_, "train");
+  if (config_.train.eval_every > 0) val_data_ = make_token_source(config_, "val");
+  started_utc_ = utc_now_iso8601();
+  if (options_.resume) {
+    resume_from_checkpoint();
+  } else {
+    model_->init_parameters(config_.train.seed);
+    init_sha256_ = model_->parameter_sha256();
+    std::ofstream(run_dir_ / "metrics.jsonl", std::ios::trunc);
+  }
+  write_json_atomic(run_dir_ / "config.json", to_json(config_));
+  write_run_record("running", nullptr);
+  if (options_.log) {
+    std::fprintf(options_.log,
+                 "fp8lab train: preset %s, %lld parameters, policy %s%s, compute %s, backend %s\n"
+                 "init_sha256 %s\n",
+                 config_.preset.c_str(), static_cast<long long>(model_->parameter_count()),
+                 policy_name(config_.precision.policy),
+                 config_.precision.mlp_recompute ? " + mlp-recompute" : "",
+                 compute_mode_name(config_.precision.compute), backend_.name().c_str(),
+                 init_sha256_.c_str());
+  }
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::resume_from_checkpoint() {
+  const auto latest = latest_checkpoint(run_dir_ / "checkpoints");
+  FP8LAB_CHECK_KIND(ErrorKind::io, latest.has_value(), "--resume: no checkpoint in '{}'",
+                    (run_dir_ / "checkpoints").string());
+  const CheckpointMeta meta = load_checkpoint(*latest, *model_, optimizer_.get());
+  FP8LAB_CHECK(meta.config.precision == config_.precision && meta.init_seed == config_.train.seed &&
+                   meta.data_seed == config_.train.data_seed &&
+                   meta.config.train.micro_batch == config_.train.micro_batch &&
+                   meta.config.train.grad_accum == config_.train.grad_accum,
+               "--resume: checkpoint '{}' was made with another precision, seed, data seed or batch "
+               "shape than this config; a resumed run must continue the same run",
+               latest->string());
+  train_data_->seek(meta.data_position);
+  step_ = meta.step;
+  skipped_ = meta.skipped_steps;
+  init_sha256_ = meta.init_sha256;
+  truncate_metrics(run_dir_ / "metrics.jsonl", step_);
+  if (options_.log) {
+    std::fprintf(options_.log, "resumed from %s at step %lld\n", latest->string().c_str(),
+                 static_cast<long long>(step_));
+  }
+}
+
+[[noreturn]] void Trainer::abort_non_finite(const std::string& what) {
+  FP8LAB_FAIL(ErrorKind::non_finite,
+              "step {}: non-finite {} (train.nonfinite=abort; set it to skip to skip such steps)",
+              step_ + 1, what);
+}
+
+StepRecord Trainer::train_step() {
+  const auto start = Clock::now();
+  StepRecord r;
+  r.lr = learning_rate(config_.optim, config_.train.steps, step_);
+  const std::int64_t accum = config_.train.grad_accum;
+  const std::int64_t m = config_.train.micro_batch * config_.model.seq_len;
+  const int ignore = static_cast<int>(config_.train.ignore_index);
+  std::vector<std::int32_t> inputs(static_cast<std::size_t>(m * accum)), targets(inputs.size());
+  for (std::int64_t a = 0; a < accum; ++a) train_data_->next(&inputs[a * m], &targets[a * m]);
+  std::int64_t counted = 0;
+  for (std::int32_t t : targets) counted += t != ignore;
+  FP8LAB_CHECK(counted > 0, "step {}: every target equals ignore_index {}", step_ + 1, ignore);
+  std::string bad;  // what went non-finite, if anything
+  double loss_sum = 0;
+  model_->zero_grads();
+  try {
+    for (std::int64_t a = 0; a < accum; ++a) {
+      loss_sum += model_->forward_backward(&inputs[a * m], &targets[a * m],
+                                           1.f / static_cast<float>(counted), ignore,
+                                           static_cast<int>(config_.train.loss_chunk_rows))
+                      .loss_sum;
+    }
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::non_finite) throw;
+    bad = e.message();
+  }
+  r.loss = loss_sum / static_cast<double>(counted);
+  if (bad.empty() && !std::isfinite(r.loss)) bad = "loss";
+  if (bad.empty()) {
+    const std::vector<double> sums = gradient_sums_of_squares(*model_);
+    double total = 0;
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      if (!std::isfinite(sums[i]) && bad.empty()) {
+        bad = "gradient of tensor '" + model_->layout().params()[i].name + "'";
+      }
+      total += sums[i];
+    }
+    r.grad_norm = std::sqrt(total);
+  }
+  if (!bad.empty()) {
+    if (config_.train.nonfinite == "abort") abort_non_finite(bad);
+    ++skipped_;
+    r.skipped = true;
+    r.grad_norm = std::nan("");
+    if (options_.log) std::fprintf(options_.log, "step %lld: skipped, non-finite %s\n",
+                                   static_cast<long long>(step_ + 1), bad.c_str());
+  } else {
+    const float clip = config_.optim.clip_grad_norm;
+    if (clip > 0.f && r.grad_norm > clip) {
+      backend_.scale_inplace(model_->grads(), static_cast<float>(clip / (r.grad_norm + 1e-6)));
+    }
+    optimizer_->step(r.lr);
+    model_->refresh_working_weights();
+  }
+  backend_.synchronize();
+  ++step_;
+  r.step = step_;
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.tokens_per_s = static_cast<double>(m * accum) / std::max(seconds, 1e-9);
+  r.peak_mib = static_cast<double>(backend_.memory_stats().peak_bytes) / (1024.0 * 1024.0);
+  return r;
+}
+
+double Trainer::validation_loss() {
+  if (!val_data_) val_data_ = make_token_source(config_, "val");
+  val_data_->rewind();  // the same batches every time, so evaluations are comparable
+  const std::int64_t m = config_.train.micro_batch * config_.model.seq_len;
+  std::vector<std::int32_t> inputs(static_cast<std::size_t>(m)), targets(inputs.size());
+  double loss = 0;
+  std::int64_t counted = 0;
+  for (std::int64_t b = 0; b < std::max<std::int64_t>(1, config_.train.eval_batches); ++b) {
+    val_data_->next(inputs.data(), targets.data());
+    const LossSums s = model_->evaluate(inputs.data(), targets.data(),
+                                        static_cast<int>(config_.train.ignore_index),
+                                        static_cast<int>(config_.train.loss_chunk_rows));
+    loss += s.loss_sum;
+    counted += s.counted;
+  }
+  return loss / static_cast<double>(std::max<std::int64_t>(counted, 1));
+}
+
+fs::path Trainer::save_checkpoint() {
+  CheckpointMeta meta;
+  meta.step = step_;
+  meta.adam_updates = optimizer_->updates();
+  meta.skipped_steps = skipped_;
+  meta.init_sha256 = init_sha256_;
+  meta.config = config_;
+  meta.data_position = train_data_->position();
+  meta.init_seed = config_.train.seed;
+  meta.data_seed = config_.train.data_seed;
+  return fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, *optimizer_, meta,
+                                 config_.train.keep_checkpoints);
+}
+
+void Trainer::run() {
+  const std::int64_t total = config_.train.steps;
+  const std::int64_t first = step_;
+  const auto start = Clock::now();
+  std::optional<StepRecord> last;
+  ProgressBar bar(options_.progress_bar);
+  try {
+    while (step_ < total) {
+      StepRecord r = train_step();
+      const TrainConfig& t = config_.train;
+      if (t.eval_every > 0 && (step_ % t.eval_every == 0 || step_ == total)) {
+        r.val_loss = validation_loss();
+      }
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      const double eta = elapsed / static_cast<double>(step_ - first) * static_cast<double>(total - step_);
+      if (step_ % std::max<std::int64_t>(t.log_every, 1) == 0 || step_ == total || r.val_loss) {
+        append_metrics(run_dir_ / "metrics.jsonl", r, skipped_);
+        bar.clear();
+        if (options_.log) std::fprintf(options_.log, "%s\n", format_step_line(r, total).c_str());
+      }
+      bar.draw(step_, total, r.loss, eta);
+      if (t.checkpoint_every > 0 && step_ % t.checkpoint_every == 0 && step_ < total) save_checkpoint();
+      last = r;
+    }
+    bar.clear();
+    save_checkpoint();
+  } catch (...) {
+    bar.clear();
+    write_run_record("failed", last ? &*last : nullptr);
+    throw;
+  }
+  write_run_record("completed", last ? &*last : nullptr);
+}
+
+void Trainer::write_run_record(const std::string& status, const StepRecord* last) {
+  json j{{"fp8lab_version", "0.1.0"},
+         {"status", status},
+         {"started_utc", started_utc_},
+         {"updated_utc", utc_now_iso8601()},
+         {"preset", config_.preset},
+         {"policy", policy_name(config_.precision.policy)},
+         {"mlp_recompute", config_.precision.mlp_recompute},
+         {"compute", compute_mode_name(config_.precision.compute)},
+         {"backend", backend_.name()},
+         {"parameter_count", model_->parameter_count()},
+         {"init_seed", config_.train.seed},
+         {"init_sha256", init_sha256_},
+         {"step", step_},
+         {"skipped_steps", skipped_},
+         {"tokens_seen", step_ * config_.train.grad_accum * config_.train.micro_batch * config_.model.seq_len},
+         {"peak_mib", static_cast<double>(backend_.memory_stats().peak_bytes) / (1024.0 * 1024.0)}};
+  if (last) {
+    j["final_loss"] = last->loss;
+    if (last->val_loss) j["final_val_loss"] = *last->val_loss;
+  }
+  if (status == "completed") j["final_params_sha256"] = model_->parameter_sha256();
+  write_json_atomic(run_dir_ / "run.json", j);
+}
+
+}  // namespace fp8lab
