@@ -1,0 +1,83 @@
+// `fp8lab bench linear`: the isolated linear layer on the GPU (see fp8lab/bench_linear.hpp).
+#include "command_registry.hpp"
+#include "fp8lab/error.hpp"
+
+#if defined(FP8LAB_HAVE_CUDA)
+#include "fp8lab/bench_linear.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#endif
+
+namespace fp8lab::cli {
+namespace {
+
+#if defined(FP8LAB_HAVE_CUDA)
+struct BenchLinearArgs {
+  LinearBenchConfig config;
+  std::vector<std::string> shapes{"512x512", "512x2048", "2048x512", "512x8192"};
+  std::vector<std::string> modes{"bf16", "fp8-plain", "fp8-fused"};
+  std::string json;
+};
+
+std::vector<LinearBenchShape> parse_shapes(const std::vector<std::string>& specs) {
+  std::vector<LinearBenchShape> out;
+  for (const std::string& s : specs) {
+    long long in = 0, o = 0;
+    char sep = 0;
+    const int got = std::sscanf(s.c_str(), "%lld%c%lld", &in, &sep, &o);
+    FP8LAB_CHECK(got == 3 && sep == 'x' && in > 0 && o > 0,
+                 "--shapes: '{}' is not IxO (e.g. 512x2048)", s);
+    out.push_back({in, o});
+  }
+  return out;
+}
+
+void run(const BenchLinearArgs& args) {
+  LinearBenchConfig config = args.config;
+  config.shapes = parse_shapes(args.shapes);
+  config.modes.clear();
+  for (const std::string& m : args.modes) config.modes.push_back(parse_linear_cuda_mode(m));
+  if (config.seed == 0) config.seed = std::random_device{}();
+  LinearBenchResult result = run_linear_bench(config);
+  if (!config.peer_json.empty()) attach_linear_peer(result, config.peer_json);
+  std::fputs(linear_bench_report(result).c_str(), stdout);
+  if (!args.json.empty()) {
+    std::ofstream out(args.json);
+    FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot write '{}'", args.json);
+    out << linear_bench_json(result).dump(2) << "\n";
+  }
+}
+#endif
+
+void setup(CLI::App& bench) {
+  bench.require_subcommand(1);
+  CLI::App* linear = bench.add_subcommand(
+      "linear", "Isolated linear layer fwd+bwd on the GPU: bf16, fp8-plain, fp8-fused vs the "
+                "limit and the PyTorch peer");
+#if defined(FP8LAB_HAVE_CUDA)
+  auto args = std::make_shared<BenchLinearArgs>();
+  linear->add_option("--tokens", args->config.tokens, "rows of x (M)")->capture_default_str();
+  linear->add_option("--shapes", args->shapes, "layer shapes IxO")->capture_default_str();
+  linear->add_option("--modes", args->modes, "bf16, fp8-plain, fp8-fused")->capture_default_str();
+  linear->add_option("--repeats", args->config.repeats, "timed repeats (>= 20)")->capture_default_str();
+  linear->add_option("--warmup", args->config.warmup, "untimed repeats")->capture_default_str();
+  linear->add_option("--rotations", args->config.rotations, "rotating input buffers")
+      ->capture_default_str();
+  linear->add_option("--seed", args->config.seed, "input seed (0: fresh)");
+  linear->add_option("--peer", args->config.peer_json, "JSON from bench/peers/linear_peer.py");
+  linear->add_option("--commit", args->config.commit, "source commit recorded in the JSON");
+  linear->add_option("--json", args->json, "write the results as JSON to this file");
+  linear->callback([args] { run(*args); });
+#else
+  linear->callback([] {
+    FP8LAB_FAIL(ErrorKind::cuda, "fp8lab was built without the CUDA backend: bench linear needs it");
+  });
+#endif
+}
+
+const CommandRegistration registration{{"bench", "GPU benchmarks (bench linear)", setup}};
+
+}  // namespace
+}  // namespace fp8lab::cli
