@@ -23,6 +23,7 @@ inline RunConfig small_run(std::uint64_t seed) {
   c.train.data_seed = seed ^ 0x5eed;
   c.train.loss_chunk_rows = 12;  // several chunks per micro-batch
   c.optim.warmup_steps = 2;
+  c.optim.decay_steps = 6;
   c.optim.lr = 3e-3f, c.optim.min_lr = 3e-4f;
   c.optim.clip_grad_norm = 0.5f;  // small enough that clipping really happens
   return c;
