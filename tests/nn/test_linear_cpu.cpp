@@ -91,7 +91,7 @@ TEST(LinearBf16Gradients, EqualFiniteDifferencesExactlyOnSmallIntegerData) {
   EXPECT_EQ(finite_difference_grad(w, 1.0, loss), testing::to_f64(r.dw));
 }
 
-// On normal data y is rounded to bf16 (relative 2^-9), which the quotient divides by 2h; a large
+// On normal data y is rounded to bf16 (relative 2^-8 at most), which the quotient divides by 2h; a large
 // step is harmless because L is linear. The bound is in tolerances.hpp.
 TEST(LinearBf16Gradients, MatchFiniteDifferencesOnNormalData) {
   const std::int64_t m = 12, k = 16, n = 20;
