@@ -39,12 +39,20 @@ struct GemmBench {
   double err_precise = 0, err_fast = 0;  // rel. Frobenius vs float64 on sampled rows
 };
 
+// The cast kernels alone on dY [M, N] (the largest cast of the layer), with achieved bandwidth.
+struct CastKernelBench {
+  std::string name;
+  double ms = 0;
+  double bytes = 0;  // minimal bytes the kernel must move
+};
+
 struct LinearBenchShapeResult {
   LinearBenchShape shape;
   std::vector<std::pair<LinearCudaMode, double>> median_ms;
   std::vector<std::pair<LinearCudaMode, double>> spread_ms;  // (p90 - p10) of the repeats
   std::vector<std::pair<LinearCudaMode, std::size_t>> peak_transient_bytes;
   std::vector<GemmBench> gemms;
+  std::vector<CastKernelBench> casts;
   double cast_bytes = 0;     // minimal cast traffic of one fwd+bwd
   double cast_ms = 0;        // cast_bytes over the measured copy bandwidth
   double limit_ms = 0;       // FP8 precise GEMMs + cast_ms

@@ -73,10 +73,13 @@ PrepareSummary prepare_corpus(const PrepareOptions& options);
 struct PackOptions {
   SourceSpec source;
   std::filesystem::path out;
-  // > 0: keep every document under keep_subtrees, then add the others in SHA-256(name) order
-  // (a uniform, deterministic sample of the tree) until the text reaches budget_bytes.
+  // Sampling for a size limit (plain text inputs only): documents are taken in SHA-256(name)
+  // order (a uniform, deterministic sample of the tree) until their text reaches the budget;
+  // those under keep_subtrees (e.g. the held-out "sound") and the others have separate budgets.
+  // <= 0: no limit. The pack stores the chosen documents in name order.
   std::int64_t budget_bytes = 0;
   std::vector<std::string> keep_subtrees;
+  std::int64_t keep_budget_bytes = 0;
   int level = 19;  // zstd level
   int threads = 0;
   bool progress = true;

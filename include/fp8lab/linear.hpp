@@ -30,7 +30,7 @@ namespace fp8lab {
 
 enum class LinearPrecision : std::uint8_t { bf16, fp8 };
 
-const char* linear_precision_name(LinearPrecision p);  // "bf16", "fp8"
+const char* linear_precision_name(LinearPrecision p);           // "bf16", "fp8"
 LinearPrecision parse_linear_precision(std::string_view name);  // throws naming the bad string
 
 struct LinearConfig {
@@ -42,11 +42,11 @@ struct LinearConfig {
 // until backward). fp8 policy: the forward-rounded E4M3 casts in both layouts, with their scales.
 struct LinearSaved {
   LinearPrecision precision = LinearPrecision::bf16;
-  TensorView x, w;                 // bf16 [M, K], [N, K]                (bf16 policy)
-  TensorView xq, xq_t;             // e4m3 [M, K] and its transpose [K, M] (fp8 policy)
-  TensorView wq, wq_t;             // e4m3 [N, K] and its transpose [K, N] (fp8 policy)
-  Fp8Scale x_scale, w_scale;       // fp8 policy
-  CastCounts x_counts, w_counts;   // fp8 policy: what the forward casts clamped or flushed
+  TensorView x, w;                // bf16 [M, K], [N, K]                (bf16 policy)
+  TensorView xq, xq_t;            // e4m3 [M, K] and its transpose [K, M] (fp8 policy)
+  TensorView wq, wq_t;            // e4m3 [N, K] and its transpose [K, N] (fp8 policy)
+  Fp8Scale x_scale, w_scale;      // fp8 policy
+  CastCounts x_counts, w_counts;  // fp8 policy: what the forward casts clamped or flushed
 };
 
 // Host memory for LinearSaved's fp8 buffers (empty for the bf16 policy).

@@ -16,6 +16,7 @@
 #include "fp8lab/gemm_cuda.hpp"
 
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <limits>
 
@@ -117,6 +118,23 @@ void bench_gemms(CublasLtGemm& g, const LinearBenchConfig& c, const ShapeBuffers
   }
 }
 
+// Each cast kernel alone on dY[0] (e5m2), into the fused run's scratch.
+void bench_casts(const LinearBenchConfig& c, const ShapeBuffers& b, const ModeRun& fused,
+                 LinearBenchShapeResult& res, cudaStream_t s) {
+  const TensorView& dy = b.dy[0];
+  const TensorView &q = fused.scratch.dyq, &qt = fused.scratch.dyq_t;
+  Fp8Meta* meta = fused.saved.meta + 2;
+  const double n = static_cast<double>(dy.numel());
+  const auto time = [&](const char* name, double bytes, const std::function<void()>& f) {
+    res.casts.push_back({name, bench::time_repeats(c.warmup, c.repeats, s, [&](int) { f(); }).median_ms,
+                         bytes});
+  };
+  time("amax", 2 * n, [&] { amax_scale_cuda(dy, Fp8Format::e5m2, meta, s); });
+  time("cast", 3 * n, [&] { quantize_cuda(dy, Fp8Format::e5m2, meta, q, s); });
+  time("transpose", 2 * n, [&] { transpose_fp8_cuda(q, qt, s); });
+  time("cast_transpose", 4 * n, [&] { quantize_transpose_cuda(dy, Fp8Format::e5m2, meta, q, qt, s); });
+}
+
 LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const LinearBenchConfig& c,
                                    LinearBenchShape shape, double copy_gbps, cudaStream_t s) {
   const std::int64_t m = c.tokens, k = shape.in, n = shape.out;
@@ -161,6 +179,7 @@ LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const Li
   }
   if (ran_fused) {
     bench_gemms(g, c, b, fused, res, s);
+    bench_casts(c, b, fused, res, s);
     double gemm_ms = 0;
     for (const GemmBench& gb : res.gemms) gemm_ms += gb.fp8_precise_ms;
     res.cast_bytes = 6.0 * static_cast<double>(m * k + n * k + m * n);

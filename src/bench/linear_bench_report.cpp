@@ -43,6 +43,9 @@ nlohmann::json shape_json(const LinearBenchShapeResult& r, std::int64_t tokens) 
                           {"fp8_fast_ms", g.fp8_fast_ms},   {"err_precise_vs_f64", g.err_precise},
                           {"err_fast_vs_f64", g.err_fast}};
   }
+  for (const CastKernelBench& ck : r.casts)
+    j["cast_kernels_dy"][ck.name] = {{"ms", ck.ms}, {"bytes", ck.bytes},
+                                     {"gbps", ck.bytes / (ck.ms * 1e-3) / 1e9}};
   return j;
 }
 
@@ -99,6 +102,9 @@ std::string linear_bench_report(const LinearBenchResult& result) {
     o << "\n   peak:";
     for (const auto& [mode, bytes] : r.peak_transient_bytes)
       o << fmt::format(" {} {:.1f}", linear_cuda_mode_name(mode), static_cast<double>(bytes) / (1 << 20));
+    o << ";  cast kernels on dY (GB/s):";
+    for (const CastKernelBench& ck : r.casts)
+      o << fmt::format(" {} {:.3f} ms {:.0f}", ck.name, ck.ms, ck.bytes / (ck.ms * 1e-3) / 1e9);
     o << fmt::format("; limit = fp8 GEMMs {:.3f} + casts {:.3f} ({:.0f} MB)\n", r.limit_ms - r.cast_ms,
                      r.cast_ms, r.cast_bytes / 1e6);
   }

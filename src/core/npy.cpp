@@ -34,10 +34,14 @@ class HeaderParser {
     while (!peek_is('}')) {
       const std::string key = parse_string();
       expect(':');
-      if (key == "descr") h.descr = parse_string(), have_descr = true;
-      else if (key == "fortran_order") h.fortran_order = parse_bool(), have_order = true;
-      else if (key == "shape") h.shape = parse_shape(), have_shape = true;
-      else fail(fmt::format("unexpected key '{}'", key));
+      if (key == "descr")
+        h.descr = parse_string(), have_descr = true;
+      else if (key == "fortran_order")
+        h.fortran_order = parse_bool(), have_order = true;
+      else if (key == "shape")
+        h.shape = parse_shape(), have_shape = true;
+      else
+        fail(fmt::format("unexpected key '{}'", key));
       if (!peek_is('}')) expect(',');
     }
     expect('}');
@@ -66,7 +70,8 @@ class HeaderParser {
   }
   std::string parse_string() {
     skip_space();
-    if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"')) fail("expected a string");
+    if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"'))
+      fail("expected a string");
     const char quote = text_[pos_++];
     const std::size_t end = text_.find(quote, pos_);
     if (end == std::string_view::npos) fail("unterminated string");
@@ -123,9 +128,10 @@ std::uint32_t read_le(std::span<const std::uint8_t> b, std::size_t at, int bytes
 }  // namespace
 
 HostTensor parse_npy_f32_2d(std::span<const std::uint8_t> bytes, std::string_view source) {
-  FP8LAB_CHECK_KIND(ErrorKind::format,
-                    bytes.size() >= kMagicSize && std::memcmp(bytes.data(), kMagic, kMagicSize) == 0,
-                    "{}: not a .npy file (the magic string \\x93NUMPY is missing)", source);
+  FP8LAB_CHECK_KIND(
+      ErrorKind::format,
+      bytes.size() >= kMagicSize && std::memcmp(bytes.data(), kMagic, kMagicSize) == 0,
+      "{}: not a .npy file (the magic string \\x93NUMPY is missing)", source);
   FP8LAB_CHECK_KIND(ErrorKind::format, bytes.size() >= 10, "{}: truncated .npy preamble ({} bytes)",
                     source, bytes.size());
   const int major = bytes[6], minor = bytes[7];
@@ -144,21 +150,22 @@ HostTensor parse_npy_f32_2d(std::span<const std::uint8_t> bytes, std::string_vie
                               header_len);
   const NpyHeader h = HeaderParser(text, source).parse();
   FP8LAB_CHECK_KIND(ErrorKind::dtype, h.descr == "<f4",
-                    "{}: unsupported dtype '{}' (fp8lab reads little-endian float32, '<f4')", source,
-                    h.descr);
+                    "{}: unsupported dtype '{}' (fp8lab reads little-endian float32, '<f4')",
+                    source, h.descr);
   FP8LAB_CHECK_KIND(ErrorKind::format, !h.fortran_order,
                     "{}: fortran_order True is not supported (save a C-ordered array)", source);
   FP8LAB_CHECK_KIND(ErrorKind::shape, h.shape.size() == 2,
                     "{}: expected a 2-D array, got shape {} ({}-D)", source, shape_tuple(h.shape),
                     h.shape.size());
   const std::int64_t rows = h.shape[0], cols = h.shape[1];
-  FP8LAB_CHECK_KIND(ErrorKind::shape, rows < (std::int64_t{1} << 31) && cols < (std::int64_t{1} << 31),
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    rows < (std::int64_t{1} << 31) && cols < (std::int64_t{1} << 31),
                     "{}: shape {} is too large", source, shape_tuple(h.shape));
   const std::size_t data_bytes = static_cast<std::size_t>(rows * cols) * 4;
   const std::size_t have = bytes.size() - data_offset;
   FP8LAB_CHECK_KIND(ErrorKind::format, have >= data_bytes,
-                    "{}: truncated data: shape {} of float32 needs {} bytes, the file has {}", source,
-                    shape_tuple(h.shape), data_bytes, have);
+                    "{}: truncated data: shape {} of float32 needs {} bytes, the file has {}",
+                    source, shape_tuple(h.shape), data_bytes, have);
   FP8LAB_CHECK_KIND(ErrorKind::format, have == data_bytes,
                     "{}: {} unexpected bytes after the data of shape {}", source, have - data_bytes,
                     shape_tuple(h.shape));
@@ -180,14 +187,24 @@ std::vector<std::uint8_t> encode_npy(const TensorView& t) {
   check_device(t, Device::cpu, "encode_npy input");
   std::string descr;
   switch (t.dtype) {
-    case DType::f32: descr = "<f4"; break;
-    case DType::f64: descr = "<f8"; break;
-    case DType::i32: descr = "<i4"; break;
+    case DType::f32:
+      descr = "<f4";
+      break;
+    case DType::f64:
+      descr = "<f8";
+      break;
+    case DType::i32:
+      descr = "<i4";
+      break;
     case DType::u16:
-    case DType::bf16: descr = "<u2"; break;  // bf16 as its raw bit patterns
+    case DType::bf16:
+      descr = "<u2";
+      break;  // bf16 as its raw bit patterns
     case DType::u8:
     case DType::e4m3:
-    case DType::e5m2: descr = "|u1"; break;  // fp8 as its codes
+    case DType::e5m2:
+      descr = "|u1";
+      break;  // fp8 as its codes
   }
   std::vector<std::int64_t> dims;
   for (int i = 0; i < t.shape.rank(); ++i) dims.push_back(t.shape[i]);
@@ -210,10 +227,13 @@ std::vector<std::uint8_t> encode_npy(const TensorView& t) {
 void write_npy(const std::string& path, const TensorView& t) {
   const std::vector<std::uint8_t> bytes = encode_npy(t);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot create '{}': {}", path, std::strerror(errno));
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot create '{}': {}", path,
+                    std::strerror(errno));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   out.close();
-  FP8LAB_CHECK_KIND(ErrorKind::io, !out.fail(), "error writing '{}': {}", path, std::strerror(errno));
+  FP8LAB_CHECK_KIND(ErrorKind::io, !out.fail(), "error writing '{}': {}", path,
+                    std::strerror(errno));
 }
 
 }  // namespace fp8lab

@@ -17,36 +17,39 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The documents to pack: all of them, or (with a budget) every document under keep_subtrees plus
-// others in SHA-256(name) order until the budget is reached, then back in name order.
+// Adds entries of `pool` in SHA-256(name) order (a uniform, deterministic sample of the tree)
+// until their text reaches `budget` bytes (budget <= 0: all of them).
+void take_sample(std::vector<SourceEntry>& pool, std::int64_t budget,
+                 std::vector<SourceEntry>& chosen) {
+  std::vector<std::pair<std::string, std::size_t>> order;
+  for (std::size_t i = 0; i < pool.size(); ++i) order.emplace_back(sha256_hex(pool[i].name), i);
+  std::sort(order.begin(), order.end());
+  std::int64_t total = 0;
+  for (const auto& [hash, i] : order) {
+    if (budget > 0 && total >= budget) break;
+    total += pool[i].size;
+    chosen.push_back(std::move(pool[i]));
+  }
+}
+
+// The documents to pack, back in name order: a sample of those under keep_subtrees (up to
+// keep_budget_bytes) and a sample of the others (up to budget_bytes).
 std::vector<SourceEntry> choose_entries(const PackOptions& o) {
   std::vector<SourceEntry> entries = list_source_entries(o.source);
-  if (o.budget_bytes <= 0) return entries;
+  if (o.budget_bytes <= 0 && o.keep_budget_bytes <= 0) return entries;
   for (const SourceEntry& e : entries) {
     FP8LAB_CHECK(e.kind == EntryKind::text,
                  "pack: a byte budget needs plain text inputs; {} is a JSONL file or pack",
                  e.file.string());
   }
-  std::vector<SourceEntry> chosen, rest;
-  std::int64_t total = 0;
+  std::vector<SourceEntry> kept, rest, chosen;
   for (SourceEntry& e : entries) {
     const bool keep = std::any_of(o.keep_subtrees.begin(), o.keep_subtrees.end(),
                                   [&](const std::string& s) { return name_in_subtree(e.name, s); });
-    if (keep) {
-      total += e.size;
-      chosen.push_back(std::move(e));
-    } else {
-      rest.push_back(std::move(e));
-    }
+    (keep ? kept : rest).push_back(std::move(e));
   }
-  std::vector<std::pair<std::string, std::size_t>> order;
-  for (std::size_t i = 0; i < rest.size(); ++i) order.emplace_back(sha256_hex(rest[i].name), i);
-  std::sort(order.begin(), order.end());
-  for (const auto& [hash, i] : order) {
-    if (total >= o.budget_bytes) break;
-    total += rest[i].size;
-    chosen.push_back(std::move(rest[i]));
-  }
+  take_sample(kept, o.keep_budget_bytes, chosen);
+  take_sample(rest, o.budget_bytes, chosen);
   std::sort(chosen.begin(), chosen.end(),
             [](const SourceEntry& a, const SourceEntry& b) { return a.name < b.name; });
   return chosen;

@@ -20,8 +20,8 @@ void check_cast_args(const TensorView& x, float scale, Fp8Format format, const T
   FP8LAB_CHECK_KIND(ErrorKind::dtype, x.dtype == DType::f32 || x.dtype == DType::bf16,
                     "{}: input must be f32 or bf16, got {}", op, x.describe());
   check_dtype(q, fp8_dtype(format), "cast output");
-  FP8LAB_CHECK(std::isfinite(scale) && scale > 0.0f, "{}: scale must be finite and positive, got {}",
-               op, scale);
+  FP8LAB_CHECK(std::isfinite(scale) && scale > 0.0f,
+               "{}: scale must be finite and positive, got {}", op, scale);
 }
 
 // One element of the cast, with its contribution to the counters.
@@ -127,8 +127,8 @@ void dequantize_cpu(const TensorView& q, float inv_scale, const TensorView& out_
   check_shape(out_f32, q.shape, "dequantize_cpu output");
   const Fp8Format format = q.dtype == DType::e4m3 ? Fp8Format::e4m3 : Fp8Format::e5m2;
   std::array<float, 256> decoded;  // exact decode of every code, then one fp32 multiply each
-  for (int c = 0; c < 256; ++c) decoded[static_cast<std::size_t>(c)] =
-      fp8_to_float(static_cast<std::uint8_t>(c), format);
+  for (int c = 0; c < 256; ++c)
+    decoded[static_cast<std::size_t>(c)] = fp8_to_float(static_cast<std::uint8_t>(c), format);
   const std::uint8_t* in = q.as<const std::uint8_t>();
   float* out = out_f32.as<float>();
   const std::int64_t n = q.numel();

@@ -7,9 +7,7 @@
 
 namespace fp8lab {
 
-DType fp8_dtype(Fp8Format format) {
-  return format == Fp8Format::e4m3 ? DType::e4m3 : DType::e5m2;
-}
+DType fp8_dtype(Fp8Format format) { return format == Fp8Format::e4m3 ? DType::e4m3 : DType::e5m2; }
 
 namespace {
 
@@ -23,8 +21,9 @@ template <typename LoadFloat>
 AmaxPartial amax_scan(std::int64_t n, LoadFloat load) {
   float max_abs = 0.0f;
   bool any_nan = false;
-#pragma omp parallel for schedule(static) reduction(max : max_abs) reduction(|| : any_nan) \
-    if (n > 32768)
+#pragma omp parallel for schedule(static) reduction(max                     \
+                                                    : max_abs) reduction(|| \
+                                                                         : any_nan) if (n > 32768)
   for (std::int64_t i = 0; i < n; ++i) {
     const float a = std::fabs(load(i));
     any_nan = any_nan || (a != a);

@@ -63,7 +63,8 @@ std::vector<float> exact_f32_copy(const TensorView& t) {
       for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = decoded[p[i]];
       break;
     }
-    default: FP8LAB_FAIL(ErrorKind::internal, "exact_f32_copy: unexpected {}", t.describe());
+    default:
+      FP8LAB_FAIL(ErrorKind::internal, "exact_f32_copy: unexpected {}", t.describe());
   }
   return out;
 }
@@ -76,11 +77,13 @@ std::string gemm_shapes(const TensorView& a, const TensorView& b, const TensorVi
 
 void check_gemm_tn_args(const TensorView& a, const TensorView& b, const TensorView& c,
                         const GemmOptions& options) {
-  FP8LAB_CHECK_KIND(ErrorKind::shape, a.shape.rank() == 2 && b.shape.rank() == 2 && c.shape.rank() == 2,
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    a.shape.rank() == 2 && b.shape.rank() == 2 && c.shape.rank() == 2,
                     "GEMM operands must be 2-D: {}", gemm_shapes(a, b, c));
   const std::int64_t m = a.rows(), k = a.cols(), n = b.rows();
   FP8LAB_CHECK_KIND(ErrorKind::shape, b.cols() == k && c.rows() == m && c.cols() == n,
-                    "GEMM C[M,N] = A[M,K]·B[N,K]^T needs matching shapes: {}", gemm_shapes(a, b, c));
+                    "GEMM C[M,N] = A[M,K]·B[N,K]^T needs matching shapes: {}",
+                    gemm_shapes(a, b, c));
   FP8LAB_CHECK_KIND(ErrorKind::shape, m < INT_MAX && n < INT_MAX && k < INT_MAX,
                     "GEMM dimensions exceed the BLAS int range: {}", gemm_shapes(a, b, c));
   const GemmKind kind = gemm_kind(a, b);
@@ -89,12 +92,12 @@ void check_gemm_tn_args(const TensorView& a, const TensorView& b, const TensorVi
   FP8LAB_CHECK(!options.accumulate || c.dtype == DType::f32,
                "GEMM accumulate (C += A·B^T) needs an f32 C: {}", gemm_shapes(a, b, c));
   if (kind == GemmKind::fp8) {
-    FP8LAB_CHECK_KIND(ErrorKind::shape,
-                      m % kFp8GemmAlignment == 0 && n % kFp8GemmAlignment == 0 &&
-                          k % kFp8GemmAlignment == 0,
-                      "FP8 GEMM needs M, N and K to be multiples of {} (cuBLASLt), got M={}, N={}, "
-                      "K={}: {}",
-                      kFp8GemmAlignment, m, n, k, gemm_shapes(a, b, c));
+    FP8LAB_CHECK_KIND(
+        ErrorKind::shape,
+        m % kFp8GemmAlignment == 0 && n % kFp8GemmAlignment == 0 && k % kFp8GemmAlignment == 0,
+        "FP8 GEMM needs M, N and K to be multiples of {} (cuBLASLt), got M={}, N={}, "
+        "K={}: {}",
+        kFp8GemmAlignment, m, n, k, gemm_shapes(a, b, c));
     FP8LAB_CHECK(std::isfinite(options.inv_scale_a) && std::isfinite(options.inv_scale_b),
                  "FP8 GEMM inverse scales must be finite, got {} and {}", options.inv_scale_a,
                  options.inv_scale_b);
@@ -115,8 +118,8 @@ void gemm_tn_cpu(const TensorView& a, const TensorView& b, const TensorView& c,
                 static_cast<int>(n));
   }
   // The fp8 epilogue: one fp32 product of the two inverse scales, applied to the fp32 accumulator.
-  const float alpha = gemm_kind(a, b) == GemmKind::fp8 ? options.inv_scale_a * options.inv_scale_b
-                                                       : 1.0f;
+  const float alpha =
+      gemm_kind(a, b) == GemmKind::fp8 ? options.inv_scale_a * options.inv_scale_b : 1.0f;
   const std::int64_t total = m * n;
   if (c.dtype == DType::f32) {
     float* out = c.as<float>();

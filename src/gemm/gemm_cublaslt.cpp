@@ -9,13 +9,15 @@
 #include "fp8lab/cuda_check.hpp"
 
 #include <cstdint>
+#include <vector>
 
 namespace fp8lab {
 
 struct CublasLtGemm::Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulAlgo_t algo{};
+  std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's ranking
+  int chosen = -1;  // index of the first candidate cuBLASLt accepted at run time
   bool fp8 = false;
   ~Plan() {
     if (c) cublasLtMatrixLayoutDestroy(c);
@@ -139,16 +141,23 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
   const std::uint64_t ws = workspace_bytes_;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                        sizeof(ws));
-  cublasLtMatmulHeuristicResult_t result{};
+  // The scale pointers are part of the problem the heuristic sees (FP8 with f32 output was
+  // refused at run time by an algorithm chosen without them).
+  if (plan->fp8) {
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b.inv_scale);
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, a.inv_scale);
+  }
+  constexpr int kCandidates = 8;
+  cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
-  const cublasStatus_t status =
-      cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->a,
-                                     plan->b, plan->c, plan->c, pref, 1, &result, &found);
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->a, plan->b, plan->c, plan->c, pref,
+      kCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   FP8LAB_CHECK_KIND(ErrorKind::cuda, status == CUBLAS_STATUS_SUCCESS && found > 0,
                     "{}: cuBLASLt has no algorithm ({})", describe(a, b, out),
                     cublasLtGetStatusName(status));
-  plan->algo = result.algo;
+  for (int i = 0; i < found; ++i) plan->candidates.push_back(results[i].algo);
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
 
@@ -165,10 +174,27 @@ void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& 
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, a.inv_scale);
   }
   const float alpha = 1.0f, beta = options.accumulate ? 1.0f : 0.0f;
-  FP8LAB_CUBLAS_CHECK(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), plan.desc, &alpha,
-                                     b.t.data, plan.a, a.t.data, plan.b, &beta, out.data, plan.c,
-                                     out.data, plan.c, &plan.algo, workspace_, workspace_bytes_,
-                                     stream));
+  const auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
+    return cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), plan.desc, &alpha, b.t.data,
+                          plan.a, a.t.data, plan.b, &beta, out.data, plan.c, out.data, plan.c,
+                          &algo, workspace_, workspace_bytes_, stream);
+  };
+  if (plan.chosen >= 0) {
+    FP8LAB_CUBLAS_CHECK(launch(plan.candidates[static_cast<std::size_t>(plan.chosen)]));
+    return;
+  }
+  // First call of this plan: take the best-ranked candidate that cuBLASLt accepts (a refused
+  // launch returns before touching memory), then keep it: the algorithm is chosen once per key.
+  cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    last = launch(plan.candidates[i]);
+    if (last == CUBLAS_STATUS_SUCCESS) {
+      plan.chosen = static_cast<int>(i);
+      return;
+    }
+  }
+  FP8LAB_FAIL(ErrorKind::cuda, "{}: none of cuBLASLt's {} candidate algorithms ran (last: {})",
+              describe(a, b, out), plan.candidates.size(), cublasLtGetStatusName(last));
 }
 
 }  // namespace fp8lab

@@ -17,6 +17,10 @@ void check_same(const TensorView& a, const TensorView& b, const char* an, const 
                     an, a.describe(), bn, b.describe());
 }
 
+// tanh(u) = 1 - 2 / (exp(2u) + 1): one expf, several times faster than glibc's tanhf (which
+// goes through expm1f) and within a few ulp of it; exp overflow gives exactly 1, as it should.
+inline float fast_tanh(float u) { return 1.f - 2.f / (std::exp(2.f * u) + 1.f); }
+
 }  // namespace
 
 void CpuBackend::gelu_forward(const TensorView& x, const TensorView& y) {
@@ -26,7 +30,7 @@ void CpuBackend::gelu_forward(const TensorView& x, const TensorView& y) {
   for (std::int64_t i = 0; i < n; ++i) {
     const float v = load_at(x, i);
     const float u = kSqrt2OverPi * (v + kCubic * v * v * v);
-    store_at(y, i, 0.5f * v * (1.f + std::tanh(u)));
+    store_at(y, i, 0.5f * v * (1.f + fast_tanh(u)));
   }
 }
 
@@ -38,7 +42,7 @@ void CpuBackend::gelu_backward(const TensorView& x, const TensorView& dy, const 
   for (std::int64_t i = 0; i < n; ++i) {
     const float v = load_at(x, i);
     const float u = kSqrt2OverPi * (v + kCubic * v * v * v);
-    const float t = std::tanh(u);
+    const float t = fast_tanh(u);
     const float du = kSqrt2OverPi * (1.f + 3.f * kCubic * v * v);
     const float grad = 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * du;
     store_at(dx, i, grad * load_at(dy, i));

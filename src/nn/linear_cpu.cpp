@@ -121,7 +121,8 @@ LinearBackwardStats linear_backward_cpu(const LinearConfig& config, const Linear
   const TensorView& x_shape_source = fp8 ? saved.xq : saved.x;
   check_rank(x_shape_source, 2, (name + " saved x").c_str());
   check_rank(w_shape_source, 2, (name + " saved w").c_str());
-  const std::int64_t m = x_shape_source.rows(), k = x_shape_source.cols(), n = w_shape_source.rows();
+  const std::int64_t m = x_shape_source.rows(), k = x_shape_source.cols(),
+                     n = w_shape_source.rows();
   check_view(dy, DType::bf16, {m, n}, name + ".dy");
   check_view(dx, DType::bf16, {m, k}, name + ".dx");
   check_device(dw, Device::cpu, (name + ".dw").c_str());
@@ -141,10 +142,11 @@ LinearBackwardStats linear_backward_cpu(const LinearConfig& config, const Linear
   check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
   check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
   stats.dy_scale = current_scale_cpu(dy, Fp8Format::e5m2, name + ".dy");
-  stats.dy_counts = quantize_transpose_cpu(dy, stats.dy_scale.scale, Fp8Format::e5m2, scratch.dyq,
-                                           scratch.dyq_t);
+  stats.dy_counts =
+      quantize_transpose_cpu(dy, stats.dy_scale.scale, Fp8Format::e5m2, scratch.dyq, scratch.dyq_t);
   // Only what forward saved is read: Wqᵀ for dgrad, Xqᵀ for wgrad, with the forward's scales.
-  gemm_tn_cpu(scratch.dyq, saved.wq_t, dx, {stats.dy_scale.inv_scale, saved.w_scale.inv_scale, false});
+  gemm_tn_cpu(scratch.dyq, saved.wq_t, dx,
+              {stats.dy_scale.inv_scale, saved.w_scale.inv_scale, false});
   gemm_tn_cpu(scratch.dyq_t, saved.xq_t, dw,
               {stats.dy_scale.inv_scale, saved.x_scale.inv_scale, accumulate_dw});
   return stats;

@@ -151,7 +151,7 @@ TEST(CudaGemmErrors, BadShapesDtypesLayoutsAndPointersAreNamed) {
                ErrorKind::invalid_argument, "inverse-scale");
   expect_error([&] { gemm.matmul({t(DType::bf16, 64, 32), true}, {t(DType::e4m3, 32, 32), true, s},
                                  t(DType::bf16, 64, 32), {}, nullptr); },
-               ErrorKind::dtype, "both bf16");
+               ErrorKind::dtype, "both be bf16");
   expect_error([&] { gemm.matmul({t(DType::bf16, 64, 32), true}, {t(DType::bf16, 32, 48), true},
                                  t(DType::bf16, 64, 32), {}, nullptr); },
                ErrorKind::shape, "inner dimensions");
