@@ -39,7 +39,7 @@ constexpr Bounds kBf16Bounds{0.004, 0.004, 0.001};
 constexpr Bounds kFp8Bounds{0.06, 0.09, 0.09};
 
 struct Problem {
-  HostTensor x, w, dy;                    // bf16
+  HostTensor x, w, dy;                        // bf16
   std::vector<double> y_ref, dx_ref, dw_ref;  // fp64: the exact products of the bf16 values
 };
 
@@ -139,9 +139,8 @@ PolicyResult run_policy(const CheckOptions& o, const Problem& p, LinearPrecision
 }
 
 nlohmann::json cast_json(const Fp8Scale& s, const CastCounts& c, const char* format) {
-  return {{"format", format},           {"amax", s.amax},
-          {"scale", s.scale},           {"inv_scale", s.inv_scale},
-          {"saturated", c.saturated},   {"underflow", c.underflow}};
+  return {{"format", format},         {"amax", s.amax},           {"scale", s.scale},
+          {"inv_scale", s.inv_scale}, {"saturated", c.saturated}, {"underflow", c.underflow}};
 }
 
 nlohmann::json result_json(const PolicyResult& r) {
@@ -167,10 +166,11 @@ void run_linear_check(const CheckOptions& o) {
   FP8LAB_CHECK(o.m > 0 && o.k > 0 && o.n > 0 && o.repeats > 0,
                "linear-check needs positive --m, --k, --n and --repeats (got {}, {}, {}, {})", o.m,
                o.k, o.n, o.repeats);
-  std::printf("fp8lab linear-check: y = x W^T, x bf16[%lld, %lld], W bf16[%lld, %lld]; seed %llu; "
-              "%d threads; median of %d repeats\n",
-              (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.k,
-              (unsigned long long)o.seed, omp_get_max_threads(), o.repeats);
+  std::printf(
+      "fp8lab linear-check: y = x W^T, x bf16[%lld, %lld], W bf16[%lld, %lld]; seed %llu; "
+      "%d threads; median of %d repeats\n",
+      (long long)o.m, (long long)o.k, (long long)o.n, (long long)o.k, (unsigned long long)o.seed,
+      omp_get_max_threads(), o.repeats);
   std::fprintf(stderr, "[linear-check] fp64 reference ...\n");
   const Problem p = make_problem(o);
   std::vector<PolicyResult> results;
@@ -206,9 +206,10 @@ void run_linear_check(const CheckOptions& o) {
   }
   for (const PolicyResult& r : results) {
     if (!r.within_bounds)
-      throw std::runtime_error(fmt::format("linear-check: the {} policy's errors exceed the "
-                                           "expected bounds (see the table above)",
-                                           linear_precision_name(r.policy)));
+      throw std::runtime_error(
+          fmt::format("linear-check: the {} policy's errors exceed the "
+                      "expected bounds (see the table above)",
+                      linear_precision_name(r.policy)));
   }
 }
 
@@ -222,7 +223,8 @@ void setup_linear_check(CLI::App& sub) {
       "Prints relative Frobenius errors, median times (after one warm-up) and the fp8 casts'\n"
       "scales and saturation/underflow counts. Exits with code 1 when an error exceeds its\n"
       "expected bound (bf16: 4e-3 for y and dX, 1e-3 for dW; fp8: 0.06 for y, 0.09 for dX, dW).\n");
-  sub.add_option("--m", o->m, "rows of x (tokens); fp8 needs multiples of 16")->capture_default_str();
+  sub.add_option("--m", o->m, "rows of x (tokens); fp8 needs multiples of 16")
+      ->capture_default_str();
   sub.add_option("--k", o->k, "input features")->capture_default_str();
   sub.add_option("--n", o->n, "output features")->capture_default_str();
   sub.add_option("--seed", o->seed, "Philox seed of the data")->capture_default_str();

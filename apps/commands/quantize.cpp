@@ -100,14 +100,17 @@ void run_quantize(const QuantizeOptions& o) {
   measure_error(x, q, r.scale.inv_scale, r);
   if (!o.out_path.empty()) write_npy(o.out_path, q);
   if (!o.out_transposed_path.empty()) write_npy(o.out_transposed_path, qt);
-  if (o.json) print_json(o, x, r);
-  else print_text(o, x, r);
+  if (o.json)
+    print_json(o, x, r);
+  else
+    print_text(o, x, r);
 }
 
 void setup_quantize(CLI::App& sub) {
   auto o = std::make_shared<QuantizeOptions>();
   sub.footer(
-      "The cast (docs/design.md §2): amax = max|x|; scale = fmax / amax in fp32 (fmax 448 for e4m3,\n"
+      "The cast (docs/design.md §2): amax = max|x|; scale = fmax / amax in fp32 (fmax 448 for "
+      "e4m3,\n"
       "57344 for e5m2; amax 0 gives 1); q = fp8(x * scale), round to nearest even, values\n"
       "beyond the range clamp to +-fmax, subnormals kept; inv_scale = 1 / scale.\n"
       "saturated counts elements the clamp changed; underflow counts non-zero inputs cast to +-0.\n"
@@ -116,7 +119,8 @@ void setup_quantize(CLI::App& sub) {
       "Bad input (not .npy, not float32, not 2-D, truncated, NaN/inf) exits with code 2.\n"
       "sqnr_db is null in JSON when the cast is exact or the input is all zeros.\n"
       "Example: fp8lab quantize --format e4m3 --in x.npy --out q.npy --json\n");
-  sub.add_option("--format", o->format, "FP8 format: e4m3 (activations, weights) or e5m2 (gradients)")
+  sub.add_option("--format", o->format,
+                 "FP8 format: e4m3 (activations, weights) or e5m2 (gradients)")
       ->check(CLI::IsMember({"e4m3", "e5m2"}))
       ->capture_default_str();
   sub.add_option("--in", o->in_path, "input: a 2-D float32 ('<f4', C order) .npy file")->required();

@@ -50,9 +50,12 @@ inline HostTensor random_normal(DType dtype, Shape shape, std::uint64_t seed, st
   fill_normal(values.data(), shape.numel(), seed, stream, 0.0f, stddev);
   HostTensor t(dtype, shape);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::f32) t.as<float>()[i] = values[i];
-    else if (dtype == DType::bf16) t.as<std::uint16_t>()[i] = float_to_bf16(values[i]);
-    else FP8LAB_FAIL(ErrorKind::dtype, "random_normal: unsupported dtype {}", dtype_name(dtype));
+    if (dtype == DType::f32)
+      t.as<float>()[i] = values[i];
+    else if (dtype == DType::bf16)
+      t.as<std::uint16_t>()[i] = float_to_bf16(values[i]);
+    else
+      FP8LAB_FAIL(ErrorKind::dtype, "random_normal: unsupported dtype {}", dtype_name(dtype));
   }
   return t;
 }
@@ -60,22 +63,28 @@ inline HostTensor random_normal(DType dtype, Shape shape, std::uint64_t seed, st
 // Element i of a float-valued tensor (f32, bf16, f64) as a double.
 inline double element_as_double(const TensorView& t, std::int64_t i) {
   switch (t.dtype) {
-    case DType::f32: return t.as<const float>()[i];
-    case DType::bf16: return bf16_to_float(t.as<const std::uint16_t>()[i]);
-    case DType::f64: return t.as<const double>()[i];
-    default: FP8LAB_FAIL(ErrorKind::dtype, "element_as_double: unsupported {}", t.describe());
+    case DType::f32:
+      return t.as<const float>()[i];
+    case DType::bf16:
+      return bf16_to_float(t.as<const std::uint16_t>()[i]);
+    case DType::f64:
+      return t.as<const double>()[i];
+    default:
+      FP8LAB_FAIL(ErrorKind::dtype, "element_as_double: unsupported {}", t.describe());
   }
 }
 
 inline std::vector<double> to_f64(const TensorView& t) {
   std::vector<double> out(static_cast<std::size_t>(t.numel()));
-  for (std::int64_t i = 0; i < t.numel(); ++i) out[static_cast<std::size_t>(i)] = element_as_double(t, i);
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    out[static_cast<std::size_t>(i)] = element_as_double(t, i);
   return out;
 }
 
 // ||got - ref||_F / ||ref||_F in double. A NaN anywhere gives NaN (so EXPECT_LT fails).
 inline double relative_frobenius(const std::vector<double>& got, const std::vector<double>& ref) {
-  FP8LAB_CHECK(got.size() == ref.size(), "relative_frobenius: sizes {} and {}", got.size(), ref.size());
+  FP8LAB_CHECK(got.size() == ref.size(), "relative_frobenius: sizes {} and {}", got.size(),
+               ref.size());
   double diff2 = 0, ref2 = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
     diff2 += (got[i] - ref[i]) * (got[i] - ref[i]);
@@ -98,8 +107,8 @@ inline std::vector<double> gemm_tn_f64(const std::vector<double>& a, const std::
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < n; ++j) {
       double acc = 0;
-      for (std::int64_t p = 0; p < k; ++p) acc += a[static_cast<std::size_t>(i * k + p)] *
-                                                 b[static_cast<std::size_t>(j * k + p)];
+      for (std::int64_t p = 0; p < k; ++p)
+        acc += a[static_cast<std::size_t>(i * k + p)] * b[static_cast<std::size_t>(j * k + p)];
       c[static_cast<std::size_t>(i * n + j)] = acc;
     }
   }

@@ -15,7 +15,8 @@ namespace {
 // A .npy image with an arbitrary header text, version and payload.
 std::vector<std::uint8_t> npy_image(const std::string& header, std::size_t data_bytes,
                                     int major = 1) {
-  std::vector<std::uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<std::uint8_t>(major), 0};
+  std::vector<std::uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<std::uint8_t>(major),
+                                   0};
   const std::size_t len = header.size();
   out.push_back(static_cast<std::uint8_t>(len & 0xFF));
   out.push_back(static_cast<std::uint8_t>(len >> 8));
@@ -40,7 +41,8 @@ Error parse_error(const std::vector<std::uint8_t>& bytes) {
   return Error(ErrorKind::internal, "none", "", __FILE__, __LINE__);
 }
 
-void expect_error(const std::vector<std::uint8_t>& bytes, ErrorKind kind, const std::string& words) {
+void expect_error(const std::vector<std::uint8_t>& bytes, ErrorKind kind,
+                  const std::string& words) {
   const Error e = parse_error(bytes);
   EXPECT_EQ(e.kind(), kind) << e.what();
   EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();

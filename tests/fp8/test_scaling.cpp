@@ -15,22 +15,29 @@ namespace {
 using testing::fresh_seed;
 using testing::poisoned;
 
-// Mostly N(0, 3), with ~4% exact zeros (never counted as underflow) and ~4% values 1e-12 times
-// smaller (below half of either format's smallest subnormal after scaling: counted as underflow).
+// One Philox block per element (cheap enough for 4096²): a random sign and 24-bit significand
+// over binades 2^-12 .. 2^3, so every FP8 binade and the subnormals are hit; ~4% exact zeros
+// (never counted as underflow) and ~4% values 1e-12 times smaller (below half of either
+// format's smallest subnormal after scaling: counted as underflow).
 HostTensor mixed_input(DType dtype, Shape shape, std::uint64_t seed) {
-  HostTensor x = testing::random_normal(DType::f32, shape, seed, 1, 3.0f);
-  float* p = x.as<float>();
+  HostTensor x(dtype, shape);
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < x.numel(); ++i) {
-    const std::uint32_t r = random_u32(seed, 2, static_cast<std::uint64_t>(i)) % 100;
-    if (r < 4) p[i] = 0.0f;
-    else if (r < 8) p[i] *= 1e-12f;
+    const Philox4 r = philox_block(seed, 1, static_cast<std::uint64_t>(i));
+    const float significand = 1.0f + static_cast<float>(r.v[0] >> 9) * (1.0f / 8388608.0f);
+    const int exponent = static_cast<int>(r.v[1] % 16) - 12;
+    float v = std::ldexp(significand, exponent) * ((r.v[2] & 1) ? -1.0f : 1.0f);
+    const std::uint32_t kind = r.v[3] % 100;
+    if (kind < 4)
+      v = 0.0f;
+    else if (kind < 8)
+      v *= 1e-12f;
+    if (dtype == DType::f32)
+      x.as<float>()[i] = v;
+    else
+      x.as<std::uint16_t>()[i] = float_to_bf16(v);
   }
-  if (dtype == DType::f32) return x;
-  HostTensor b(DType::bf16, shape);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < x.numel(); ++i) b.as<std::uint16_t>()[i] = float_to_bf16(p[i]);
-  return b;
+  return x;
 }
 
 float element(const TensorView& x, std::int64_t i) {
@@ -39,23 +46,29 @@ float element(const TensorView& x, std::int64_t i) {
 
 // Saturated, derived from the format's grid rather than from fp8_saturates(): y is saturated
 // when round-to-nearest-even with an unbounded exponent would go past max. The next grid point
-// above max is max + ulp(max); at the midpoint the tie goes to whichever code is even.
-bool saturates_independent(float y, Fp8Format f) {
-  const Fp8Spec s = fp8_spec(f);
-  const double max = s.max_value;
-  const double ulp = std::ldexp(1.0, std::ilogb(max) - s.mantissa_bits);
-  const double mid = max + ulp / 2;
-  const bool max_code_is_even = (s.max_code & 1) == 0;
-  const double a = std::fabs(static_cast<double>(y));
-  return std::isfinite(a) && (a > mid || (a == mid && !max_code_is_even));
-}
+// above max is max + ulp(max); at that midpoint the tie goes to whichever code is even.
+struct SaturationThreshold {
+  double midpoint;
+  bool tie_saturates;
+  explicit SaturationThreshold(Fp8Format f) {
+    const Fp8Spec s = fp8_spec(f);
+    const double max = s.max_value;
+    midpoint = max + std::ldexp(1.0, std::ilogb(max) - s.mantissa_bits) / 2;
+    tie_saturates = (s.max_code & 1) != 0;  // max's code odd: the tie rounds up, past max
+  }
+  bool saturates(float y) const {
+    const double a = std::fabs(static_cast<double>(y));
+    return std::isfinite(a) && (a > midpoint || (a == midpoint && tie_saturates));
+  }
+};
 
 CastCounts expected_counts(const TensorView& x, float scale, Fp8Format f) {
+  const SaturationThreshold threshold(f);
   std::int64_t saturated = 0, underflow = 0;
 #pragma omp parallel for schedule(static) reduction(+ : saturated, underflow)
   for (std::int64_t i = 0; i < x.numel(); ++i) {
     const float v = element(x, i), y = v * scale;
-    saturated += saturates_independent(y, f);
+    saturated += threshold.saturates(y);
     underflow += v != 0.0f && fp8_to_float(float_to_fp8(y, f), f) == 0.0f;
   }
   return {saturated, underflow};

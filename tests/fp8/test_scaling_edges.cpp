@@ -76,10 +76,10 @@ TEST(CurrentScale, TinyAmaxClampsTheScaleToTheLargestFloat) {
 TEST(Quantize, NegativeUnderflowKeepsItsSignAndIsCounted) {
   HostTensor x(DType::f32, {1, 4});
   float* p = x.as<float>();
-  p[0] = 448.0f;                           // sets the scale to 1
-  p[1] = -std::ldexp(1.0f, -11);           // a quarter of e4m3's smallest subnormal
-  p[2] = std::ldexp(1.0f, -10);            // exactly half the smallest subnormal: ties to 0
-  p[3] = std::ldexp(1.0f, -9);             // the smallest subnormal: kept
+  p[0] = 448.0f;                  // sets the scale to 1
+  p[1] = -std::ldexp(1.0f, -11);  // a quarter of e4m3's smallest subnormal
+  p[2] = std::ldexp(1.0f, -10);   // exactly half the smallest subnormal: ties to 0
+  p[3] = std::ldexp(1.0f, -9);    // the smallest subnormal: kept
   const Fp8Scale s = current_scale_cpu(x, Fp8Format::e4m3, "x");
   ASSERT_EQ(s.scale, 1.0f);
   HostTensor q = poisoned(DType::e4m3, {1, 4});

@@ -34,7 +34,8 @@ void expect_within_fp32_accumulation_bound(const TensorView& c, const std::vecto
   std::int64_t violations = 0;
   for (std::size_t i = 0; i < got.size(); ++i) {
     // gamma covers the K products and sums plus the final multiply by alpha.
-    violations += !(std::fabs(got[i] - alpha * exact[i]) <= gamma * std::fabs(alpha) * magnitude[i]);
+    violations +=
+        !(std::fabs(got[i] - alpha * exact[i]) <= gamma * std::fabs(alpha) * magnitude[i]);
   }
   EXPECT_EQ(violations, 0);
 }
@@ -95,11 +96,10 @@ TEST_P(Fp8GemmFormats, DecodedCodesTimesInverseScalesAccumulatedInFp32) {
   expect_within_fp32_accumulation_bound(c32, to_f64(da), to_f64(db), m, n, k, alpha);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    SupportedPairs, Fp8GemmFormats,
-    ::testing::Values(std::make_tuple(Fp8Format::e4m3, Fp8Format::e4m3),
-                      std::make_tuple(Fp8Format::e5m2, Fp8Format::e4m3),
-                      std::make_tuple(Fp8Format::e4m3, Fp8Format::e5m2)));
+INSTANTIATE_TEST_SUITE_P(SupportedPairs, Fp8GemmFormats,
+                         ::testing::Values(std::make_tuple(Fp8Format::e4m3, Fp8Format::e4m3),
+                                           std::make_tuple(Fp8Format::e5m2, Fp8Format::e4m3),
+                                           std::make_tuple(Fp8Format::e4m3, Fp8Format::e5m2)));
 
 TEST(GemmAccumulate, AddsTheProductToAnExistingF32Result) {
   const std::uint64_t seed = fresh_seed();
@@ -125,8 +125,8 @@ Error error_of(const std::function<void()>& f) {
 }
 
 TEST(GemmArguments, Fp8ShapesNotMultiplesOf16AreRejectedNamingTheShapes) {
-  for (const auto& [m, n, k] : {std::make_tuple(17, 16, 32), std::make_tuple(16, 40, 32),
-                                std::make_tuple(32, 16, 24)}) {
+  for (const auto& [m, n, k] :
+       {std::make_tuple(17, 16, 32), std::make_tuple(16, 40, 32), std::make_tuple(32, 16, 24)}) {
     HostTensor a(DType::e4m3, {m, k}), b(DType::e4m3, {n, k}), c(DType::bf16, {m, n});
     const Error e = error_of([&] { gemm_tn_cpu(a, b, c, {1.0f, 1.0f, false}); });
     EXPECT_EQ(e.kind(), ErrorKind::shape);
@@ -147,7 +147,9 @@ TEST(GemmArguments, MismatchedShapesAndUnsupportedDtypesAreTypedErrors) {
   EXPECT_EQ(error_of([&] { gemm_tn_cpu(a, f, c); }).kind(), ErrorKind::dtype);
   EXPECT_EQ(error_of([&] { gemm_tn_cpu(e5a, e5b, c); }).kind(), ErrorKind::dtype);
   EXPECT_EQ(error_of([&] { gemm_tn_cpu(a, b_ok, ints); }).kind(), ErrorKind::dtype);
-  EXPECT_EQ(error_of([&] { gemm_tn_cpu(a, b_ok, c16, {1.0f, 1.0f, true}); }).kind(),
+  EXPECT_EQ(error_of([&] {
+              gemm_tn_cpu(a, b_ok, c16, {1.0f, 1.0f, true});
+            }).kind(),
             ErrorKind::invalid_argument);
 }
 

@@ -29,8 +29,10 @@ LinearRun run_linear(LinearPrecision p, const HostTensor& x, const HostTensor& w
   const LinearConfig config{p, "test.fc"};
   LinearSavedHost saved(p, m, k, n);
   LinearScratchHost scratch(p, m, n);
-  LinearRun r{poisoned(DType::bf16, {m, n}), poisoned(DType::bf16, {m, k}),
-              poisoned(DType::f32, {n, k}), {}};
+  LinearRun r{poisoned(DType::bf16, {m, n}),
+              poisoned(DType::bf16, {m, k}),
+              poisoned(DType::f32, {n, k}),
+              {}};
   linear_forward_cpu(config, x, w, r.y, saved.saved);
   r.stats = linear_backward_cpu(config, saved.saved, dy, r.dx, r.dw, scratch.scratch);
   return r;
@@ -77,7 +79,8 @@ TEST(LinearBf16Gradients, EqualFiniteDifferencesExactlyOnSmallIntegerData) {
   auto random_ints = [&](Shape s, std::uint64_t stream) {
     HostTensor t(DType::bf16, s);
     for (std::int64_t i = 0; i < t.numel(); ++i) {
-      const int v = static_cast<int>(random_u32(seed, stream, static_cast<std::uint64_t>(i)) % 9) - 4;
+      const int v =
+          static_cast<int>(random_u32(seed, stream, static_cast<std::uint64_t>(i)) % 9) - 4;
       t.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(v == 0 ? 1 : v));
     }
     return t;
@@ -91,8 +94,8 @@ TEST(LinearBf16Gradients, EqualFiniteDifferencesExactlyOnSmallIntegerData) {
   EXPECT_EQ(finite_difference_grad(w, 1.0, loss), testing::to_f64(r.dw));
 }
 
-// On normal data y is rounded to bf16 (relative 2^-8 at most), which the quotient divides by 2h; a large
-// step is harmless because L is linear. The bound is in tolerances.hpp.
+// On normal data y is rounded to bf16 (relative 2^-8 at most), which the quotient divides by 2h; a
+// large step is harmless because L is linear. The bound is in tolerances.hpp.
 TEST(LinearBf16Gradients, MatchFiniteDifferencesOnNormalData) {
   const std::int64_t m = 12, k = 16, n = 20;
   const std::uint64_t seed = fresh_seed();
@@ -102,8 +105,10 @@ TEST(LinearBf16Gradients, MatchFiniteDifferencesOnNormalData) {
   const std::vector<double> g = testing::to_f64(dy);
   const LinearRun r = run_linear(LinearPrecision::bf16, x, w, dy);
   const auto loss = [&] { return loss_of(x, w, g); };
-  const double dx_err = relative_frobenius(testing::to_f64(r.dx), finite_difference_grad(x, 2.0, loss));
-  const double dw_err = relative_frobenius(testing::to_f64(r.dw), finite_difference_grad(w, 2.0, loss));
+  const double dx_err =
+      relative_frobenius(testing::to_f64(r.dx), finite_difference_grad(x, 2.0, loss));
+  const double dw_err =
+      relative_frobenius(testing::to_f64(r.dw), finite_difference_grad(w, 2.0, loss));
   std::fprintf(stderr, "[measured] bf16 finite differences: dX %.3g, dW %.3g\n", dx_err, dw_err);
   EXPECT_LT(dx_err, tolerances::kBf16GradVsFiniteDifferences);
   EXPECT_LT(dw_err, tolerances::kBf16GradVsFiniteDifferences);

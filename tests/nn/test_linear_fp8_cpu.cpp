@@ -40,8 +40,11 @@ struct Fp8Run {
   HostTensor y, dx, dw;
   LinearBackwardStats stats;
   Fp8Run(LinearPrecision p, std::int64_t m, std::int64_t k, std::int64_t n)
-      : saved(p, m, k, n), scratch(p, m, n), y(poisoned(DType::bf16, {m, n})),
-        dx(poisoned(DType::bf16, {m, k})), dw(poisoned(DType::f32, {n, k})) {}
+      : saved(p, m, k, n),
+        scratch(p, m, n),
+        y(poisoned(DType::bf16, {m, n})),
+        dx(poisoned(DType::bf16, {m, k})),
+        dw(poisoned(DType::f32, {n, k})) {}
 };
 
 void forward(Fp8Run& r, LinearPrecision p, const Inputs& in) {
@@ -94,7 +97,8 @@ TEST(Fp8Linear, SavedOperandsAreTheForwardCastsInBothLayouts) {
     const Fp8Scale expected = current_scale_cpu(*src, Fp8Format::e4m3, name);
     EXPECT_EQ(scale.scale, expected.scale);
     EXPECT_EQ(scale.inv_scale, expected.inv_scale);
-    HostTensor want(DType::e4m3, src->shape()), want_t(DType::e4m3, {src->shape()[1], src->shape()[0]});
+    HostTensor want(DType::e4m3, src->shape()),
+        want_t(DType::e4m3, {src->shape()[1], src->shape()[0]});
     EXPECT_EQ(quantize_cpu(*src, expected.scale, Fp8Format::e4m3, want), counts);
     transpose_fp8_cpu(want, want_t);
     EXPECT_TRUE(same_bytes(q, want));
@@ -143,8 +147,8 @@ TEST(Fp8Linear, AccumulateDwAddsToTheExistingGradient) {
   const HostTensor dw0 = testing::random_normal(DType::f32, {n, k}, fresh_seed(), 9);
   HostTensor dw(DType::f32, {n, k}), dx = poisoned(DType::bf16, {m, k});
   std::memcpy(dw.as<float>(), dw0.as<float>(), dw.nbytes());
-  linear_backward_cpu({LinearPrecision::fp8, "fc"}, r.saved.saved, in.dy, dx, dw,
-                      r.scratch.scratch, /*accumulate_dw=*/true);
+  linear_backward_cpu({LinearPrecision::fp8, "fc"}, r.saved.saved, in.dy, dx, dw, r.scratch.scratch,
+                      /*accumulate_dw=*/true);
   for (std::int64_t i = 0; i < dw.numel(); ++i)
     ASSERT_EQ(dw.as<float>()[i], dw0.as<float>()[i] + r.dw.as<float>()[i]) << i;
 }
