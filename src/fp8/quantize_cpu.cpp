@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace fp8lab {
 namespace {
@@ -37,9 +38,22 @@ inline CastElement cast_element(float v, float scale, Fp8Format format) {
   return {code, fp8_saturates(y, format), v != 0.0f && (code & 0x7F) == 0};
 }
 
-inline float load_element(const TensorView& x, std::int64_t i) {
-  return x.dtype == DType::f32 ? x.as<const float>()[i]
-                               : bf16_to_float(x.as<const std::uint16_t>()[i]);
+// The one place a cast's input dtype and format are dispatched: `body(load, format)` gets a
+// loader i -> float and the format as a compile-time constant, so the loop carries no branch on
+// either and the format's constants fold into the conversion.
+template <typename Body>
+CastCounts dispatch_cast(const TensorView& x, Fp8Format format, Body body) {
+  auto with_format = [&](auto load) {
+    if (format == Fp8Format::e4m3)
+      return body(load, std::integral_constant<Fp8Format, Fp8Format::e4m3>{});
+    return body(load, std::integral_constant<Fp8Format, Fp8Format::e5m2>{});
+  };
+  if (x.dtype == DType::f32) {
+    const float* p = x.as<const float>();
+    return with_format([p](std::int64_t i) { return p[i]; });
+  }
+  const std::uint16_t* p = x.as<const std::uint16_t>();
+  return with_format([p](std::int64_t i) { return bf16_to_float(p[i]); });
 }
 
 }  // namespace
@@ -49,15 +63,17 @@ CastCounts quantize_cpu(const TensorView& x, float scale, Fp8Format format, cons
   check_shape(q, x.shape, "quantize_cpu output");
   const std::int64_t n = x.numel();
   std::uint8_t* out = q.as<std::uint8_t>();
-  std::int64_t saturated = 0, underflow = 0;
+  return dispatch_cast(x, format, [&](auto load, auto fmt) {
+    std::int64_t saturated = 0, underflow = 0;
 #pragma omp parallel for schedule(static) reduction(+ : saturated, underflow) if (n > 32768)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const CastElement e = cast_element(load_element(x, i), scale, format);
-    out[i] = e.code;
-    saturated += e.saturated;
-    underflow += e.underflow;
-  }
-  return {saturated, underflow};
+    for (std::int64_t i = 0; i < n; ++i) {
+      const CastElement e = cast_element(load(i), scale, fmt);
+      out[i] = e.code;
+      saturated += e.saturated;
+      underflow += e.underflow;
+    }
+    return CastCounts{saturated, underflow};
+  });
 }
 
 CastCounts quantize_transpose_cpu(const TensorView& x, float scale, Fp8Format format,
@@ -72,29 +88,31 @@ CastCounts quantize_transpose_cpu(const TensorView& x, float scale, Fp8Format fo
   std::uint8_t* out = q.as<std::uint8_t>();
   std::uint8_t* out_t = qt.as<std::uint8_t>();
   const std::int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
-  std::int64_t saturated = 0, underflow = 0;
   // One pass over x: each tile is cast once into a local buffer, which is then written out in
   // both layouts while it is hot.
+  return dispatch_cast(x, format, [&](auto load, auto fmt) {
+    std::int64_t saturated = 0, underflow = 0;
 #pragma omp parallel for schedule(static) reduction(+ : saturated, underflow) \
     if (rows * cols > 32768)
-  for (std::int64_t tile = 0; tile < row_tiles * col_tiles; ++tile) {
-    const std::int64_t r0 = (tile / col_tiles) * kTile, c0 = (tile % col_tiles) * kTile;
-    const std::int64_t r1 = std::min(r0 + kTile, rows), c1 = std::min(c0 + kTile, cols);
-    std::array<std::uint8_t, kTile * kTile> codes;
-    for (std::int64_t r = r0; r < r1; ++r) {
-      for (std::int64_t c = c0; c < c1; ++c) {
-        const CastElement e = cast_element(load_element(x, r * cols + c), scale, format);
-        codes[static_cast<std::size_t>((r - r0) * kTile + (c - c0))] = e.code;
-        out[r * cols + c] = e.code;
-        saturated += e.saturated;
-        underflow += e.underflow;
+    for (std::int64_t tile = 0; tile < row_tiles * col_tiles; ++tile) {
+      const std::int64_t r0 = (tile / col_tiles) * kTile, c0 = (tile % col_tiles) * kTile;
+      const std::int64_t r1 = std::min(r0 + kTile, rows), c1 = std::min(c0 + kTile, cols);
+      std::array<std::uint8_t, kTile * kTile> codes;
+      for (std::int64_t r = r0; r < r1; ++r) {
+        for (std::int64_t c = c0; c < c1; ++c) {
+          const CastElement e = cast_element(load(r * cols + c), scale, fmt);
+          codes[static_cast<std::size_t>((r - r0) * kTile + (c - c0))] = e.code;
+          out[r * cols + c] = e.code;
+          saturated += e.saturated;
+          underflow += e.underflow;
+        }
       }
+      for (std::int64_t c = c0; c < c1; ++c)
+        for (std::int64_t r = r0; r < r1; ++r)
+          out_t[c * rows + r] = codes[static_cast<std::size_t>((r - r0) * kTile + (c - c0))];
     }
-    for (std::int64_t c = c0; c < c1; ++c)
-      for (std::int64_t r = r0; r < r1; ++r)
-        out_t[c * rows + r] = codes[static_cast<std::size_t>((r - r0) * kTile + (c - c0))];
-  }
-  return {saturated, underflow};
+    return CastCounts{saturated, underflow};
+  });
 }
 
 void transpose_fp8_cpu(const TensorView& q, const TensorView& qt) {
