@@ -7,10 +7,12 @@
 namespace fp8lab {
 
 // One per cast tensor, in device memory. Zero-initialise (alloc_fp8_meta does) before first use.
-struct Fp8Meta {
-  float amax;
-  float scale;
+// inv_scale comes first and the struct is 16-byte aligned: cuBLASLt's FP8 kernels refused
+// (CUBLAS_STATUS_NOT_SUPPORTED) scale pointers that were only 8-byte aligned.
+struct alignas(16) Fp8Meta {
   float inv_scale;                // the GEMMs read this through their scale pointers
+  float scale;
+  float amax;
   std::uint32_t nonfinite;        // 1 when the last amax was NaN or inf
   unsigned long long saturated;   // counts since the last amax_scale_cuda on this meta
   unsigned long long underflow;

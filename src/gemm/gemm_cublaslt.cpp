@@ -89,6 +89,10 @@ GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
                     d.k);
   FP8LAB_CHECK(a.inv_scale != nullptr && b.inv_scale != nullptr,
                "{}: FP8 operands need their inverse-scale device pointers", what);
+  FP8LAB_CHECK(aligned16(a.inv_scale) && aligned16(b.inv_scale),
+               "{}: inverse-scale pointers {} and {} must be 16-byte aligned (cuBLASLt refuses "
+               "others)", what, static_cast<const void*>(a.inv_scale),
+               static_cast<const void*>(b.inv_scale));
   return d;
 }
 

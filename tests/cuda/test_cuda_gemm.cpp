@@ -1,10 +1,10 @@
 // cuBLASLt GEMMs against the CPU reference GEMM (gemm_tn_cpu) with the same operands and scales.
 //
-// Bounds (relative Frobenius error against the CPU result, which accumulates in fp32 too): the
-// two differ only in summation order, so f32 outputs agree to ~1e-6 (bound 2e-5); bf16 outputs
-// differ where the two fp32 sums round to neighbouring bf16 values (<= 1 ulp = 2^-8 relative,
-// rare), bound 4e-3. Fast accumulation (FP8 only) accumulates partial sums at reduced precision
-// on Hopper; bound 5e-3 for f32 outputs.
+// Bounds (relative Frobenius error against the CPU result, which accumulates in fp32): BF16 GEMMs
+// differ only in summation order, so f32 outputs agree to ~1e-6 (bound 2e-5). Hopper's FP8 MMA
+// adds products into partial sums with fewer than fp32's bits even with FAST_ACCUM off (measured
+// on the H200: 1.0-1.2e-4 for f32 outputs at K = 400..4096, independent of K), bound 5e-4; fast
+// accumulation, bound 5e-3. bf16 outputs add their own rounding (<= 2^-9 relative): 4e-3.
 #if defined(FP8LAB_HAVE_CUDA)
 #include "cuda_test_util.hpp"
 #include "fp8lab/fp8_cuda.hpp"
@@ -16,7 +16,7 @@
 namespace fp8lab {
 namespace {
 
-constexpr double kBoundF32 = 2e-5, kBoundBf16 = 4e-3, kBoundFast = 5e-3;
+constexpr double kBoundF32 = 2e-5, kBoundFp8F32 = 5e-4, kBoundBf16 = 4e-3, kBoundFast = 5e-3;
 
 struct Fp8Operand {
   HostTensor q;   // codes
@@ -59,7 +59,7 @@ TEST_P(CudaFp8Gemm, MatchesCpuReferenceWithinBounds) {
                 {db.view(), true, sb.view().as<const float>()}, out.view(), {fast, false}, nullptr);
     const HostTensor got = to_host(out.view());
     const double err = testing::relative_frobenius(got.view(), want.view());
-    const double bound = out_type == DType::bf16 ? kBoundBf16 : (fast ? kBoundFast : kBoundF32);
+    const double bound = out_type == DType::bf16 ? kBoundBf16 : (fast ? kBoundFast : kBoundFp8F32);
     EXPECT_LT(err, bound) << (fast ? "fast" : "precise") << " accumulation, " << m << "x" << n
                           << "x" << k;
   }

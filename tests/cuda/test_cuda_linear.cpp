@@ -2,8 +2,9 @@
 // backward reading only the forward's saved operands, and the step-boundary non-finite check.
 //
 // Bounds against the CPU layer (relative Frobenius): the FP8 casts are bit-identical (checked),
-// so y, dX and dW differ only by GEMM summation order and the final rounding: 4e-3 for bf16
-// outputs (y, dX), 2e-5 for f32 dW. The bf16 mode: same bounds.
+// so y, dX and dW differ only by the GEMMs' accumulation and the final rounding: 4e-3 for bf16
+// outputs (y, dX); f32 dW 2e-5 in bf16 mode, 5e-4 in the fp8 modes (Hopper's FP8 MMA partial
+// sums carry fewer bits than fp32: ~1e-4 measured, see test_cuda_gemm.cpp).
 #if defined(FP8LAB_HAVE_CUDA)
 #include "cuda_test_util.hpp"
 #include "fp8lab/gemm_cuda.hpp"
@@ -16,7 +17,7 @@ namespace {
 
 using testing::expect_same_bytes;
 
-constexpr double kBoundBf16 = 4e-3, kBoundF32 = 2e-5;
+constexpr double kBoundBf16 = 4e-3, kBoundF32 = 2e-5, kBoundFp8F32 = 5e-4;
 
 struct LinearInputs {
   HostTensor x, w, dy;
@@ -106,7 +107,8 @@ TEST_P(CudaLinearVsCpu, MatchesTheCpuLayerWithinBounds) {
   run.backward();
   EXPECT_LT(testing::relative_frobenius(to_host(run.y.view()).view(), y.view()), kBoundBf16) << "y";
   EXPECT_LT(testing::relative_frobenius(to_host(run.dx.view()).view(), dx.view()), kBoundBf16) << "dX";
-  EXPECT_LT(testing::relative_frobenius(to_host(run.dw.view()).view(), dw.view()), kBoundF32) << "dW";
+  EXPECT_LT(testing::relative_frobenius(to_host(run.dw.view()).view(), dw.view()),
+            precision == LinearPrecision::fp8 ? kBoundFp8F32 : kBoundF32) << "dW";
   if (precision != LinearPrecision::fp8) return;
   expect_same_bytes(saved.saved.xq, run.saved.xq, "saved xq");
   expect_same_bytes(saved.saved.xq_t, run.saved.xq_t, "saved xq_t");
