@@ -10,6 +10,21 @@
 namespace fp8lab::detail {
 namespace {
 
+// 16 input elements kept as raw 16-byte vectors until converted: all of a thread's loads are
+// issued before the first conversion, with few registers held.
+template <typename In>
+struct Raw16 {
+  static constexpr int kVectors = 16 * static_cast<int>(sizeof(In)) / 16;
+  uint4 v[kVectors];
+  __device__ __forceinline__ void load(const In* p) {
+#pragma unroll
+    for (int i = 0; i < kVectors; ++i) v[i] = reinterpret_cast<const uint4*>(p)[i];
+  }
+  __device__ __forceinline__ void to_floats(float (&out)[16]) const {
+    load16(reinterpret_cast<const In*>(v), out);
+  }
+};
+
 template <typename In, Fp8Format F, bool kHw>
 __global__ void __launch_bounds__(kTileThreads)
     cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
@@ -18,14 +33,21 @@ __global__ void __launch_bounds__(kTileThreads)
   const float scale = meta->scale;
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-  const int row = threadIdx.x >> 2, chunk = threadIdx.x & 3;
   CastTally t;
-  if (r0 + row < rows && c0 + chunk * 16 < cols) {
-    const std::int64_t offset = (r0 + row) * cols + c0 + chunk * 16;
+  Raw16<In> raw[kChunksPerThread];
+#pragma unroll
+  for (int i = 0; i < kChunksPerThread; ++i) {
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    if (r0 + row < rows && c0 + chunk * 16 < cols) raw[i].load(x + (r0 + row) * cols + c0 + chunk * 16);
+  }
+#pragma unroll
+  for (int i = 0; i < kChunksPerThread; ++i) {
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    if (r0 + row >= rows || c0 + chunk * 16 >= cols) continue;
     float v[16];
-    load16(x + offset, v);
+    raw[i].to_floats(v);
     const uint4 bytes = cast16<F, kHw>(v, scale, t);
-    *reinterpret_cast<uint4*>(q + offset) = bytes;
+    *reinterpret_cast<uint4*>(q + (r0 + row) * cols + c0 + chunk * 16) = bytes;
     tile_put16(tile, row, chunk, bytes);
   }
   flush_tally(t, meta);
@@ -38,10 +60,18 @@ __global__ void __launch_bounds__(kTileThreads)
   __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
-  const int row = threadIdx.x >> 2, chunk = threadIdx.x & 3;
-  if (r0 + row < rows && c0 + chunk * 16 < cols)
-    tile_put16(tile, row, chunk,
-                       *reinterpret_cast<const uint4*>(q + (r0 + row) * cols + c0 + chunk * 16));
+  uint4 in[kChunksPerThread];
+#pragma unroll
+  for (int i = 0; i < kChunksPerThread; ++i) {
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    if (r0 + row < rows && c0 + chunk * 16 < cols)
+      in[i] = *reinterpret_cast<const uint4*>(q + (r0 + row) * cols + c0 + chunk * 16);
+  }
+#pragma unroll
+  for (int i = 0; i < kChunksPerThread; ++i) {
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    if (r0 + row < rows && c0 + chunk * 16 < cols) tile_put16(tile, row, chunk, in[i]);
+  }
   __syncthreads();
   tile_store_transposed(tile, r0, c0, rows, cols, qt);
 }

@@ -1,24 +1,29 @@
-// The 64x64 byte tile shared by the FP8 transpose and the fused cast-transpose.
+// The 128x128 byte tile shared by the FP8 transpose and the fused cast-transpose.
 //
-// Phase 1: thread t owns row t/4 and the 16-byte chunk t%4 of the tile; it stores its 16 bytes
-// into shared memory at chunk (t%4) ^ ((row/16) & 3). Phase 2: thread t owns output row t/4 (a
-// column of the tile) and the 16-row slab t%4; it gathers 16 bytes down that column and writes
-// them as one 16-byte store, four threads covering a 64-byte run of the output row.
+// Work split (256 threads, 1024 16-byte chunks per tile, 4 per thread in each phase):
+// Phase 1: chunk c = t + 256 i is row c / 8, 16-byte column chunk c % 8; a warp covers 4 whole
+// rows, so its global stores of q are whole 128-byte lines. Each chunk goes to shared memory at
+// chunk position (c % 8) ^ ((row / 16) & 7).
+// Phase 2: chunk c is output row (tile column) c / 8 and 16-row slab c % 8; a warp writes 4 whole
+// 128-byte lines of qt, each gathered down one tile column.
 //
-// Banks (32 x 4 bytes): in phase 1 a quarter-warp writes two whole 64-byte rows, 32 distinct
-// banks. In phase 2 a warp reads, for each i, bytes (16*slab + i, col) for slabs 0..3 and cols
-// 0..7; row pitch 64 would put the four slabs in one bank (16*64 bytes apart), and the XOR swizzle
-// moves slab s to chunk s, i.e. 4*s words further: 8 distinct banks, the rest broadcasts.
+// Banks (32 x 4 bytes): a 128-byte row is exactly 32 banks, so without the swizzle all 8 slabs
+// of a column would sit in one bank (an 8-way conflict in phase 2). With it, slab s of a column
+// lands in chunk position (col / 16) ^ s: 8 distinct 4-word groups, no conflict (the 4 threads
+// of one column group share a word: broadcast). Phase 1: a quarter-warp stores one row's 8 chunks
+// in a permuted order: 32 distinct banks.
 #pragma once
 
 #include <cstdint>
 
 namespace fp8lab::detail {
 
-constexpr int kTile = 64;
+constexpr int kTile = 128;
 constexpr int kTileThreads = 256;
+constexpr int kChunksPerRow = kTile / 16;                            // 8
+constexpr int kChunksPerThread = kTile * kChunksPerRow / kTileThreads;  // 4
 
-__device__ __forceinline__ int tile_swizzle(int row, int chunk) { return chunk ^ ((row >> 4) & 3); }
+__device__ __forceinline__ int tile_swizzle(int row, int chunk) { return chunk ^ ((row >> 4) & 7); }
 
 __device__ __forceinline__ void tile_put16(std::uint8_t (*tile)[kTile], int row, int chunk,
                                            uint4 bytes) {
@@ -31,22 +36,24 @@ __device__ __forceinline__ void tile_store_transposed(const std::uint8_t (*tile)
                                                       std::int64_t r0, std::int64_t c0,
                                                       std::int64_t rows, std::int64_t cols,
                                                       std::uint8_t* qt) {
-  const int col = threadIdx.x >> 2;
-  const int slab = threadIdx.x & 3;
-  if (c0 + col >= cols || r0 + slab * 16 >= rows) return;
-  std::uint32_t w[4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    std::uint32_t word = 0;
+  for (int i = 0; i < kChunksPerThread; ++i) {
+    const int c = threadIdx.x + i * kTileThreads;
+    const int col = c / kChunksPerRow, slab = c % kChunksPerRow;
+    if (c0 + col >= cols || r0 + slab * 16 >= rows) continue;
+    const int pos = tile_swizzle(slab * 16, col >> 4) * 16 + (col & 15);  // same for the slab
+    std::uint32_t w[4];
 #pragma unroll
-    for (int b = 0; b < 4; ++b) {
-      const int row = slab * 16 + j * 4 + b;
-      word |= static_cast<std::uint32_t>(tile[row][tile_swizzle(row, col >> 4) * 16 + (col & 15)])
-              << (8 * b);
+    for (int j = 0; j < 4; ++j) {
+      std::uint32_t word = 0;
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        word |= static_cast<std::uint32_t>(tile[slab * 16 + j * 4 + b][pos]) << (8 * b);
+      w[j] = word;
     }
-    w[j] = word;
+    *reinterpret_cast<uint4*>(qt + (c0 + col) * rows + r0 + slab * 16) =
+        make_uint4(w[0], w[1], w[2], w[3]);
   }
-  *reinterpret_cast<uint4*>(qt + (c0 + col) * rows + r0 + slab * 16) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 }  // namespace fp8lab::detail
