@@ -63,8 +63,8 @@ void run_train(const TrainOptions& o) {
   Trainer trainer(config, o.out, *backend, options);
   trainer.run();
   std::printf("done: %lld steps (%lld skipped), run directory %s\n",
-              static_cast<long long>(trainer.step()), static_cast<long long>(trainer.skipped_steps()),
-              o.out.c_str());
+              static_cast<long long>(trainer.step()),
+              static_cast<long long>(trainer.skipped_steps()), o.out.c_str());
 }
 
 const CommandRegistration registration{CommandSpec{
@@ -73,14 +73,16 @@ const CommandRegistration registration{CommandSpec{
       auto o = std::make_shared<TrainOptions>();
       sub.add_option("--preset", o->preset, "tiny | gpt50m | gpt350m | gpt1.3b");
       sub.add_option("--config", o->config_file, "a JSON run config (may name a \"preset\")");
-      sub.add_option("--set", o->sets, "override a config key, e.g. --set optim.lr=3e-4 (repeatable)")
+      sub.add_option("--set", o->sets,
+                     "override a config key, e.g. --set optim.lr=3e-4 (repeatable)")
           ->take_all();
       sub.add_option("--policy", o->policy, "bf16 | fp8-mlp | fp8-linears")
           ->check(CLI::IsMember({"bf16", "fp8-mlp", "fp8-linears"}));
       sub.add_flag("--mlp-recompute", o->mlp_recompute,
                    "recompute the MLP in the backward instead of keeping its activations");
       sub.add_option("--steps", o->steps, "optimizer steps (overrides train.steps)");
-      sub.add_option("--out", o->out, "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")
+      sub.add_option("--out", o->out,
+                     "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")
           ->required();
       sub.add_flag("--resume", o->resume, "continue from the run directory's latest checkpoint");
       sub.add_flag("--no-progress", o->no_progress, "no progress bar even on a terminal");

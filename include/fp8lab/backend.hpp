@@ -70,15 +70,15 @@ struct AdamWStep {
   float beta1 = 0.9f;
   float beta2 = 0.95f;
   float eps = 1e-8f;
-  float weight_decay = 0.f;        // decoupled: p -= lr * wd * p (0 for excluded tensors)
-  float bias_correction1 = 1.f;    // 1 - beta1^t
-  float bias_correction2 = 1.f;    // 1 - beta2^t
+  float weight_decay = 0.f;      // decoupled: p -= lr * wd * p (0 for excluded tensors)
+  float bias_correction1 = 1.f;  // 1 - beta1^t
+  float bias_correction2 = 1.f;  // 1 - beta2^t
 };
 
 // Sums over the rows of one cross-entropy call: the model divides by the global count.
 struct LossSums {
-  double loss_sum = 0.0;      // sum of -log p(target) over counted rows
-  std::int64_t counted = 0;   // rows whose target is not ignore_index
+  double loss_sum = 0.0;     // sum of -log p(target) over counted rows
+  std::int64_t counted = 0;  // rows whose target is not ignore_index
 };
 
 class Backend {
@@ -91,7 +91,7 @@ class Backend {
   virtual Buffer allocate(MemoryKind kind, DType dtype, const Shape& shape,
                           std::string_view name) = 0;
   virtual MemoryStats memory_stats() const = 0;
-  virtual void upload(const TensorView& dst, const void* host_src) = 0;    // dst.nbytes() bytes
+  virtual void upload(const TensorView& dst, const void* host_src) = 0;  // dst.nbytes() bytes
   virtual void download(const TensorView& src, void* host_dst) = 0;
   virtual void synchronize() = 0;
 
@@ -129,10 +129,9 @@ class Backend {
 
   // y = x W^T; x [M, K], w [N, K], y [M, N]. The returned state feeds linear_backward, which
   // writes dx [M, K] and accumulates dw_accum [N, K] f32. `name` labels errors (non-finite amax).
-  virtual std::unique_ptr<LinearContext> linear_forward(LinearMode precision,
-                                                      const TensorView& x, const TensorView& w,
-                                                      const TensorView& y,
-                                                      std::string_view name) = 0;
+  virtual std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
+                                                        const TensorView& w, const TensorView& y,
+                                                        std::string_view name) = 0;
   virtual void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                                const TensorView& dw_accum) = 0;
 

@@ -37,9 +37,10 @@ struct CheckpointMeta {
   std::string init_sha256;         // hash of the initial weights of the run
   std::string params_sha256;       // hash of the weights saved here
   RunConfig config;
-  nlohmann::json data_position;    // the training data source's position (source-specific)
-  std::uint64_t init_seed = 0, data_seed = 0;  // the run's RNG state: both generators are
-                                               // counter-based (Philox), so seeds + position suffice
+  nlohmann::json data_position;  // the training data source's position (source-specific)
+  std::uint64_t init_seed = 0,
+                data_seed = 0;  // the run's RNG state: both generators are
+                                // counter-based (Philox), so seeds + position suffice
   std::string model_sha256, optimizer_sha256;  // SHA-256 of the two safetensors files
 };
 
@@ -49,12 +50,13 @@ CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view sou
 
 // Saves model + optimizer + meta as checkpoints_dir/step_<meta.step>, updates `latest`, and
 // removes older checkpoints beyond `keep` (never the one `latest` names). Returns its directory.
-std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_dir,
-                                      GptModel& model, const AdamW& optimizer,
-                                      const CheckpointMeta& meta, std::int64_t keep);
+std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_dir, GptModel& model,
+                                      const AdamW& optimizer, const CheckpointMeta& meta,
+                                      std::int64_t keep);
 
 // The directory `latest` names, or nullopt when there is no checkpoint yet.
-std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& checkpoints_dir);
+std::optional<std::filesystem::path> latest_checkpoint(
+    const std::filesystem::path& checkpoints_dir);
 
 // Loads a checkpoint into `model` (and `optimizer` when given). Throws fp8lab::Error when the
 // checkpoint's model config differs from the model's (naming the fields), when a file is

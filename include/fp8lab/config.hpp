@@ -33,8 +33,8 @@ struct ModelConfig {
 
 // Which linears run in FP8 (design.md §2). The tied LM head stays BF16 in every policy.
 enum class PrecisionPolicy : std::uint8_t { bf16, fp8_mlp, fp8_linears };
-const char* policy_name(PrecisionPolicy p);             // "bf16", "fp8-mlp", "fp8-linears"
-PrecisionPolicy parse_policy(std::string_view name);    // throws naming the bad string
+const char* policy_name(PrecisionPolicy p);           // "bf16", "fp8-mlp", "fp8-linears"
+PrecisionPolicy parse_policy(std::string_view name);  // throws naming the bad string
 
 // mixed: bf16 activations and working weights, fp32 master weights, residual stream and grads.
 // fp32: every tensor fp32 and every linear an fp32 GEMM: the reference for gradient checks.
@@ -50,8 +50,8 @@ struct PrecisionConfig {
 };
 
 struct OptimConfig {
-  float lr = 1e-3f;             // peak learning rate
-  float min_lr = 1e-4f;         // the floor the decay ends at
+  float lr = 1e-3f;      // peak learning rate
+  float min_lr = 1e-4f;  // the floor the decay ends at
   std::int64_t warmup_steps = 10;
   std::string decay = "cosine";  // cosine | linear | constant
   std::int64_t decay_steps = 0;  // step at which the floor is reached; 0: train.steps
@@ -72,13 +72,13 @@ struct TrainConfig {
   std::uint64_t seed = 1234;     // initialisation seed (weights depend on seed and name only)
   std::uint64_t data_seed = 1;   // batch order
   std::int64_t log_every = 1;
-  std::int64_t eval_every = 0;    // 0: no periodic validation
+  std::int64_t eval_every = 0;  // 0: no periodic validation
   std::int64_t eval_batches = 4;
   std::int64_t checkpoint_every = 0;  // 0: only the final checkpoint
   std::int64_t keep_checkpoints = 2;
   std::string nonfinite = "abort";  // abort | skip
   std::int64_t loss_chunk_rows = 1024;
-  std::int64_t ignore_index = -1;   // targets equal to this are not counted (-1: none are)
+  std::int64_t ignore_index = -1;  // targets equal to this are not counted (-1: none are)
   bool operator==(const TrainConfig&) const = default;
 };
 

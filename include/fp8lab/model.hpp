@@ -25,11 +25,11 @@ namespace fp8lab {
 enum class ParamRole : std::uint8_t { embedding, norm, matrix };
 
 struct ParamInfo {
-  std::string name;     // "blocks.3.mlp.fc.weight" (also the safetensors name)
+  std::string name;  // "blocks.3.mlp.fc.weight" (also the safetensors name)
   Shape shape;
   std::int64_t offset;  // elements from the start of the buffer
   ParamRole role;
-  float init_std;       // 0 for norms (initialised to 1)
+  float init_std;  // 0 for norms (initialised to 1)
   std::int64_t numel() const { return shape.numel(); }
 };
 

@@ -51,10 +51,10 @@ struct StepRecord {
   std::int64_t step = 0;  // optimizer steps completed, this one included
   double loss = 0;        // mean over the step's counted targets
   float lr = 0;
-  double grad_norm = 0;   // before clipping
+  double grad_norm = 0;  // before clipping
   double tokens_per_s = 0;
   double peak_mib = 0;
-  bool skipped = false;   // non-finite, policy skip: no update was applied
+  bool skipped = false;  // non-finite, policy skip: no update was applied
   std::optional<double> val_loss;
 };
 
@@ -64,7 +64,8 @@ class Trainer {
           TrainerOptions options = {});
   ~Trainer();
 
-  void run();  // trains to config.train.steps (logging, validating, checkpointing); final checkpoint
+  void
+  run();  // trains to config.train.steps (logging, validating, checkpointing); final checkpoint
   StepRecord train_step();
   double validation_loss();  // over eval_batches batches of the validation split (same each time)
   std::filesystem::path save_checkpoint();

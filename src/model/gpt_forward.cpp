@@ -33,9 +33,9 @@ LossSums GptModel::loss(const std::int32_t* inputs, const std::int32_t* targets,
   forward(training);
   const ParamInfo& wte = layout_.params()[0];
   const TensorView none;
-  const LossSums sums = backend_.cross_entropy(
-      a.lnf, working(wte), a.targets, ignore_index, chunk_rows, grad_scale,
-      training ? a.d_lnf.view() : none, training ? grad(wte) : none);
+  const LossSums sums =
+      backend_.cross_entropy(a.lnf, working(wte), a.targets, ignore_index, chunk_rows, grad_scale,
+                             training ? a.d_lnf.view() : none, training ? grad(wte) : none);
   if (training) backward();
   return sums;
 }
@@ -49,9 +49,9 @@ void GptModel::mlp_forward(std::int64_t l) {
                                      working(block_param(l, "mlp.fc.weight")), fc,
                                      linear_name(l, "mlp.fc"));
   backend_.gelu_forward(fc, gelu);
-  b.mlp_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_proj),
-                                           gelu, working(block_param(l, "mlp.proj.weight")),
-                                           a.branch_out, linear_name(l, "mlp.proj"));
+  b.mlp_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_proj), gelu,
+                                           working(block_param(l, "mlp.proj.weight")), a.branch_out,
+                                           linear_name(l, "mlp.proj"));
 }
 
 void GptModel::forward(bool training) {
@@ -70,9 +70,9 @@ void GptModel::forward(bool training) {
                                         working(block_param(l, "attn.qkv.weight")), b.qkv,
                                         linear_name(l, "attn.qkv"));
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse);
-    b.attn_proj_ctx = backend_.linear_forward(
-        linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
-        working(block_param(l, "attn.proj.weight")), a.branch_out, linear_name(l, "attn.proj"));
+    b.attn_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj),
+                                              b.att, working(block_param(l, "attn.proj.weight")),
+                                              a.branch_out, linear_name(l, "attn.proj"));
     backend_.convert(x_attn, x_mlp);
     backend_.add_inplace(x_mlp, a.branch_out);
 

@@ -7,7 +7,10 @@ namespace fp8lab {
 
 GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
                    std::int64_t micro_batch, Backend& backend)
-    : config_(config), precision_(precision), micro_batch_(micro_batch), backend_(backend),
+    : config_(config),
+      precision_(precision),
+      micro_batch_(micro_batch),
+      backend_(backend),
       layout_(config) {
   FP8LAB_CHECK(micro_batch > 0, "micro_batch {} must be positive", micro_batch);
   FP8LAB_CHECK(precision.compute == ComputeMode::mixed || precision.policy == PrecisionPolicy::bf16,
@@ -16,7 +19,8 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   act_dtype_ = fp32 ? DType::f32 : DType::bf16;
   const std::int64_t n = layout_.total();
   master_ = backend.allocate(MemoryKind::parameters, DType::f32, {n}, "params.master");
-  if (!fp32) working_ = backend.allocate(MemoryKind::parameters, DType::bf16, {n}, "params.working");
+  if (!fp32)
+    working_ = backend.allocate(MemoryKind::parameters, DType::bf16, {n}, "params.working");
   grads_ = backend.allocate(MemoryKind::gradients, DType::f32, {n}, "grads");
   backend.fill_zero(master_);
   backend.fill_zero(grads_);
@@ -91,9 +95,8 @@ TensorView GptModel::working(const ParamInfo& p) const {
 
 const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suffix) const {
   // Layout order per block: ln1, attn.qkv, attn.proj, ln2, mlp.fc, mlp.proj (after wte, wpe).
-  static constexpr std::string_view kOrder[] = {"ln1.weight",    "attn.qkv.weight",
-                                                "attn.proj.weight", "ln2.weight",
-                                                "mlp.fc.weight", "mlp.proj.weight"};
+  static constexpr std::string_view kOrder[] = {"ln1.weight", "attn.qkv.weight", "attn.proj.weight",
+                                                "ln2.weight", "mlp.fc.weight",   "mlp.proj.weight"};
   for (std::size_t i = 0; i < std::size(kOrder); ++i) {
     if (kOrder[i] == suffix) return layout_.params()[2 + static_cast<std::size_t>(layer) * 6 + i];
   }
@@ -104,7 +107,9 @@ void GptModel::refresh_working_weights() {
   if (precision_.compute == ComputeMode::mixed) backend_.convert(master_, working_);
 }
 
-void GptModel::zero_grads() { backend_.fill_zero(grads_); }
+void GptModel::zero_grads() {
+  backend_.fill_zero(grads_);
+}
 
 void GptModel::init_parameters(std::uint64_t seed) {
   std::vector<float> host(static_cast<std::size_t>(layout_.total()));

@@ -18,9 +18,12 @@ void ModelConfig::validate() const {
 
 const char* policy_name(PrecisionPolicy p) {
   switch (p) {
-    case PrecisionPolicy::bf16: return "bf16";
-    case PrecisionPolicy::fp8_mlp: return "fp8-mlp";
-    case PrecisionPolicy::fp8_linears: return "fp8-linears";
+    case PrecisionPolicy::bf16:
+      return "bf16";
+    case PrecisionPolicy::fp8_mlp:
+      return "fp8-mlp";
+    case PrecisionPolicy::fp8_linears:
+      return "fp8-linears";
   }
   return "?";
 }
@@ -34,7 +37,9 @@ PrecisionPolicy parse_policy(std::string_view name) {
               "unknown precision policy '{}' (expected bf16, fp8-mlp or fp8-linears)", name);
 }
 
-const char* compute_mode_name(ComputeMode m) { return m == ComputeMode::fp32 ? "fp32" : "mixed"; }
+const char* compute_mode_name(ComputeMode m) {
+  return m == ComputeMode::fp32 ? "fp32" : "mixed";
+}
 
 ComputeMode parse_compute_mode(std::string_view name) {
   if (name == "mixed") return ComputeMode::mixed;
@@ -43,7 +48,9 @@ ComputeMode parse_compute_mode(std::string_view name) {
               name);
 }
 
-std::vector<std::string> preset_names() { return {"tiny", "gpt50m", "gpt350m", "gpt1.3b"}; }
+std::vector<std::string> preset_names() {
+  return {"tiny", "gpt50m", "gpt350m", "gpt1.3b"};
+}
 
 ModelConfig model_preset(std::string_view name) {
   ModelConfig c;

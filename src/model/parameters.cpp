@@ -53,8 +53,10 @@ void init_parameters_host(const ParameterLayout& layout, std::uint64_t seed, flo
 LinearMode linear_mode_for(const PrecisionConfig& precision, BlockLinear which) {
   if (precision.compute == ComputeMode::fp32) return LinearMode::f32;
   switch (precision.policy) {
-    case PrecisionPolicy::bf16: return LinearMode::bf16;
-    case PrecisionPolicy::fp8_linears: return LinearMode::fp8;
+    case PrecisionPolicy::bf16:
+      return LinearMode::bf16;
+    case PrecisionPolicy::fp8_linears:
+      return LinearMode::fp8;
     case PrecisionPolicy::fp8_mlp:
       return which == BlockLinear::mlp_fc || which == BlockLinear::mlp_proj ? LinearMode::fp8
                                                                             : LinearMode::bf16;

@@ -64,7 +64,8 @@ void CpuBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_l
   const auto head_elems = static_cast<std::size_t>(g.seq * g.head_dim);
 #pragma omp parallel
   {
-    std::vector<float> q(head_elems), k(head_elems), v(head_elems), o(static_cast<std::size_t>(g.head_dim));
+    std::vector<float> q(head_elems), k(head_elems), v(head_elems),
+        o(static_cast<std::size_t>(g.head_dim));
     std::vector<float> s(static_cast<std::size_t>(g.seq));
 #pragma omp for schedule(static) collapse(2)
     for (std::int64_t b = 0; b < g.batch; ++b) {
@@ -83,7 +84,8 @@ void CpuBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_l
             const float p = std::exp(s[static_cast<std::size_t>(j)] - mx);
             sum += p;
             const float* vj = v.data() + j * g.head_dim;
-            for (std::int64_t c = 0; c < g.head_dim; ++c) o[static_cast<std::size_t>(c)] += p * vj[c];
+            for (std::int64_t c = 0; c < g.head_dim; ++c)
+              o[static_cast<std::size_t>(c)] += p * vj[c];
           }
           for (float& x : o) x /= sum;
           lse.as<float>()[(b * g.heads + h) * g.seq + i] = mx + std::log(sum);

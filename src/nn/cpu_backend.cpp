@@ -12,28 +12,35 @@ namespace fp8lab {
 
 const char* memory_kind_name(MemoryKind kind) {
   switch (kind) {
-    case MemoryKind::parameters: return "parameters";
-    case MemoryKind::gradients: return "gradients";
-    case MemoryKind::optimizer: return "optimizer";
-    case MemoryKind::activations: return "activations";
-    case MemoryKind::workspace: return "workspace";
+    case MemoryKind::parameters:
+      return "parameters";
+    case MemoryKind::gradients:
+      return "gradients";
+    case MemoryKind::optimizer:
+      return "optimizer";
+    case MemoryKind::activations:
+      return "activations";
+    case MemoryKind::workspace:
+      return "workspace";
   }
   return "?";
 }
 
 const char* linear_mode_name(LinearMode p) {
   switch (p) {
-    case LinearMode::f32: return "f32";
-    case LinearMode::bf16: return "bf16";
-    case LinearMode::fp8: return "fp8";
+    case LinearMode::f32:
+      return "f32";
+    case LinearMode::bf16:
+      return "bf16";
+    case LinearMode::fp8:
+      return "fp8";
   }
   return "?";
 }
 
 Buffer::Buffer(TensorView view, std::function<void()> release)
     : view_(std::move(view)), release_(std::move(release)) {}
-Buffer::Buffer(Buffer&& other) noexcept
-    : view_(other.view_), release_(std::move(other.release_)) {
+Buffer::Buffer(Buffer&& other) noexcept : view_(other.view_), release_(std::move(other.release_)) {
   other.release_ = nullptr;
   other.view_ = {};
 }
@@ -47,14 +54,18 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   }
   return *this;
 }
-Buffer::~Buffer() { reset(); }
+Buffer::~Buffer() {
+  reset();
+}
 void Buffer::reset() {
   if (release_) release_();
   release_ = nullptr;
   view_ = {};
 }
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<cpu::CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<cpu::CpuBackend>();
+}
 
 std::unique_ptr<Backend> make_backend(std::string_view name) {
   if (name == "cpu") return make_cpu_backend();
@@ -165,11 +176,11 @@ bool CpuBackend::all_finite(const TensorView& t) {
 void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
                               const TensorView& v, const AdamWStep& s) {
   for (const TensorView* t : {&param, &grad, &m, &v}) check_dtype(*t, DType::f32, "adamw tensor");
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    grad.numel() == param.numel() && m.numel() == param.numel() &&
-                        v.numel() == param.numel(),
-                    "adamw: param {}, grad {}, m {}, v {} differ in size", param.describe(),
-                    grad.describe(), m.describe(), v.describe());
+  FP8LAB_CHECK_KIND(
+      ErrorKind::shape,
+      grad.numel() == param.numel() && m.numel() == param.numel() && v.numel() == param.numel(),
+      "adamw: param {}, grad {}, m {}, v {} differ in size", param.describe(), grad.describe(),
+      m.describe(), v.describe());
   float* p = param.as<float>();
   const float* g = grad.as<const float>();
   float* mm = m.as<float>();

@@ -41,13 +41,13 @@ class CpuBackend final : public Backend {
   void gelu_forward(const TensorView& x, const TensorView& y) override;
   void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) override;
   std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
-                                              const TensorView& w, const TensorView& y,
-                                              std::string_view name) override;
+                                                const TensorView& w, const TensorView& y,
+                                                std::string_view name) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
-                         int ignore_index, int chunk_rows, float grad_scale,
-                         const TensorView& dx, const TensorView& dw_accum) override;
+                         int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
+                         const TensorView& dw_accum) override;
 
   double sum_of_squares(const TensorView& t) override;
   bool all_finite(const TensorView& t) override;

@@ -13,13 +13,15 @@ constexpr float kCubic = 0.044715f;
 void check_same(const TensorView& a, const TensorView& b, const char* an, const char* bn) {
   check_activation(a, an);
   check_activation(b, bn);
-  FP8LAB_CHECK_KIND(ErrorKind::shape, a.numel() == b.numel(), "gelu: {} {} and {} {} differ",
-                    an, a.describe(), bn, b.describe());
+  FP8LAB_CHECK_KIND(ErrorKind::shape, a.numel() == b.numel(), "gelu: {} {} and {} {} differ", an,
+                    a.describe(), bn, b.describe());
 }
 
 // tanh(u) = 1 - 2 / (exp(2u) + 1): one expf, several times faster than glibc's tanhf (which
 // goes through expm1f) and within a few ulp of it; exp overflow gives exactly 1, as it should.
-inline float fast_tanh(float u) { return 1.f - 2.f / (std::exp(2.f * u) + 1.f); }
+inline float fast_tanh(float u) {
+  return 1.f - 2.f / (std::exp(2.f * u) + 1.f);
+}
 
 }  // namespace
 

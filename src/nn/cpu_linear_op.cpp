@@ -19,13 +19,16 @@ void check_linear_shapes(const TensorView& x, const TensorView& w, const TensorV
   check_rank(x, 2, "linear x");
   check_rank(w, 2, "linear w");
   check_rank(y, 2, "linear y");
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    x.shape[1] == w.shape[1] && y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0],
-                    "linear: x {}, w {}, y {} do not fit [M, K], [N, K], [M, N]", x.describe(),
-                    w.describe(), y.describe());
+  FP8LAB_CHECK_KIND(
+      ErrorKind::shape,
+      x.shape[1] == w.shape[1] && y.shape[0] == x.shape[0] && y.shape[1] == w.shape[0],
+      "linear: x {}, w {}, y {} do not fit [M, K], [N, K], [M, N]", x.describe(), w.describe(),
+      y.describe());
 }
 
-int dim(std::int64_t v) { return static_cast<int>(v); }
+int dim(std::int64_t v) {
+  return static_cast<int>(v);
+}
 
 }  // namespace
 

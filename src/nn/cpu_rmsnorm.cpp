@@ -16,11 +16,11 @@ void check_norm_args(const TensorView& x, const TensorView& w, const TensorView&
   check_activation(other, other_name);
   check_dtype(w, DType::f32, "rmsnorm weight");
   check_dtype(rstd, DType::f32, "rmsnorm rstd");
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    w.numel() == x.shape[1] && rstd.numel() == x.shape[0] &&
-                        other.numel() == x.numel(),
-                    "rmsnorm: x {}, weight {}, rstd {}, {} {} do not fit [M, D], [D], [M], [M, D]",
-                    x.describe(), w.describe(), rstd.describe(), other_name, other.describe());
+  FP8LAB_CHECK_KIND(
+      ErrorKind::shape,
+      w.numel() == x.shape[1] && rstd.numel() == x.shape[0] && other.numel() == x.numel(),
+      "rmsnorm: x {}, weight {}, rstd {}, {} {} do not fit [M, D], [D], [M], [M, D]", x.describe(),
+      w.describe(), rstd.describe(), other_name, other.describe());
 }
 
 constexpr std::int64_t kRowBlock = 64;  // rows per partial sum of dw (fixed: deterministic sums)
@@ -54,7 +54,8 @@ void CpuBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, cons
   check_norm_args(x, w, rstd, dy, "rmsnorm dy");
   check_activation(dx_accum, "rmsnorm dx");
   check_dtype(dw_accum, DType::f32, "rmsnorm dw");
-  FP8LAB_CHECK_KIND(ErrorKind::shape, dx_accum.numel() == x.numel() && dw_accum.numel() == w.numel(),
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    dx_accum.numel() == x.numel() && dw_accum.numel() == w.numel(),
                     "rmsnorm backward: dx {} or dw {} does not match x {} / weight {}",
                     dx_accum.describe(), dw_accum.describe(), x.describe(), w.describe());
   const std::int64_t rows = x.shape[0], d = x.shape[1];

@@ -14,7 +14,8 @@ namespace fp8lab::cpu {
 void check_activation(const TensorView& t, const char* what);
 
 inline float load_at(const TensorView& t, std::int64_t i) {
-  return t.dtype == DType::f32 ? t.as<const float>()[i] : bf16_to_float(t.as<const std::uint16_t>()[i]);
+  return t.dtype == DType::f32 ? t.as<const float>()[i]
+                               : bf16_to_float(t.as<const std::uint16_t>()[i]);
 }
 
 inline void store_at(const TensorView& t, std::int64_t i, float v) {

@@ -29,13 +29,16 @@ std::string read_text(const fs::path& path) {
 }
 
 // Names every field in which two model configs differ.
-void check_same_model(const ModelConfig& saved, const ModelConfig& current, const std::string& source) {
+void check_same_model(const ModelConfig& saved, const ModelConfig& current,
+                      const std::string& source) {
   const json a = to_json(saved), b = to_json(current);
   std::string diffs;
   for (const auto& [key, value] : a.items()) {
-    if (value != b.at(key)) diffs += fmt::format(" {}: checkpoint {} vs model {};", key, value.dump(), b.at(key).dump());
+    if (value != b.at(key))
+      diffs += fmt::format(" {}: checkpoint {} vs model {};", key, value.dump(), b.at(key).dump());
   }
-  FP8LAB_CHECK(diffs.empty(), "checkpoint '{}' was made for another model config:{}", source, diffs);
+  FP8LAB_CHECK(diffs.empty(), "checkpoint '{}' was made for another model config:{}", source,
+               diffs);
 }
 
 std::vector<std::uint8_t> model_file_bytes(GptModel& model) {
@@ -44,11 +47,13 @@ std::vector<std::uint8_t> model_file_bytes(GptModel& model) {
   for (const ParamInfo& p : model.layout().params()) {
     tensors.push_back({p.name, DType::f32, p.shape, params.data() + p.offset});
   }
-  SafetensorsMetadata meta{{"format", "fp8lab-gpt"}, {"model_config", to_json(model.config()).dump()}};
+  SafetensorsMetadata meta{{"format", "fp8lab-gpt"},
+                           {"model_config", to_json(model.config()).dump()}};
   return encode_safetensors(tensors, meta);
 }
 
-std::vector<float> read_params(const SafetensorsFile& file, const ParameterLayout& layout, const char* prefix) {
+std::vector<float> read_params(const SafetensorsFile& file, const ParameterLayout& layout,
+                               const char* prefix) {
   std::vector<float> out(static_cast<std::size_t>(layout.total()));
   for (const ParamInfo& p : layout.params()) {
     const void* src = file.tensor(prefix + p.name, DType::f32, p.shape);
@@ -59,26 +64,30 @@ std::vector<float> read_params(const SafetensorsFile& file, const ParameterLayou
 
 SafetensorsFile load_verified(const fs::path& path, const std::string& expected_sha) {
   const std::string got = sha256_file(path);
-  FP8LAB_CHECK_KIND(ErrorKind::format, got == expected_sha,
-                    "checkpoint file '{}' is corrupt or truncated: SHA-256 {} but meta.json records {}",
-                    path.string(), got, expected_sha);
+  FP8LAB_CHECK_KIND(
+      ErrorKind::format, got == expected_sha,
+      "checkpoint file '{}' is corrupt or truncated: SHA-256 {} but meta.json records {}",
+      path.string(), got, expected_sha);
   return SafetensorsFile::load(path);
 }
 
 }  // namespace
 
 json to_json(const CheckpointMeta& m) {
-  return json{{"format", kFormat},
-              {"format_version", kFormatVersion},
-              {"step", m.step},
-              {"adam_updates", m.adam_updates},
-              {"skipped_steps", m.skipped_steps},
-              {"init_sha256", m.init_sha256},
-              {"params_sha256", m.params_sha256},
-              {"config", to_json(m.config)},
-              {"data_position", m.data_position},
-              {"rng", {{"generator", "philox4x32-10"}, {"init_seed", m.init_seed}, {"data_seed", m.data_seed}}},
-              {"files", {{"model.safetensors", m.model_sha256}, {"optimizer.safetensors", m.optimizer_sha256}}}};
+  return json{
+      {"format", kFormat},
+      {"format_version", kFormatVersion},
+      {"step", m.step},
+      {"adam_updates", m.adam_updates},
+      {"skipped_steps", m.skipped_steps},
+      {"init_sha256", m.init_sha256},
+      {"params_sha256", m.params_sha256},
+      {"config", to_json(m.config)},
+      {"data_position", m.data_position},
+      {"rng",
+       {{"generator", "philox4x32-10"}, {"init_seed", m.init_seed}, {"data_seed", m.data_seed}}},
+      {"files",
+       {{"model.safetensors", m.model_sha256}, {"optimizer.safetensors", m.optimizer_sha256}}}};
 }
 
 CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view source) {
@@ -86,10 +95,12 @@ CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view sou
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is not valid JSON: {}", source, e.what());
+    FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is not valid JSON: {}", source,
+                e.what());
   }
   FP8LAB_CHECK_KIND(ErrorKind::format, j.is_object() && j.value("format", "") == kFormat,
-                    "'{}' is not fp8lab checkpoint metadata (no \"format\": \"{}\")", source, kFormat);
+                    "'{}' is not fp8lab checkpoint metadata (no \"format\": \"{}\")", source,
+                    kFormat);
   try {
     FP8LAB_CHECK_KIND(ErrorKind::format, j.at("format_version").get<int>() == kFormatVersion,
                       "checkpoint metadata '{}' has format_version {}, this build reads {}", source,
@@ -98,10 +109,12 @@ CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view sou
     m.step = j.at("step").get<std::int64_t>();
     m.adam_updates = j.at("adam_updates").get<std::int64_t>();
     m.skipped_steps = j.at("skipped_steps").get<std::int64_t>();
-    FP8LAB_CHECK_KIND(ErrorKind::format, m.step >= 0 && m.adam_updates >= 0 && m.skipped_steps >= 0 &&
-                      m.adam_updates + m.skipped_steps == m.step,
-                      "checkpoint metadata '{}': step {}, adam_updates {}, skipped_steps {} are inconsistent",
-                      source, m.step, m.adam_updates, m.skipped_steps);
+    FP8LAB_CHECK_KIND(
+        ErrorKind::format,
+        m.step >= 0 && m.adam_updates >= 0 && m.skipped_steps >= 0 &&
+            m.adam_updates + m.skipped_steps == m.step,
+        "checkpoint metadata '{}': step {}, adam_updates {}, skipped_steps {} are inconsistent",
+        source, m.step, m.adam_updates, m.skipped_steps);
     m.init_sha256 = j.at("init_sha256").get<std::string>();
     m.params_sha256 = j.at("params_sha256").get<std::string>();
     m.config = run_config_from_json(j.at("config"), RunConfig{});
@@ -115,12 +128,13 @@ CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view sou
     FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is malformed: {}", source, e.what());
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::format) throw;
-    FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is malformed: {}", source, e.message());
+    FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is malformed: {}", source,
+                e.message());
   }
 }
 
-fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& optimizer, const CheckpointMeta& meta_in,
-                         std::int64_t keep) {
+fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& optimizer,
+                         const CheckpointMeta& meta_in, std::int64_t keep) {
   fs::create_directories(dir);
   const std::string name = fmt::format("step_{:08d}", meta_in.step);
   const fs::path final_dir = dir / name, tmp_dir = dir / (name + ".tmp");
@@ -155,10 +169,12 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& opti
   std::vector<fs::path> all;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string n = entry.path().filename().string();
-    if (entry.is_directory() && n.rfind("step_", 0) == 0 && n.find(".tmp") == std::string::npos) all.push_back(entry.path());
+    if (entry.is_directory() && n.rfind("step_", 0) == 0 && n.find(".tmp") == std::string::npos)
+      all.push_back(entry.path());
   }
   std::sort(all.begin(), all.end());
-  for (std::size_t i = 0; i + static_cast<std::size_t>(std::max<std::int64_t>(keep, 1)) < all.size(); ++i) {
+  for (std::size_t i = 0;
+       i + static_cast<std::size_t>(std::max<std::int64_t>(keep, 1)) < all.size(); ++i) {
     if (all[i] != final_dir) fs::remove_all(all[i]);
   }
   return final_dir;
@@ -169,10 +185,11 @@ std::optional<fs::path> latest_checkpoint(const fs::path& dir) {
   if (!fs::exists(pointer)) return std::nullopt;
   std::string name = read_text(pointer);
   while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-  FP8LAB_CHECK_KIND(ErrorKind::format, name.rfind("step_", 0) == 0 && name.find('/') == std::string::npos,
+  FP8LAB_CHECK_KIND(ErrorKind::format,
+                    name.rfind("step_", 0) == 0 && name.find('/') == std::string::npos,
                     "'{}' does not name a checkpoint: '{}'", pointer.string(), name);
-  FP8LAB_CHECK_KIND(ErrorKind::io, fs::is_directory(dir / name), "'{}' names '{}', which does not exist",
-                    pointer.string(), name);
+  FP8LAB_CHECK_KIND(ErrorKind::io, fs::is_directory(dir / name),
+                    "'{}' names '{}', which does not exist", pointer.string(), name);
   return dir / name;
 }
 
@@ -183,7 +200,8 @@ CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* opt
   const SafetensorsFile weights = load_verified(ckpt / "model.safetensors", meta.model_sha256);
   model.set_parameters(read_params(weights, model.layout(), ""));
   if (optimizer != nullptr) {
-    const SafetensorsFile moments = load_verified(ckpt / "optimizer.safetensors", meta.optimizer_sha256);
+    const SafetensorsFile moments =
+        load_verified(ckpt / "optimizer.safetensors", meta.optimizer_sha256);
     const std::vector<float> m = read_params(moments, model.layout(), "exp_avg.");
     const std::vector<float> v = read_params(moments, model.layout(), "exp_avg_sq.");
     model.backend().upload(optimizer->m(), m.data());
@@ -191,8 +209,8 @@ CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* opt
     optimizer->set_updates(meta.adam_updates);
   }
   FP8LAB_CHECK_KIND(ErrorKind::format, model.parameter_sha256() == meta.params_sha256,
-                    "checkpoint '{}': loaded weights hash to {} but meta.json records {}", ckpt.string(),
-                    model.parameter_sha256(), meta.params_sha256);
+                    "checkpoint '{}': loaded weights hash to {} but meta.json records {}",
+                    ckpt.string(), model.parameter_sha256(), meta.params_sha256);
   return meta;
 }
 
@@ -205,12 +223,14 @@ void load_weights(const fs::path& file, GptModel& model) {
   const SafetensorsFile weights = SafetensorsFile::load(file);
   auto it = weights.metadata().find("model_config");
   FP8LAB_CHECK_KIND(ErrorKind::format, it != weights.metadata().end(),
-                    "'{}' has no model_config metadata (not an fp8lab weights file)", file.string());
+                    "'{}' has no model_config metadata (not an fp8lab weights file)",
+                    file.string());
   ModelConfig saved;
   try {
     saved = model_config_from_json(json::parse(it->second));
   } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "'{}': model_config metadata is not JSON: {}", file.string(), e.what());
+    FP8LAB_FAIL(ErrorKind::format, "'{}': model_config metadata is not JSON: {}", file.string(),
+                e.what());
   }
   check_same_model(saved, model.config(), file.string());
   model.set_parameters(read_params(weights, model.layout(), ""));

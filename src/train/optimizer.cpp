@@ -37,9 +37,12 @@ AdamW::AdamW(const OptimConfig& optim, GptModel& model) : optim_(optim), model_(
 
 bool AdamW::decays(const ParamInfo& p) const {
   switch (p.role) {
-    case ParamRole::matrix: return true;
-    case ParamRole::norm: return optim_.decay_norms;
-    case ParamRole::embedding: return optim_.decay_embeddings;
+    case ParamRole::matrix:
+      return true;
+    case ParamRole::norm:
+      return optim_.decay_norms;
+    case ParamRole::embedding:
+      return optim_.decay_embeddings;
   }
   return true;
 }

@@ -16,13 +16,18 @@ namespace {
 using nlohmann::json;
 
 // fp32 fields print as their shortest decimal (1e-3, not 0.0010000000474974513).
-double shortest(float f) { return std::stod(fmt::format("{}", f)); }
+double shortest(float f) {
+  return std::stod(fmt::format("{}", f));
+}
 
-float get_float(const json& j, const char* key) { return static_cast<float>(j.at(key).get<double>()); }
+float get_float(const json& j, const char* key) {
+  return static_cast<float>(j.at(key).get<double>());
+}
 
 void merge_strict(json& base, const json& patch, const std::string& prefix) {
-  FP8LAB_CHECK_KIND(ErrorKind::format, patch.is_object(), "config '{}' must be a JSON object, got {}",
-                    prefix.empty() ? "(root)" : prefix, patch.dump());
+  FP8LAB_CHECK_KIND(ErrorKind::format, patch.is_object(),
+                    "config '{}' must be a JSON object, got {}", prefix.empty() ? "(root)" : prefix,
+                    patch.dump());
   for (const auto& [key, value] : patch.items()) {
     const std::string full = prefix + key;
     auto it = base.find(key);
@@ -49,8 +54,12 @@ void merge_strict(json& base, const json& patch, const std::string& prefix) {
 }  // namespace
 
 json to_json(const ModelConfig& c) {
-  return json{{"vocab_size", c.vocab_size}, {"d_model", c.d_model},   {"n_layers", c.n_layers},
-              {"n_heads", c.n_heads},       {"seq_len", c.seq_len},   {"norm_eps", shortest(c.norm_eps)},
+  return json{{"vocab_size", c.vocab_size},
+              {"d_model", c.d_model},
+              {"n_layers", c.n_layers},
+              {"n_heads", c.n_heads},
+              {"seq_len", c.seq_len},
+              {"norm_eps", shortest(c.norm_eps)},
               {"init_std", shortest(c.init_std)}};
 }
 
@@ -73,26 +82,44 @@ ModelConfig model_config_from_json(const json& j) {
 json to_json(const RunConfig& c) {
   const OptimConfig& o = c.optim;
   const TrainConfig& t = c.train;
-  return json{
-      {"preset", c.preset},
-      {"backend", c.backend},
-      {"model", to_json(c.model)},
-      {"precision", {{"policy", policy_name(c.precision.policy)},
-                     {"mlp_recompute", c.precision.mlp_recompute},
-                     {"compute", compute_mode_name(c.precision.compute)}}},
-      {"optim", {{"lr", shortest(o.lr)}, {"min_lr", shortest(o.min_lr)},
-                 {"warmup_steps", o.warmup_steps}, {"decay", o.decay}, {"decay_steps", o.decay_steps},
-                 {"beta1", shortest(o.beta1)}, {"beta2", shortest(o.beta2)}, {"eps", shortest(o.eps)},
-                 {"weight_decay", shortest(o.weight_decay)}, {"decay_norms", o.decay_norms},
-                 {"decay_embeddings", o.decay_embeddings},
-                 {"clip_grad_norm", shortest(o.clip_grad_norm)}}},
-      {"train", {{"steps", t.steps}, {"micro_batch", t.micro_batch}, {"grad_accum", t.grad_accum},
-                 {"seed", t.seed}, {"data_seed", t.data_seed}, {"log_every", t.log_every},
-                 {"eval_every", t.eval_every}, {"eval_batches", t.eval_batches},
-                 {"checkpoint_every", t.checkpoint_every}, {"keep_checkpoints", t.keep_checkpoints},
-                 {"nonfinite", t.nonfinite}, {"loss_chunk_rows", t.loss_chunk_rows},
-                 {"ignore_index", t.ignore_index}}},
-      {"data", {{"kind", c.data.kind}, {"train", c.data.train}, {"val", c.data.val},
+  return json{{"preset", c.preset},
+              {"backend", c.backend},
+              {"model", to_json(c.model)},
+              {"precision",
+               {{"policy", policy_name(c.precision.policy)},
+                {"mlp_recompute", c.precision.mlp_recompute},
+                {"compute", compute_mode_name(c.precision.compute)}}},
+              {"optim",
+               {{"lr", shortest(o.lr)},
+                {"min_lr", shortest(o.min_lr)},
+                {"warmup_steps", o.warmup_steps},
+                {"decay", o.decay},
+                {"decay_steps", o.decay_steps},
+                {"beta1", shortest(o.beta1)},
+                {"beta2", shortest(o.beta2)},
+                {"eps", shortest(o.eps)},
+                {"weight_decay", shortest(o.weight_decay)},
+                {"decay_norms", o.decay_norms},
+                {"decay_embeddings", o.decay_embeddings},
+                {"clip_grad_norm", shortest(o.clip_grad_norm)}}},
+              {"train",
+               {{"steps", t.steps},
+                {"micro_batch", t.micro_batch},
+                {"grad_accum", t.grad_accum},
+                {"seed", t.seed},
+                {"data_seed", t.data_seed},
+                {"log_every", t.log_every},
+                {"eval_every", t.eval_every},
+                {"eval_batches", t.eval_batches},
+                {"checkpoint_every", t.checkpoint_every},
+                {"keep_checkpoints", t.keep_checkpoints},
+                {"nonfinite", t.nonfinite},
+                {"loss_chunk_rows", t.loss_chunk_rows},
+                {"ignore_index", t.ignore_index}}},
+              {"data",
+               {{"kind", c.data.kind},
+                {"train", c.data.train},
+                {"val", c.data.val},
                 {"order", c.data.order}}}};
 }
 
@@ -109,11 +136,18 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     c.precision.mlp_recompute = p.at("mlp_recompute").get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
     const json& o = j.at("optim");
-    c.optim = {get_float(o, "lr"), get_float(o, "min_lr"), o.at("warmup_steps").get<std::int64_t>(),
-               o.at("decay").get<std::string>(), o.at("decay_steps").get<std::int64_t>(),
-               get_float(o, "beta1"), get_float(o, "beta2"), get_float(o, "eps"),
-               get_float(o, "weight_decay"), o.at("decay_norms").get<bool>(),
-               o.at("decay_embeddings").get<bool>(), get_float(o, "clip_grad_norm")};
+    c.optim = {get_float(o, "lr"),
+               get_float(o, "min_lr"),
+               o.at("warmup_steps").get<std::int64_t>(),
+               o.at("decay").get<std::string>(),
+               o.at("decay_steps").get<std::int64_t>(),
+               get_float(o, "beta1"),
+               get_float(o, "beta2"),
+               get_float(o, "eps"),
+               get_float(o, "weight_decay"),
+               o.at("decay_norms").get<bool>(),
+               o.at("decay_embeddings").get<bool>(),
+               get_float(o, "clip_grad_norm")};
     const json& t = j.at("train");
     TrainConfig& tc = c.train;
     tc.steps = t.at("steps").get<std::int64_t>();
@@ -146,13 +180,15 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   try {
     j = json::parse(in);
   } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "config file '{}' is not valid JSON: {}", path.string(), e.what());
+    FP8LAB_FAIL(ErrorKind::format, "config file '{}' is not valid JSON: {}", path.string(),
+                e.what());
   }
   FP8LAB_CHECK_KIND(ErrorKind::format, j.is_object(), "config file '{}' must hold a JSON object",
                     path.string());
   // A file may start from a preset ("preset": "gpt50m") and override parts of it.
   const std::string preset = j.contains("preset") && j["preset"].is_string()
-                                 ? j["preset"].get<std::string>() : std::string("tiny");
+                                 ? j["preset"].get<std::string>()
+                                 : std::string("tiny");
   return run_config_from_json(j, run_preset(preset));
 }
 
@@ -169,8 +205,8 @@ void apply_override(RunConfig& config, std::string_view assignment) {
   std::string part;
   std::vector<std::string> path;
   while (std::getline(parts, part, '.')) {
-    FP8LAB_CHECK(node->is_object() && node->contains(part),
-                 "--set {}: unknown config key '{}'", assignment, key);
+    FP8LAB_CHECK(node->is_object() && node->contains(part), "--set {}: unknown config key '{}'",
+                 assignment, key);
     node = &(*node)[part];
     path.push_back(part);
   }
@@ -181,8 +217,8 @@ void apply_override(RunConfig& config, std::string_view assignment) {
     try {
       value = json::parse(text);
     } catch (const json::exception&) {
-      FP8LAB_FAIL(ErrorKind::invalid_argument, "--set {}: '{}' is not a valid {} value",
-                  assignment, text, node->type_name());
+      FP8LAB_FAIL(ErrorKind::invalid_argument, "--set {}: '{}' is not a valid {} value", assignment,
+                  text, node->type_name());
     }
   }
   json patch = value;

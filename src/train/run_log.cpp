@@ -56,9 +56,10 @@ void truncate_metrics(const std::filesystem::path& file, std::int64_t step) {
 
 std::string format_step_line(const StepRecord& r, std::int64_t total) {
   const int width = static_cast<int>(std::to_string(total).size());
-  std::string line = fmt::format("step {:>{}}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | "
-                                 "peak {:.1f} MiB",
-                                 r.step, width, total, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.peak_mib);
+  std::string line = fmt::format(
+      "step {:>{}}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | "
+      "peak {:.1f} MiB",
+      r.step, width, total, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.peak_mib);
   if (r.val_loss) line += fmt::format(" | val {:.4f}", *r.val_loss);
   if (r.skipped) line += " | SKIPPED (non-finite)";
   return line;

@@ -21,10 +21,9 @@ struct DTypeName {
   DType dtype;
   std::string_view name;
 };
-constexpr DTypeName kDTypeNames[] = {{DType::f32, "F32"},      {DType::bf16, "BF16"},
-                                     {DType::e4m3, "F8_E4M3"}, {DType::e5m2, "F8_E5M2"},
-                                     {DType::i32, "I32"},      {DType::u16, "U16"},
-                                     {DType::u8, "U8"},        {DType::f64, "F64"}};
+constexpr DTypeName kDTypeNames[] = {
+    {DType::f32, "F32"}, {DType::bf16, "BF16"}, {DType::e4m3, "F8_E4M3"}, {DType::e5m2, "F8_E5M2"},
+    {DType::i32, "I32"}, {DType::u16, "U16"},   {DType::u8, "U8"},        {DType::f64, "F64"}};
 
 }  // namespace
 
@@ -55,7 +54,8 @@ std::vector<std::uint8_t> encode_safetensors(const std::vector<SafetensorsTensor
                  "safetensors: bad or duplicate tensor name '{}'", t->name);
     std::vector<std::int64_t> dims;
     for (int i = 0; i < t->shape.rank(); ++i) dims.push_back(t->shape[i]);
-    const std::uint64_t nbytes = static_cast<std::uint64_t>(t->shape.numel()) * dtype_size(t->dtype);
+    const std::uint64_t nbytes =
+        static_cast<std::uint64_t>(t->shape.numel()) * dtype_size(t->dtype);
     header[t->name] = {{"dtype", safetensors_dtype_name(t->dtype)},
                        {"shape", dims},
                        {"data_offsets", {offset, offset + nbytes}}};
@@ -66,7 +66,8 @@ std::vector<std::uint8_t> encode_safetensors(const std::vector<SafetensorsTensor
   text.append((8 - (text.size() % 8)) % 8, ' ');
   std::vector<std::uint8_t> out(8 + text.size() + offset);
   const std::uint64_t n = text.size();
-  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(n >> (8 * i));
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(n >> (8 * i));
   std::memcpy(out.data() + 8, text.data(), text.size());
   std::size_t pos = 8 + text.size();
   for (const SafetensorsTensor* t : sorted) {
@@ -80,60 +81,77 @@ std::vector<std::uint8_t> encode_safetensors(const std::vector<SafetensorsTensor
 SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string source)
     : bytes_(std::move(bytes)), source_(std::move(source)) {
   const std::size_t size = bytes_.size();
-  FP8LAB_CHECK_KIND(ErrorKind::format, size >= 8, "safetensors '{}': {} bytes is too short for the header length",
-                    source_, size);
+  FP8LAB_CHECK_KIND(ErrorKind::format, size >= 8,
+                    "safetensors '{}': {} bytes is too short for the header length", source_, size);
   std::uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(bytes_[static_cast<std::size_t>(i)]) << (8 * i);
-  FP8LAB_CHECK_KIND(ErrorKind::format, n <= kMaxHeaderBytes && n <= size - 8,
-                    "safetensors '{}': header length {} exceeds the file ({} bytes) or the 100 MiB limit "
-                    "(truncated or not a safetensors file)", source_, n, size);
+  for (int i = 0; i < 8; ++i)
+    n |= static_cast<std::uint64_t>(bytes_[static_cast<std::size_t>(i)]) << (8 * i);
+  FP8LAB_CHECK_KIND(
+      ErrorKind::format, n <= kMaxHeaderBytes && n <= size - 8,
+      "safetensors '{}': header length {} exceeds the file ({} bytes) or the 100 MiB limit "
+      "(truncated or not a safetensors file)",
+      source_, n, size);
   data_start_ = 8 + static_cast<std::size_t>(n);
   const std::size_t data_size = size - data_start_;
   json header;
   try {
-    header = json::parse(bytes_.begin() + 8, bytes_.begin() + static_cast<std::ptrdiff_t>(data_start_));
+    header =
+        json::parse(bytes_.begin() + 8, bytes_.begin() + static_cast<std::ptrdiff_t>(data_start_));
   } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "safetensors '{}': header is not valid JSON: {}", source_, e.what());
+    FP8LAB_FAIL(ErrorKind::format, "safetensors '{}': header is not valid JSON: {}", source_,
+                e.what());
   }
-  FP8LAB_CHECK_KIND(ErrorKind::format, header.is_object(), "safetensors '{}': header is not a JSON object", source_);
+  FP8LAB_CHECK_KIND(ErrorKind::format, header.is_object(),
+                    "safetensors '{}': header is not a JSON object", source_);
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      FP8LAB_CHECK_KIND(ErrorKind::format, value.is_object(), "safetensors '{}': __metadata__ is not an object", source_);
+      FP8LAB_CHECK_KIND(ErrorKind::format, value.is_object(),
+                        "safetensors '{}': __metadata__ is not an object", source_);
       for (const auto& [k, v] : value.items()) {
-        FP8LAB_CHECK_KIND(ErrorKind::format, v.is_string(), "safetensors '{}': metadata '{}' is not a string", source_, k);
+        FP8LAB_CHECK_KIND(ErrorKind::format, v.is_string(),
+                          "safetensors '{}': metadata '{}' is not a string", source_, k);
         metadata_[k] = v.get<std::string>();
       }
       continue;
     }
-    const bool well_formed = value.is_object() && value.contains("dtype") && value["dtype"].is_string() &&
-                             value.contains("shape") && value["shape"].is_array() &&
-                             value.contains("data_offsets") && value["data_offsets"].is_array() &&
-                             value["data_offsets"].size() == 2 && value["data_offsets"][0].is_number_unsigned() &&
-                             value["data_offsets"][1].is_number_unsigned() && value["shape"].size() <= Shape::kMaxRank;
-    FP8LAB_CHECK_KIND(ErrorKind::format, well_formed, "safetensors '{}': tensor '{}' has a malformed entry {}",
-                      source_, name, value.dump());
+    const bool well_formed =
+        value.is_object() && value.contains("dtype") && value["dtype"].is_string() &&
+        value.contains("shape") && value["shape"].is_array() && value.contains("data_offsets") &&
+        value["data_offsets"].is_array() && value["data_offsets"].size() == 2 &&
+        value["data_offsets"][0].is_number_unsigned() &&
+        value["data_offsets"][1].is_number_unsigned() && value["shape"].size() <= Shape::kMaxRank;
+    FP8LAB_CHECK_KIND(ErrorKind::format, well_formed,
+                      "safetensors '{}': tensor '{}' has a malformed entry {}", source_, name,
+                      value.dump());
     const std::string dtype_text = value["dtype"].get<std::string>();
     const bool known = std::any_of(std::begin(kDTypeNames), std::end(kDTypeNames),
                                    [&](const DTypeName& d) { return d.name == dtype_text; });
-    FP8LAB_CHECK_KIND(ErrorKind::format, known, "safetensors '{}': tensor '{}' has unsupported dtype '{}'",
-                      source_, name, dtype_text);
+    FP8LAB_CHECK_KIND(ErrorKind::format, known,
+                      "safetensors '{}': tensor '{}' has unsupported dtype '{}'", source_, name,
+                      dtype_text);
     Entry e{parse_safetensors_dtype(dtype_text), {}, 0, 0};
     std::vector<std::int64_t> dims;
     std::uint64_t numel = 1;
     for (const auto& d : value["shape"]) {
-      FP8LAB_CHECK_KIND(ErrorKind::format, d.is_number_unsigned() && d.get<std::uint64_t>() < (1ull << 40),
-                        "safetensors '{}': tensor '{}' has a bad dimension {}", source_, name, d.dump());
+      FP8LAB_CHECK_KIND(
+          ErrorKind::format, d.is_number_unsigned() && d.get<std::uint64_t>() < (1ull << 40),
+          "safetensors '{}': tensor '{}' has a bad dimension {}", source_, name, d.dump());
       numel *= d.get<std::uint64_t>();
-      FP8LAB_CHECK_KIND(ErrorKind::format, numel < (1ull << 48), "safetensors '{}': tensor '{}' is too large", source_, name);
+      FP8LAB_CHECK_KIND(ErrorKind::format, numel < (1ull << 48),
+                        "safetensors '{}': tensor '{}' is too large", source_, name);
       dims.push_back(d.get<std::int64_t>());
     }
     e.shape = Shape(dims);
     const auto begin = value["data_offsets"][0].get<std::uint64_t>();
     const auto end = value["data_offsets"][1].get<std::uint64_t>();
-    FP8LAB_CHECK_KIND(ErrorKind::format, begin <= end && end <= data_size && end - begin == numel * dtype_size(e.dtype),
-                      "safetensors '{}': tensor '{}' ({} {}) has data_offsets [{}, {}] that do not fit its size or the "
-                      "{} data bytes", source_, name, safetensors_dtype_name(e.dtype), e.shape.str(), begin, end, data_size);
+    FP8LAB_CHECK_KIND(
+        ErrorKind::format,
+        begin <= end && end <= data_size && end - begin == numel * dtype_size(e.dtype),
+        "safetensors '{}': tensor '{}' ({} {}) has data_offsets [{}, {}] that do not fit its size "
+        "or the "
+        "{} data bytes",
+        source_, name, safetensors_dtype_name(e.dtype), e.shape.str(), begin, end, data_size);
     e.offset = static_cast<std::size_t>(begin);
     e.nbytes = static_cast<std::size_t>(end - begin);
     ranges.emplace_back(e.offset, e.offset + e.nbytes);
@@ -142,31 +160,37 @@ SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string so
   std::sort(ranges.begin(), ranges.end());
   std::size_t expect = 0;
   for (const auto& [b, e] : ranges) {
-    FP8LAB_CHECK_KIND(ErrorKind::format, b == expect, "safetensors '{}': tensor data overlaps or leaves a gap at byte {}",
-                      source_, b);
+    FP8LAB_CHECK_KIND(ErrorKind::format, b == expect,
+                      "safetensors '{}': tensor data overlaps or leaves a gap at byte {}", source_,
+                      b);
     expect = e;
   }
-  FP8LAB_CHECK_KIND(ErrorKind::format, expect == data_size,
-                    "safetensors '{}': {} data bytes but the tensors cover {} (truncated or padded)", source_, data_size,
-                    expect);
+  FP8LAB_CHECK_KIND(
+      ErrorKind::format, expect == data_size,
+      "safetensors '{}': {} data bytes but the tensors cover {} (truncated or padded)", source_,
+      data_size, expect);
 }
 
 SafetensorsFile SafetensorsFile::load(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open safetensors file '{}'", path.string());
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
   return SafetensorsFile(std::move(bytes), path.string());
 }
 
-bool SafetensorsFile::contains(std::string_view name) const { return entries_.count(std::string(name)) > 0; }
+bool SafetensorsFile::contains(std::string_view name) const {
+  return entries_.count(std::string(name)) > 0;
+}
 
 const void* SafetensorsFile::tensor(std::string_view name, DType dtype, const Shape& shape) const {
   auto it = entries_.find(std::string(name));
-  FP8LAB_CHECK_KIND(ErrorKind::format, it != entries_.end(), "safetensors '{}' has no tensor '{}'", source_, name);
+  FP8LAB_CHECK_KIND(ErrorKind::format, it != entries_.end(), "safetensors '{}' has no tensor '{}'",
+                    source_, name);
   FP8LAB_CHECK_KIND(ErrorKind::shape, it->second.dtype == dtype && it->second.shape == shape,
                     "safetensors '{}': tensor '{}' is {} {}, expected {} {}", source_, name,
-                    safetensors_dtype_name(it->second.dtype), it->second.shape.str(), safetensors_dtype_name(dtype),
-                    shape.str());
+                    safetensors_dtype_name(it->second.dtype), it->second.shape.str(),
+                    safetensors_dtype_name(dtype), shape.str());
   return bytes_.data() + data_start_ + it->second.offset;
 }
 

@@ -40,15 +40,19 @@ class SyntheticSource final : public CountingSource {
  public:
   SyntheticSource(const RunConfig& c, std::string_view split)
       : CountingSource("synthetic", c.train.micro_batch, c.model.seq_len),
-        vocab_(c.model.vocab_size), seed_(c.train.data_seed), stream_(stream_id(split)) {}
+        vocab_(c.model.vocab_size),
+        seed_(c.train.data_seed),
+        stream_(stream_id(split)) {}
   void next(std::int32_t* inputs, std::int32_t* targets) override {
     std::vector<std::int64_t> row(static_cast<std::size_t>(seq_ + 1));
     for (std::int64_t r = 0; r < rows_; ++r) {
-      const std::uint64_t base = (batches_ * static_cast<std::uint64_t>(rows_) + static_cast<std::uint64_t>(r)) *
-                                 static_cast<std::uint64_t>(seq_ + 1);
+      const std::uint64_t base =
+          (batches_ * static_cast<std::uint64_t>(rows_) + static_cast<std::uint64_t>(r)) *
+          static_cast<std::uint64_t>(seq_ + 1);
       for (std::int64_t i = 0; i <= seq_; ++i) {
         const Philox4 bits = philox_block(seed_, stream_, base + static_cast<std::uint64_t>(i));
-        const auto random_token = static_cast<std::int64_t>(bits.v[1] % static_cast<std::uint32_t>(vocab_));
+        const auto random_token =
+            static_cast<std::int64_t>(bits.v[1] % static_cast<std::uint32_t>(vocab_));
         const bool noisy = i < 2 || (bits.v[0] & 7u) == 0;
         const auto ii = static_cast<std::size_t>(i);
         row[ii] = noisy ? random_token : (5 * row[ii - 1] + 3 * row[ii - 2] + 7) % vocab_;
@@ -71,7 +75,8 @@ class SyntheticSource final : public CountingSource {
 class ByteSource final : public CountingSource {
  public:
   ByteSource(const RunConfig& c, std::string_view split)
-      : CountingSource("bytes", c.train.micro_batch, c.model.seq_len), seed_(c.train.data_seed),
+      : CountingSource("bytes", c.train.micro_batch, c.model.seq_len),
+        seed_(c.train.data_seed),
         stream_(stream_id(split)) {
     FP8LAB_CHECK(c.model.vocab_size >= 256, "data.kind=bytes needs model.vocab_size >= 256, got {}",
                  c.model.vocab_size);
@@ -80,23 +85,27 @@ class ByteSource final : public CountingSource {
     FP8LAB_CHECK(!path.empty(), "data.kind=bytes needs data.train (a text file)");
     std::ifstream in(path, std::ios::binary);
     FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open data file '{}'", path);
-    std::vector<std::uint8_t> all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::uint8_t> all((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
     std::size_t begin = 0, end = all.size();
     if (c.data.val.empty()) {
       const std::size_t cut = all.size() / 10 * 9;
       (split == "val" ? begin : end) = cut;
     }
-    bytes_.assign(all.begin() + static_cast<std::ptrdiff_t>(begin), all.begin() + static_cast<std::ptrdiff_t>(end));
+    bytes_.assign(all.begin() + static_cast<std::ptrdiff_t>(begin),
+                  all.begin() + static_cast<std::ptrdiff_t>(end));
     FP8LAB_CHECK(static_cast<std::int64_t>(bytes_.size()) > seq_ + 1,
-                 "data file '{}' gives the {} split only {} bytes, fewer than seq_len + 1 = {}", path, split,
-                 bytes_.size(), seq_ + 1);
+                 "data file '{}' gives the {} split only {} bytes, fewer than seq_len + 1 = {}",
+                 path, split, bytes_.size(), seq_ + 1);
   }
   void next(std::int32_t* inputs, std::int32_t* targets) override {
     const std::uint64_t starts = bytes_.size() - static_cast<std::uint64_t>(seq_);
     for (std::int64_t r = 0; r < rows_; ++r) {
-      const std::uint64_t index = batches_ * static_cast<std::uint64_t>(rows_) + static_cast<std::uint64_t>(r);
+      const std::uint64_t index =
+          batches_ * static_cast<std::uint64_t>(rows_) + static_cast<std::uint64_t>(r);
       const Philox4 bits = philox_block(seed_, stream_, index);
-      const std::uint64_t start = ((static_cast<std::uint64_t>(bits.v[1]) << 32) | bits.v[0]) % starts;
+      const std::uint64_t start =
+          ((static_cast<std::uint64_t>(bits.v[1]) << 32) | bits.v[0]) % starts;
       for (std::int64_t t = 0; t < seq_; ++t) {
         inputs[r * seq_ + t] = bytes_[start + static_cast<std::uint64_t>(t)];
         targets[r * seq_ + t] = bytes_[start + static_cast<std::uint64_t>(t) + 1];
@@ -114,7 +123,8 @@ class ShardSource final : public TokenSource {
  public:
   ShardSource(const RunConfig& c, std::string_view split) {
     const std::string& where = split == "val" && !c.data.val.empty() ? c.data.val : c.data.train;
-    FP8LAB_CHECK(!where.empty(), "data.kind=shards needs data.train (a .bin, directory or manifest)");
+    FP8LAB_CHECK(!where.empty(),
+                 "data.kind=shards needs data.train (a .bin, directory or manifest)");
     data::LoaderConfig lc;
     lc.shards = data::list_shards(where, split);
     lc.batch_rows = c.train.micro_batch;
@@ -131,10 +141,14 @@ class ShardSource final : public TokenSource {
     std::copy(batch_.inputs.begin(), batch_.inputs.end(), inputs);
     std::copy(batch_.targets.begin(), batch_.targets.end(), targets);
   }
-  json position() const override { return {{"kind", "shards"}, {"loader", loader_->position().to_string()}}; }
+  json position() const override {
+    return {{"kind", "shards"}, {"loader", loader_->position().to_string()}};
+  }
   void seek(const json& p) override {
-    FP8LAB_CHECK_KIND(ErrorKind::format, p.is_object() && p.value("kind", "") == "shards" && p.contains("loader") &&
-                      p["loader"].is_string(), "data position {} does not belong to a shard source", p.dump());
+    FP8LAB_CHECK_KIND(ErrorKind::format,
+                      p.is_object() && p.value("kind", "") == "shards" && p.contains("loader") &&
+                          p["loader"].is_string(),
+                      "data position {} does not belong to a shard source", p.dump());
     loader_->seek(data::LoaderPosition::parse(p["loader"].get<std::string>()));
   }
   void rewind() override { loader_->rewind(); }
@@ -151,7 +165,8 @@ std::unique_ptr<TokenSource> make_token_source(const RunConfig& c, std::string_v
   if (c.data.kind == "synthetic") return std::make_unique<SyntheticSource>(c, split);
   if (c.data.kind == "bytes") return std::make_unique<ByteSource>(c, split);
   if (c.data.kind == "shards") return std::make_unique<ShardSource>(c, split);
-  FP8LAB_FAIL(ErrorKind::invalid_argument, "data.kind '{}' must be synthetic, bytes or shards", c.data.kind);
+  FP8LAB_FAIL(ErrorKind::invalid_argument, "data.kind '{}' must be synthetic, bytes or shards",
+              c.data.kind);
 }
 
 }  // namespace fp8lab

@@ -25,7 +25,10 @@ void write_json_atomic(const fs::path& path, const json& j) {
 }  // namespace
 
 Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOptions options)
-    : config_(std::move(config)), run_dir_(std::move(run_dir)), backend_(backend), options_(options) {
+    : config_(std::move(config)),
+      run_dir_(std::move(run_dir)),
+      backend_(backend),
+      options_(options) {
   config_.validate();
   FP8LAB_CHECK(config_.backend == backend.name(), "config asks for backend '{}' but runs on '{}'",
                config_.backend, backend.name());
@@ -33,7 +36,8 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
   if (!options_.resume) {
     FP8LAB_CHECK(!latest_checkpoint(run_dir_ / "checkpoints"),
                  "run directory '{}' already holds checkpoints: pass --resume to continue it, or "
-                 "choose another --out", run_dir_.string());
+                 "choose another --out",
+                 run_dir_.string());
   }
   model_ = std::make_unique<GptModel>(config_.model, config_.precision, config_.train.micro_batch,
                                       backend_);
@@ -69,13 +73,14 @@ void Trainer::resume_from_checkpoint() {
   FP8LAB_CHECK_KIND(ErrorKind::io, latest.has_value(), "--resume: no checkpoint in '{}'",
                     (run_dir_ / "checkpoints").string());
   const CheckpointMeta meta = load_checkpoint(*latest, *model_, optimizer_.get());
-  FP8LAB_CHECK(meta.config.precision == config_.precision && meta.init_seed == config_.train.seed &&
-                   meta.data_seed == config_.train.data_seed &&
-                   meta.config.train.micro_batch == config_.train.micro_batch &&
-                   meta.config.train.grad_accum == config_.train.grad_accum,
-               "--resume: checkpoint '{}' was made with another precision, seed, data seed or batch "
-               "shape than this config; a resumed run must continue the same run",
-               latest->string());
+  FP8LAB_CHECK(
+      meta.config.precision == config_.precision && meta.init_seed == config_.train.seed &&
+          meta.data_seed == config_.train.data_seed &&
+          meta.config.train.micro_batch == config_.train.micro_batch &&
+          meta.config.train.grad_accum == config_.train.grad_accum,
+      "--resume: checkpoint '{}' was made with another precision, seed, data seed or batch "
+      "shape than this config; a resumed run must continue the same run",
+      latest->string());
   train_data_->seek(meta.data_position);
   step_ = meta.step;
   skipped_ = meta.skipped_steps;
@@ -110,10 +115,11 @@ StepRecord Trainer::train_step() {
   model_->zero_grads();
   try {
     for (std::int64_t a = 0; a < accum; ++a) {
-      loss_sum += model_->forward_backward(&inputs[a * m], &targets[a * m],
-                                           1.f / static_cast<float>(counted), ignore,
-                                           static_cast<int>(config_.train.loss_chunk_rows))
-                      .loss_sum;
+      loss_sum +=
+          model_
+              ->forward_backward(&inputs[a * m], &targets[a * m], 1.f / static_cast<float>(counted),
+                                 ignore, static_cast<int>(config_.train.loss_chunk_rows))
+              .loss_sum;
     }
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::non_finite) throw;
@@ -137,8 +143,9 @@ StepRecord Trainer::train_step() {
     ++skipped_;
     r.skipped = true;
     r.grad_norm = std::nan("");
-    if (options_.log) std::fprintf(options_.log, "step %lld: skipped, non-finite %s\n",
-                                   static_cast<long long>(step_ + 1), bad.c_str());
+    if (options_.log)
+      std::fprintf(options_.log, "step %lld: skipped, non-finite %s\n",
+                   static_cast<long long>(step_ + 1), bad.c_str());
   } else {
     const float clip = config_.optim.clip_grad_norm;
     if (clip > 0.f && r.grad_norm > clip) {
@@ -202,14 +209,16 @@ void Trainer::run() {
         r.val_loss = validation_loss();
       }
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      const double eta = elapsed / static_cast<double>(step_ - first) * static_cast<double>(total - step_);
+      const double eta =
+          elapsed / static_cast<double>(step_ - first) * static_cast<double>(total - step_);
       if (step_ % std::max<std::int64_t>(t.log_every, 1) == 0 || step_ == total || r.val_loss) {
         append_metrics(run_dir_ / "metrics.jsonl", r, skipped_);
         bar.clear();
         if (options_.log) std::fprintf(options_.log, "%s\n", format_step_line(r, total).c_str());
       }
       bar.draw(step_, total, r.loss, eta);
-      if (t.checkpoint_every > 0 && step_ % t.checkpoint_every == 0 && step_ < total) save_checkpoint();
+      if (t.checkpoint_every > 0 && step_ % t.checkpoint_every == 0 && step_ < total)
+        save_checkpoint();
       last = r;
     }
     bar.clear();
@@ -237,7 +246,8 @@ void Trainer::write_run_record(const std::string& status, const StepRecord* last
          {"init_sha256", init_sha256_},
          {"step", step_},
          {"skipped_steps", skipped_},
-         {"tokens_seen", step_ * config_.train.grad_accum * config_.train.micro_batch * config_.model.seq_len},
+         {"tokens_seen",
+          step_ * config_.train.grad_accum * config_.train.micro_batch * config_.model.seq_len},
          {"peak_mib", static_cast<double>(backend_.memory_stats().peak_bytes) / (1024.0 * 1024.0)}};
   if (last) {
     j["final_loss"] = last->loss;

@@ -52,8 +52,8 @@ TEST(GptModel, WholeModelGradientsMatchFiniteDifferences) {
   };
   for (const ParamInfo& p : model.layout().params()) {
     std::vector<float> g(analytic.begin() + p.offset, analytic.begin() + p.offset + p.numel());
-    const auto r = testing::finite_difference_check(params + p.offset, p.numel(), g, objective, 12,
-                                                    1e-2);
+    const auto r =
+        testing::finite_difference_check(params + p.offset, p.numel(), g, objective, 12, 1e-2);
     EXPECT_LT(r.relative_error, 5e-3) << p.name << ": max abs error " << r.max_abs_error;
   }
 }
@@ -90,7 +90,8 @@ TEST(GptModel, InitialisationIsIdenticalAcrossPoliciesAndDependsOnTheSeed) {
   // The layout's norms start at 1 and the matrices at the configured spread.
   const ParamInfo& fc = ParameterLayout(c).find("blocks.1.mlp.fc.weight");
   double ss = 0;
-  for (std::int64_t i = 0; i < fc.numel(); ++i) ss += reference[fc.offset + i] * reference[fc.offset + i];
+  for (std::int64_t i = 0; i < fc.numel(); ++i)
+    ss += reference[fc.offset + i] * reference[fc.offset + i];
   EXPECT_NEAR(std::sqrt(ss / fc.numel()), c.init_std, 0.1 * c.init_std);
   EXPECT_EQ(reference[ParameterLayout(c).find("ln_f.weight").offset], 1.f);
 }
@@ -117,7 +118,8 @@ TEST(GptModel, MlpRecomputeGivesBitIdenticalGradients) {
       GptModel model(c, p, 2, *backend);
       model.init_parameters(seed);
       model.zero_grads();
-      losses[recompute] = model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
+      losses[recompute] =
+          model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
       grads[recompute] = model.get_gradients();
       peaks[recompute] = backend->memory_stats().peak_bytes;
     }
@@ -154,10 +156,11 @@ TEST(GptModel, MixedPrecisionTracksTheFp32Reference) {
   const auto g8mlp = run(p, &loss8mlp);
   p.policy = PrecisionPolicy::fp8_linears;
   const auto g8all = run(p, &loss8all);
-  std::fprintf(stderr, "loss fp32 %.6f bf16 %.6f fp8-mlp %.6f fp8-linears %.6f; grad rel err "
-               "bf16/fp32 %.4f fp8-mlp/bf16 %.4f fp8-linears/bf16 %.4f\n", loss32, loss16, loss8mlp,
-               loss8all, testing::relative_frobenius(g16, g32), testing::relative_frobenius(g8mlp, g16),
-               testing::relative_frobenius(g8all, g16));
+  std::fprintf(stderr,
+               "loss fp32 %.6f bf16 %.6f fp8-mlp %.6f fp8-linears %.6f; grad rel err "
+               "bf16/fp32 %.4f fp8-mlp/bf16 %.4f fp8-linears/bf16 %.4f\n",
+               loss32, loss16, loss8mlp, loss8all, testing::relative_frobenius(g16, g32),
+               testing::relative_frobenius(g8mlp, g16), testing::relative_frobenius(g8all, g16));
   EXPECT_NEAR(loss16, loss32, 1e-3 * loss32);
   EXPECT_LT(testing::relative_frobenius(g16, g32), 0.01);
   EXPECT_NEAR(loss8mlp, loss16, 5e-3 * loss16);

@@ -64,7 +64,8 @@ TEST_F(OpDtypes, ResultsDoNotDependOnTheThreadCount) {
   HostTensor w = random_normal(DType::f32, {d}, seed, 3);
   HostTensor wte = random_normal(DType::f32, {vocab, d}, seed, 4);
   HostTensor tokens(DType::i32, {batch * seq});
-  for (int i = 0; i < batch * seq; ++i) tokens.as<std::int32_t>()[i] = static_cast<int>(random_u32(seed, 5, i) % vocab);
+  for (int i = 0; i < batch * seq; ++i)
+    tokens.as<std::int32_t>()[i] = static_cast<int>(random_u32(seed, 5, i) % vocab);
   auto run = [&](int threads) {
     omp_set_num_threads(threads);
     HostTensor out(DType::f32, {batch * seq, d}), lse(DType::f32, {batch, heads, seq});
@@ -95,7 +96,8 @@ TEST_F(OpDtypes, LossChunkingDoesNotChangeTheResult) {
   HostTensor x = random_normal(DType::bf16, {rows, d}, seed, 1);
   HostTensor w = random_normal(DType::bf16, {vocab, d}, seed, 2);
   HostTensor targets(DType::i32, {rows});
-  for (int i = 0; i < rows; ++i) targets.as<std::int32_t>()[i] = static_cast<int>(random_u32(seed, 3, i) % vocab);
+  for (int i = 0; i < rows; ++i)
+    targets.as<std::int32_t>()[i] = static_cast<int>(random_u32(seed, 3, i) % vocab);
   auto run = [&](int chunk, HostTensor& dx, HostTensor& dw) {
     be->fill_zero(dw);
     return be->cross_entropy(x, w, targets, -1, chunk, 1.f / rows, dx, dw);
@@ -105,7 +107,8 @@ TEST_F(OpDtypes, LossChunkingDoesNotChangeTheResult) {
   const LossSums a = run(0, dx1, dw1), b = run(5, dx2, dw2);
   EXPECT_EQ(a.counted, rows);
   EXPECT_NEAR(a.loss_sum, b.loss_sum, 1e-6 * a.loss_sum);
-  EXPECT_LT(relative_frobenius(to_f64(dx1), to_f64(dx2)), 1e-2);  // bf16 dx: a rounding apart at most
+  EXPECT_LT(relative_frobenius(to_f64(dx1), to_f64(dx2)),
+            1e-2);  // bf16 dx: a rounding apart at most
   EXPECT_LT(relative_frobenius(to_f64(dw1), to_f64(dw2)), 1e-6);
 }
 

@@ -26,8 +26,8 @@ class OpGradients : public ::testing::Test {
   void expect_close(const char* what, float* input, std::int64_t n,
                     const std::vector<float>& analytic, const std::function<double()>& objective) {
     const auto r = finite_difference_check(input, n, analytic, objective, 48, kStep);
-    EXPECT_LT(r.relative_error, kTolerance) << what << ": max abs error " << r.max_abs_error
-                                            << " over " << r.checked << " elements";
+    EXPECT_LT(r.relative_error, kTolerance)
+        << what << ": max abs error " << r.max_abs_error << " over " << r.checked << " elements";
   }
 };
 
@@ -98,7 +98,8 @@ TEST_F(OpGradients, CausalAttention) {
 
 TEST_F(OpGradients, Gelu) {
   HostTensor x = rand({5, 13}, 1, 2.f), dy = rand({5, 13}, 2);
-  HostTensor y = testing::poisoned(DType::f32, {5, 13}), dx = testing::poisoned(DType::f32, {5, 13});
+  HostTensor y = testing::poisoned(DType::f32, {5, 13}),
+             dx = testing::poisoned(DType::f32, {5, 13});
   const std::vector<float> r = copy_of(dy);
   auto objective = [&] {
     be->gelu_forward(x, y);

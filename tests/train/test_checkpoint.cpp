@@ -99,14 +99,17 @@ TEST(Checkpoint, WritesSafetensorsAndMetadataAndKeepsTheNewest) {
   EXPECT_FALSE(fs::exists(ckpts / "step_00000002"));  // pruned
   EXPECT_TRUE(fs::exists(ckpts / "step_00000004"));
   ASSERT_EQ(latest_checkpoint(ckpts), ckpts / "step_00000006");
-  const SafetensorsFile weights = SafetensorsFile::load(ckpts / "step_00000006" / "model.safetensors");
+  const SafetensorsFile weights =
+      SafetensorsFile::load(ckpts / "step_00000006" / "model.safetensors");
   EXPECT_EQ(weights.entries().size(), t.model().layout().params().size());
   const ParamInfo& fc = t.model().layout().find("blocks.1.mlp.fc.weight");
   const std::vector<float> params = t.model().get_parameters();
   EXPECT_EQ(std::memcmp(weights.tensor(fc.name, DType::f32, fc.shape), params.data() + fc.offset,
-                        fc.numel() * 4), 0);
+                        fc.numel() * 4),
+            0);
   std::ifstream meta_in(ckpts / "step_00000006" / "meta.json");
-  const std::string text((std::istreambuf_iterator<char>(meta_in)), std::istreambuf_iterator<char>());
+  const std::string text((std::istreambuf_iterator<char>(meta_in)),
+                         std::istreambuf_iterator<char>());
   const CheckpointMeta meta = parse_checkpoint_meta(text, "meta.json");
   EXPECT_EQ(meta.step, 6);
   EXPECT_EQ(meta.init_sha256, t.init_sha256());
@@ -160,7 +163,8 @@ TEST_F(DamagedCheckpoint, FlippedByteIsCorruption) {
 }
 
 TEST_F(DamagedCheckpoint, TruncatedFileIsCorruption) {
-  fs::resize_file(ckpt / "optimizer.safetensors", fs::file_size(ckpt / "optimizer.safetensors") / 2);
+  fs::resize_file(ckpt / "optimizer.safetensors",
+                  fs::file_size(ckpt / "optimizer.safetensors") / 2);
   auto be = make_cpu_backend();
   GptModel model(config.model, config.precision, config.train.micro_batch, *be);
   AdamW adam(config.optim, model);

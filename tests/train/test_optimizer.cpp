@@ -17,7 +17,7 @@ TEST(LearningRate, WarmupThenDecayToTheFloor) {
   EXPECT_FLOAT_EQ(learning_rate(o, 104, 3), 1.0f);
   EXPECT_NEAR(learning_rate(o, 104, 54), 0.55f, 1e-6);  // halfway: the mean of lr and min_lr
   EXPECT_FLOAT_EQ(learning_rate(o, 104, 104), 0.1f);
-  EXPECT_FLOAT_EQ(learning_rate(o, 104, 500), 0.1f);    // stays at the floor
+  EXPECT_FLOAT_EQ(learning_rate(o, 104, 500), 0.1f);  // stays at the floor
   o.decay = "linear";
   EXPECT_NEAR(learning_rate(o, 104, 29), 1.0f - 0.9f * 0.25f, 1e-6);
   o.decay_steps = 54;  // floor reached early
@@ -38,7 +38,8 @@ TEST(AdamW, MatchesTheScalarReferenceAndExcludesNormsAndEmbeddings) {
   std::vector<double> p(initial.begin(), initial.end());
   std::vector<double> m(p.size(), 0.0), v(p.size(), 0.0);
   for (int t = 1; t <= 3; ++t) {
-    const HostTensor g = testing::random_normal(DType::f32, {model.parameter_count()}, seed, 10 + t);
+    const HostTensor g =
+        testing::random_normal(DType::f32, {model.parameter_count()}, seed, 10 + t);
     be->upload(model.grads(), g.view().data);
     const float lr = 0.01f * static_cast<float>(t);
     adam.step(lr);

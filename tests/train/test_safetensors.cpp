@@ -28,7 +28,8 @@ TEST(Safetensors, RoundTripsTensorsAndMetadata) {
   SafetensorsFile f(bytes, "mem");
   EXPECT_EQ(f.entries().size(), 2u);
   EXPECT_EQ(f.metadata().at("note"), "hello");
-  EXPECT_EQ(std::memcmp(f.tensor("layer.weight", DType::f32, {3, 5}), a.view().data, a.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(f.tensor("layer.weight", DType::f32, {3, 5}), a.view().data, a.nbytes()),
+            0);
   EXPECT_EQ(std::memcmp(f.tensor("a.bias", DType::bf16, {7}), b.view().data, b.nbytes()), 0);
   EXPECT_THROW(f.tensor("layer.weight", DType::f32, {5, 3}), Error);  // wrong shape
   EXPECT_THROW(f.tensor("missing", DType::f32, {1}), Error);
@@ -56,7 +57,8 @@ TEST(Safetensors, DamagedFilesAreFormatErrors) {
   const auto good = sample_file(testing::fresh_seed(), a, b);
   expect_format_error({1, 2, 3}, "shorter than the length field");
   expect_format_error(std::vector<std::uint8_t>(good.begin(), good.end() - 5), "truncated data");
-  expect_format_error(std::vector<std::uint8_t>(good.begin(), good.begin() + 20), "truncated header");
+  expect_format_error(std::vector<std::uint8_t>(good.begin(), good.begin() + 20),
+                      "truncated header");
   auto longer = good;
   longer.push_back(0);
   expect_format_error(longer, "trailing bytes");
@@ -66,12 +68,18 @@ TEST(Safetensors, DamagedFilesAreFormatErrors) {
   auto bad_json = good;
   bad_json[9] = '#';
   expect_format_error(bad_json, "invalid JSON");
-  expect_format_error(with_header(R"({"x":{"dtype":"F17","shape":[1],"data_offsets":[0,4]}})", 4), "unknown dtype");
-  expect_format_error(with_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4), "size mismatch");
-  expect_format_error(with_header(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 4), "out of range");
+  expect_format_error(with_header(R"({"x":{"dtype":"F17","shape":[1],"data_offsets":[0,4]}})", 4),
+                      "unknown dtype");
+  expect_format_error(with_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4),
+                      "size mismatch");
+  expect_format_error(with_header(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 4),
+                      "out of range");
   expect_format_error(with_header(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-                                  R"("y":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4), "overlap");
-  expect_format_error(with_header(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4), "negative dim");
+                                  R"("y":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                                  4),
+                      "overlap");
+  expect_format_error(with_header(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4),
+                      "negative dim");
   expect_format_error(with_header(R"({"x":[1,2]})", 0), "entry not an object");
   expect_format_error(with_header(R"({"__metadata__":{"k":3}})", 0), "non-string metadata");
   expect_format_error(with_header(R"([1])", 0), "header not an object");

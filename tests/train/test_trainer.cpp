@@ -134,7 +134,8 @@ TEST(Trainer, RunDirectoryHoldsConfigRecordMetricsAndValidation) {
     ++lines;
     EXPECT_EQ(j["step"], lines);
     for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "peak_mib"}) {
-      EXPECT_TRUE(j.contains(key) && j[key].is_number() && std::isfinite(j[key].get<double>())) << key;
+      EXPECT_TRUE(j.contains(key) && j[key].is_number() && std::isfinite(j[key].get<double>()))
+          << key;
     }
     EXPECT_EQ(j.contains("val_loss"), lines % 3 == 0) << line;
   }
@@ -165,7 +166,8 @@ TEST(Trainer, Fp8PoliciesTrackBf16OverAFewSteps) {
     }
     double worst = 0;
     for (int s = 0; s < 8; ++s) worst = std::max(worst, std::fabs(losses[s] / reference[s] - 1));
-    std::fprintf(stderr, "%s: worst per-step loss deviation from bf16 %.5f\n", policy_name(policy), worst);
+    std::fprintf(stderr, "%s: worst per-step loss deviation from bf16 %.5f\n", policy_name(policy),
+                 worst);
     EXPECT_LT(worst, 0.005) << policy_name(policy);
   }
 }
