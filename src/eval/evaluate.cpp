@@ -1,0 +1,128 @@
+#include "fp8lab/evaluate.hpp"
+
+#include "fp8lab/backend.hpp"
+#include "fp8lab/checkpoint.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/loader.hpp"
+#include "fp8lab/model.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace fp8lab {
+namespace fs = std::filesystem;
+
+fs::path resolve_checkpoint_dir(const fs::path& where) {
+  FP8LAB_CHECK_KIND(ErrorKind::io, fs::exists(where), "checkpoint path '{}' does not exist", where.string());
+  if (fs::exists(where / "meta.json")) return where;
+  for (const fs::path& dir : {where, where / "checkpoints"}) {
+    if (auto latest = latest_checkpoint(dir)) return *latest;
+  }
+  FP8LAB_FAIL(ErrorKind::io, "'{}' is neither a checkpoint (no meta.json) nor a run or checkpoints "
+              "directory with a 'latest' checkpoint", where.string());
+}
+
+static std::optional<std::int32_t> excluded_token_for(const std::string& spec, std::int64_t vocab) {
+  if (spec == "none") return std::nullopt;
+  if (spec == "auto") {
+    if (vocab > eval::kGpt2EndOfText) return eval::kGpt2EndOfText;
+    return std::nullopt;
+  }
+  std::int64_t id = -1;
+  try {
+    std::size_t used = 0;
+    id = std::stoll(spec, &used);
+    FP8LAB_CHECK(used == spec.size(), "trailing characters");
+  } catch (const std::exception&) {
+    FP8LAB_FAIL(ErrorKind::invalid_argument, "--exclude-token must be auto, none or a token id, got '{}'", spec);
+  }
+  FP8LAB_CHECK(id >= 0 && id < vocab, "--exclude-token {} is outside the vocabulary [0, {})", id, vocab);
+  return static_cast<std::int32_t>(id);
+}
+
+EvalReport evaluate_checkpoint(const EvalOptions& o) {
+  const fs::path dir = resolve_checkpoint_dir(o.checkpoint);
+  std::ifstream meta_in(dir / "meta.json");
+  std::stringstream meta_text;
+  meta_text << meta_in.rdbuf();
+  const CheckpointMeta meta = parse_checkpoint_meta(meta_text.str(), (dir / "meta.json").string());
+  const ModelConfig& mc = meta.config.model;
+
+  PrecisionConfig precision;
+  precision.policy = parse_policy(o.policy);
+  const std::int64_t rows = o.batch_rows > 0 ? o.batch_rows : meta.config.train.micro_batch;
+  FP8LAB_CHECK(o.order == "sequential" || o.order == "shuffled",
+               "--order must be sequential or shuffled, got '{}'", o.order);
+
+  auto backend = make_backend(o.backend);
+  GptModel model(mc, precision, rows, *backend);
+  load_checkpoint(dir, model, nullptr);
+
+  data::LoaderConfig lc;
+  lc.shards = data::list_shards(o.data, o.split);
+  lc.batch_rows = rows;
+  lc.seq_len = mc.seq_len;
+  lc.seed = o.seed;
+  lc.order = o.order == "sequential" ? data::LoaderConfig::Order::sequential : data::LoaderConfig::Order::shuffled;
+  lc.repeat = false;
+  lc.vocab_size = static_cast<std::int32_t>(mc.vocab_size);
+  data::TokenLoader loader(std::move(lc));
+
+  EvalReport report;
+  report.excluded_token = excluded_token_for(o.exclude_token, mc.vocab_size);
+  // Padding rows and excluded targets share one ignore value, so the model skips both.
+  const std::int32_t ignore = report.excluded_token.value_or(-1);
+  eval::EvalAccumulator acc(report.excluded_token);
+  const std::int64_t total_batches = o.max_batches > 0
+      ? std::min(o.max_batches, loader.batches_per_epoch()) : loader.batches_per_epoch();
+
+  const std::size_t m = static_cast<std::size_t>(rows * mc.seq_len);
+  std::vector<std::int32_t> inputs(m), targets(m);
+  data::Batch batch;
+  while ((o.max_batches <= 0 || report.batches < o.max_batches) && loader.next(batch)) {
+    const std::size_t used = static_cast<std::size_t>(batch.rows * mc.seq_len);
+    std::copy(batch.inputs.begin(), batch.inputs.end(), inputs.begin());
+    std::copy(batch.targets.begin(), batch.targets.end(), targets.begin());
+    std::fill(inputs.begin() + static_cast<std::ptrdiff_t>(used), inputs.end(), 0);
+    std::fill(targets.begin() + static_cast<std::ptrdiff_t>(used), targets.end(), ignore);
+    const LossSums s = model.evaluate(inputs.data(), targets.data(), ignore,
+                                      static_cast<int>(meta.config.train.loss_chunk_rows));
+    acc.add_batch_sum(s.loss_sum, batch.targets, batch.target_bytes);
+    ++report.batches;
+    report.rows += batch.rows;
+    if (o.progress) {
+      std::fprintf(stderr, "\reval: batch %lld/%lld", static_cast<long long>(report.batches),
+                   static_cast<long long>(total_batches));
+    }
+  }
+  if (o.progress) std::fprintf(stderr, "\n");
+  FP8LAB_CHECK(report.batches > 0, "the {} split at '{}' yields no full row of {} tokens", o.split,
+               o.data.string(), mc.seq_len + 1);
+  report.metrics = acc.result();
+  report.checkpoint_dir = dir.string();
+  report.params_sha256 = model.parameter_sha256();
+  report.policy = o.policy;
+  report.step = meta.step;
+  report.batch_rows = rows;
+  report.seq_len = mc.seq_len;
+  report.order = o.order;
+  return report;
+}
+
+nlohmann::json EvalReport::to_json() const {
+  nlohmann::json j = nlohmann::json::parse(metrics.to_json());
+  j["checkpoint"] = checkpoint_dir;
+  j["params_sha256"] = params_sha256;
+  j["policy"] = policy;
+  j["step"] = step;
+  j["batch_rows"] = batch_rows;
+  j["seq_len"] = seq_len;
+  j["batches"] = batches;
+  j["rows"] = rows;
+  j["packing"] = "rows of seq_len+1 consecutive tokens, overlapping by one; short last batch padded with ignored targets";
+  j["order"] = order;
+  j["excluded_token"] = excluded_token ? nlohmann::json(*excluded_token) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace fp8lab
