@@ -69,11 +69,15 @@ void setup_pack(CLI::App& sub) {
   auto o = std::make_shared<data::PackOptions>();
   add_source_options(sub, o->source);
   sub.add_option("--out", o->out, "the .fp8pack file to write")->required();
+  const auto mb = [](std::string v) { return std::to_string(std::stoll(v) * 1'000'000); };
   sub.add_option("--budget-mb", o->budget_bytes,
-                 "keep --keep-subtree documents, then sample others by SHA-256(name) up to this "
-                 "many MB (1e6 bytes) of text; 0: everything")
-      ->transform([](std::string v) { return std::to_string(std::stoll(v) * 1'000'000); });
-  sub.add_option("--keep-subtree", o->keep_subtrees, "subtrees always packed whole (e.g. sound)");
+                 "sample documents outside --keep-subtree by SHA-256(name) up to this many MB "
+                 "(1e6 bytes) of text; 0: all")
+      ->transform(mb);
+  sub.add_option("--keep-subtree", o->keep_subtrees, "subtrees budgeted apart (e.g. sound)");
+  sub.add_option("--keep-budget-mb", o->keep_budget_bytes,
+                 "sample the --keep-subtree documents up to this many MB; 0: all")
+      ->transform(mb);
   sub.add_option("--level", o->level, "zstd level")->capture_default_str();
   sub.add_option("--threads", o->threads, "compression threads (0: all)")->capture_default_str();
   sub.callback([o] {

@@ -3,17 +3,14 @@
 #include "data/document_source.hpp"
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
 
 #include <fmt/format.h>
 #include <zstd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <thread>
+#include <memory>
 
 namespace fp8lab::data {
 namespace fs = std::filesystem;
@@ -21,6 +18,13 @@ namespace fs = std::filesystem;
 namespace {
 constexpr char kPackMagic[8] = {'F', 'P', '8', 'P', 'A', 'C', 'K', '1'};
 constexpr std::uint32_t kMaxNameBytes = 4096;
+
+struct CCtxFree {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+struct DCtxFree {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
 
 void check_zstd(std::size_t code, const char* what, const fs::path& path) {
   FP8LAB_CHECK_KIND(ErrorKind::io, !ZSTD_isError(code), "pack {}: {} failed: {}", path.string(), what,
@@ -31,7 +35,9 @@ void check_zstd(std::size_t code, const char* what, const fs::path& path) {
 struct PackWriter::Impl {
   fs::path path;
   std::ofstream out;
-  ZSTD_CCtx* cctx = nullptr;
+  // Owned here, so a constructor that throws (Impl is then destroyed) does not leak it.
+  std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx_owner{ZSTD_createCCtx()};
+  ZSTD_CCtx* cctx = cctx_owner.get();
   std::vector<char> buffer = std::vector<char>(ZSTD_CStreamOutSize());
   std::int64_t written = 0;
 
@@ -54,7 +60,6 @@ PackWriter::PackWriter(const fs::path& path, int level, int threads) : impl_(std
   impl_->path = path;
   impl_->out.open(path, std::ios::binary | std::ios::trunc);
   FP8LAB_CHECK_KIND(ErrorKind::io, impl_->out.good(), "cannot create pack {}", path.string());
-  impl_->cctx = ZSTD_createCCtx();
   check_zstd(ZSTD_CCtx_setParameter(impl_->cctx, ZSTD_c_compressionLevel, level), "level", path);
   // A 128 MiB window: within zstd's default decoder limit, so any zstd can read the pack.
   check_zstd(ZSTD_CCtx_setParameter(impl_->cctx, ZSTD_c_windowLog, 27), "windowLog", path);
@@ -66,7 +71,7 @@ PackWriter::PackWriter(const fs::path& path, int level, int threads) : impl_(std
   impl_->push(kPackMagic, sizeof(kPackMagic), ZSTD_e_continue);
 }
 
-PackWriter::~PackWriter() { ZSTD_freeCCtx(impl_->cctx); }
+PackWriter::~PackWriter() = default;
 
 void PackWriter::add(const Document& doc) {
   FP8LAB_CHECK(!doc.name.empty() && doc.name.size() <= kMaxNameBytes,
@@ -91,7 +96,8 @@ std::int64_t PackWriter::finish() {
 struct PackReader::Impl {
   fs::path path;
   std::ifstream in;
-  ZSTD_DCtx* dctx = nullptr;
+  std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx_owner{ZSTD_createDCtx()};
+  ZSTD_DCtx* dctx = dctx_owner.get();
   std::vector<char> in_buf = std::vector<char>(ZSTD_DStreamInSize());
   ZSTD_inBuffer input{nullptr, 0, 0};
   std::vector<char> out_buf = std::vector<char>(ZSTD_DStreamOutSize());
@@ -140,14 +146,13 @@ PackReader::PackReader(const fs::path& path) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->in.open(path, std::ios::binary);
   FP8LAB_CHECK_KIND(ErrorKind::io, impl_->in.good(), "cannot read pack {}", path.string());
-  impl_->dctx = ZSTD_createDCtx();
   char magic[sizeof(kPackMagic)];
   impl_->read_exact(magic, sizeof(magic), "the header");
   FP8LAB_CHECK_KIND(ErrorKind::format, std::memcmp(magic, kPackMagic, sizeof(magic)) == 0,
                     "pack {}: bad magic at decompressed byte offset 0", path.string());
 }
 
-PackReader::~PackReader() { ZSTD_freeDCtx(impl_->dctx); }
+PackReader::~PackReader() = default;
 
 bool PackReader::next(Document& doc) {
   std::uint32_t name_len = 0;
