@@ -34,10 +34,23 @@ const char* linear_cuda_mode_name(LinearCudaMode mode);  // "bf16", "fp8-plain",
 LinearCudaMode parse_linear_cuda_mode(std::string_view name);
 LinearPrecision linear_cuda_precision(LinearCudaMode mode);  // the CPU policy it mirrors
 
+// A second stream and two events: with it, the fp8 forward casts W on the side stream while x
+// is cast on the main one (W's small kernels would otherwise run alone on a mostly idle GPU).
+class LinearCudaOverlap {
+ public:
+  LinearCudaOverlap();
+  ~LinearCudaOverlap();
+  LinearCudaOverlap(const LinearCudaOverlap&) = delete;
+  LinearCudaOverlap& operator=(const LinearCudaOverlap&) = delete;
+  cudaStream_t side = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+
 struct LinearCudaConfig {
   LinearCudaMode mode = LinearCudaMode::bf16;
   std::string name = "linear";
   bool fast_accum = false;  // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
+  LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
 };
 
 struct LinearSavedCuda {

@@ -143,6 +143,7 @@ LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const Li
   const std::size_t base = arena.mark();
   const ShapeBuffers b = alloc_buffers(arena, c, shape, s);
   bool ran_plain = false, ran_fused = false;
+  LinearCudaOverlap overlap;
   ModeRun fused;
   std::size_t fused_mark = 0;
   for (LinearCudaMode mode : c.modes) {
@@ -151,6 +152,7 @@ LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const Li
     ModeRun run;
     run.config.mode = mode;
     run.config.name = fmt::format("bench.{}x{}", k, n);
+    if (mode != LinearCudaMode::bf16) run.config.overlap = &overlap;
     run.saved = alloc_linear_saved_cuda(arena, mode, m, k, n, s);
     run.scratch = alloc_linear_scratch_cuda(arena, mode, m, n);
     const bench::TimingStats t = bench::time_repeats(c.warmup, c.repeats, s, [&](int i) {

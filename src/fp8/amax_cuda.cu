@@ -22,7 +22,16 @@ __device__ __forceinline__ std::uint32_t thread_amax_bits(const In* x, std::int6
   std::int64_t done = 0;
   if (vec) {
     const std::int64_t chunks = n / 16;
-    for (std::int64_t c = tid; c < chunks; c += stride) {
+    // Two 16-element chunks per iteration: both loads are issued before either is reduced.
+    std::int64_t c = tid;
+    for (; c + stride < chunks; c += 2 * stride) {
+      float v[16], w[16];
+      load16(x + c * 16, v);
+      load16(x + (c + stride) * 16, w);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) m = max(m, max(abs_bits(v[i]), abs_bits(w[i])));
+    }
+    if (c < chunks) {
       float v[16];
       load16(x + c * 16, v);
 #pragma unroll

@@ -5,6 +5,7 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "fp8lab/linear_cuda.hpp"
 
+#include "fp8lab/cuda_check.hpp"
 #include "fp8lab/cuda_memory.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 
@@ -43,6 +44,18 @@ void check_saved(const LinearSavedCuda& s, std::int64_t m, std::int64_t k, std::
 }
 
 }  // namespace
+
+LinearCudaOverlap::LinearCudaOverlap() {
+  FP8LAB_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  FP8LAB_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  FP8LAB_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+}
+
+LinearCudaOverlap::~LinearCudaOverlap() {
+  cudaEventDestroy(join);
+  cudaEventDestroy(fork);
+  cudaStreamDestroy(side);
+}
 
 const char* linear_cuda_mode_name(LinearCudaMode mode) {
   switch (mode) {
@@ -105,10 +118,17 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
     return;
   }
   check_saved(saved, m, k, n, name);
+  LinearCudaOverlap* ov = config.overlap;
+  if (ov) {  // W on the side stream, after everything already queued on the main one
+    FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
+    FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(ov->side, ov->fork, 0));
+  }
+  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
+                    ov ? ov->side : stream);
+  if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
                     stream);
-  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
-                    stream);
+  if (ov) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
               {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {config.fast_accum, false},
               stream);
