@@ -35,3 +35,24 @@ StudyPlan parse_study_plan(const nlohmann::json& config);
 StudyPlan load_study_plan(const std::filesystem::path& file);
 
 }  // namespace fp8lab
+
+namespace fp8lab {
+
+struct StudyRunOptions {
+  std::filesystem::path out;          // the study's record directory
+  std::filesystem::path executable;   // the fp8lab binary that trains and evaluates the arms
+  std::filesystem::path source_dir;   // the source tree (git commit and dirty flag)
+  std::filesystem::path config_file;  // hashed into the manifest
+};
+
+// Runs (or resumes) a study: trains every arm not yet finished, checks that all arms started
+// from byte-identical weights on identical data settings (aborting otherwise), scores every
+// final checkpoint under its own policy and under bf16, and writes the record bundle:
+//   study.json, arms/<arm>/{run/, train.log, eval_<policy>.json, timing.json, DONE},
+//   results.md, results.json, loss.svg, manifest.json.
+void run_study(const StudyPlan& plan, const StudyRunOptions& options);
+
+// The record files alone, from finished arms (run_study calls it; also usable to re-render).
+void write_study_record(const StudyPlan& plan, const StudyRunOptions& options);
+
+}  // namespace fp8lab

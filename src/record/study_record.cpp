@@ -1,0 +1,166 @@
+// The study's record bundle: results table (Markdown + JSON), loss curves (SVG) and a manifest of
+// SHA-256 hashes, written from the finished arms' files alone.
+#include "fp8lab/error.hpp"
+#include "fp8lab/record.hpp"
+#include "fp8lab/sha256.hpp"
+#include "fp8lab/study.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+namespace fp8lab {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json read_json_file(const fs::path& file) {
+  std::ifstream in(file);
+  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "study record: cannot read '{}'", file.string());
+  return json::parse(in);
+}
+
+struct ArmResult {
+  const StudyArm* arm = nullptr;
+  json run, own_eval, bf16_eval, timing;
+  std::vector<std::pair<double, double>> losses;  // (step, training loss)
+  double train_seconds = 0;
+};
+
+ArmResult load_arm(const StudyArm& arm, const fs::path& dir) {
+  ArmResult r;
+  r.arm = &arm;
+  r.run = read_json_file(dir / "run" / "run.json");
+  r.own_eval = read_json_file(dir / ("eval_" + arm.policy + ".json"));
+  r.bf16_eval = read_json_file(dir / "eval_bf16.json");
+  r.timing = read_json_file(dir / "timing.json");
+  for (const auto& s : r.timing.at("train_segments_s")) r.train_seconds += s.get<double>();
+  std::ifstream metrics(dir / "run" / "metrics.jsonl");
+  std::string line;
+  while (std::getline(metrics, line)) {
+    if (line.empty()) continue;
+    const json m = json::parse(line);
+    r.losses.emplace_back(m.at("step").get<double>(), m.at("loss").get<double>());
+  }
+  return r;
+}
+
+std::string signed_delta(double value, double control, const char* fmt_spec) {
+  return fmt::format(fmt::runtime(fmt_spec), value - control);
+}
+
+std::string percent_delta(double value, double control) {
+  return control > 0 ? fmt::format("{:+.1f}%", 100.0 * (value - control) / control) : "—";
+}
+
+// hashes[relative path] = sha256 for every file under dir except checkpoints older than latest.
+void hash_tree(const fs::path& root, const fs::path& dir, json& hashes) {
+  if (!fs::exists(dir)) return;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    hashes[fs::relative(entry.path(), root).string()] = sha256_file(entry.path());
+  }
+}
+
+double flops_for(const json& run_config, double tokens) {
+  const json& m = run_config.at("model");
+  const auto d = m.at("d_model").get<std::int64_t>();
+  return tokens * gpt_train_flops_per_token(m.at("n_layers").get<std::int64_t>(), d,
+                                            m.at("seq_len").get<std::int64_t>(),
+                                            m.at("vocab_size").get<std::int64_t>(), 4 * d);
+}
+
+}  // namespace
+
+void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
+  std::vector<ArmResult> arms;
+  const ArmResult* control = nullptr;
+  for (const auto& arm : plan.arms) arms.push_back(load_arm(arm, o.out / "arms" / arm.name));
+  for (const auto& a : arms) {
+    if (a.arm->name == plan.control) control = &a;
+  }
+  FP8LAB_CHECK_KIND(ErrorKind::internal, control != nullptr, "no control arm '{}'", plan.control);
+
+  const SourceInfo source = git_source_info(o.source_dir);
+  const json control_config = read_json_file(o.out / "arms" / plan.control / "run" / "config.json");
+  std::vector<std::vector<std::string>> rows;
+  json results = json::array();
+  double total_flops = 0;
+  for (const auto& a : arms) {
+    const auto& e = a.own_eval;
+    const double ce = e.at("ce_nats").get<double>(), bpb = e.at("bits_per_byte").get<double>();
+    const double peak = a.run.at("peak_mib").get<double>();
+    const double c_ce = control->own_eval.at("ce_nats").get<double>();
+    const double c_bpb = control->own_eval.at("bits_per_byte").get<double>();
+    const bool is_control = &a == control;
+    const std::string role = is_control ? "control" : a.arm->resource_only ? "resource" : "candidate";
+    const double tokens = a.run.value("tokens_seen", 0.0);
+    const double flops = flops_for(control_config, tokens);
+    total_flops += flops;
+    rows.push_back({a.arm->name, role, a.arm->policy + (a.arm->mlp_recompute ? " + recompute" : ""),
+                    fmt::format("{:.4f}", ce), fmt::format("{:.3f}", e.at("perplexity").get<double>()),
+                    fmt::format("{:.4f}", bpb), fmt::format("{:.4f}", a.bf16_eval.at("ce_nats").get<double>()),
+                    fmt::format("{:.1f}", a.train_seconds), fmt::format("{:.1f}", peak),
+                    is_control ? "—" : signed_delta(ce, c_ce, "{:+.4f}"),
+                    is_control ? "—" : signed_delta(bpb, c_bpb, "{:+.4f}"),
+                    is_control ? "—" : percent_delta(a.train_seconds, control->train_seconds),
+                    is_control ? "—" : percent_delta(peak, control->run.at("peak_mib").get<double>())});
+    results.push_back({{"arm", a.arm->name}, {"role", role}, {"policy", a.arm->policy},
+                       {"mlp_recompute", a.arm->mlp_recompute}, {"eval_own_policy", a.own_eval},
+                       {"eval_bf16", a.bf16_eval}, {"train_seconds", a.train_seconds},
+                       {"peak_mib", peak}, {"final_train_loss", a.run.at("final_loss")},
+                       {"init_sha256", a.run.at("init_sha256")}, {"tokens_seen", tokens},
+                       {"train_flops", flops}});
+  }
+
+  std::string md = fmt::format("# Study `{}`\n\nSources: commit `{}`{}. Every arm started from weights "
+                               "`{}` on the same data settings (checked).\n\n",
+                               plan.name, source.commit, source.dirty ? " (with uncommitted changes)" : "",
+                               control->run.at("init_sha256").get<std::string>());
+  md += markdown_table({"arm", "role", "policy", "CE (nats, excl. specials)", "PPL", "BPB", "CE under bf16",
+                        "train s", "peak MiB", "ΔCE", "ΔBPB", "Δtime", "Δpeak"},
+                       rows);
+  md += fmt::format("\nCE, PPL and BPB are scored under each arm's own policy; \"CE under bf16\" scores the same "
+                    "weights with every linear in BF16. Deltas are against the control `{}`. Train seconds are "
+                    "wall-clock seconds of the training process (model set-up included); peak MiB is the "
+                    "trainer's peak backend memory. Training compute: {:.3g} FLOPs in all "
+                    "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n",
+                    plan.control, total_flops);
+  std::ofstream(o.out / "results.md") << md;
+  std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},
+                                                {"arms", results}, {"total_train_flops", total_flops}}.dump(2)
+                                        << "\n";
+
+  std::vector<CurveSeries> curves;
+  for (const auto& a : arms) {
+    std::vector<double> y;
+    for (auto [step, loss] : a.losses) y.push_back(loss);
+    const std::vector<double> smooth = ema_debiased(y, 0.9);
+    CurveSeries raw{a.arm->name + " (raw)", a.losses, true}, ema{a.arm->name + " (EMA 0.9)", {}, false};
+    for (std::size_t i = 0; i < smooth.size(); ++i) ema.points.emplace_back(a.losses[i].first, smooth[i]);
+    curves.push_back(std::move(ema));
+    curves.push_back(std::move(raw));
+  }
+  std::ofstream(o.out / "loss.svg") << line_chart_svg(curves, "training loss: " + plan.name, "step",
+                                                      "loss (nats/token)");
+
+  json manifest{{"study", plan.name}, {"git_commit", source.commit}, {"git_dirty", source.dirty},
+                {"config_file", o.config_file.string()}, {"files", json::object()}};
+  if (!o.config_file.empty() && fs::exists(o.config_file)) {
+    manifest["config_sha256"] = sha256_file(o.config_file);
+  }
+  for (std::size_t i = 0; i + 1 < plan.eval_args.size(); ++i) {
+    if (plan.eval_args[i] != "--data") continue;
+    fs::path data = plan.eval_args[i + 1];
+    if (fs::is_directory(data)) data /= "manifest.json";
+    if (fs::exists(data)) manifest["data_manifest_sha256"] = sha256_file(data);
+  }
+  for (const char* f : {"study.json", "results.md", "results.json", "loss.svg"}) {
+    manifest["files"][f] = sha256_file(o.out / f);
+  }
+  hash_tree(o.out, o.out / "arms", manifest["files"]);
+  std::ofstream(o.out / "manifest.json") << manifest.dump(2) << "\n";
+}
+
+}  // namespace fp8lab

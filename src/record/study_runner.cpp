@@ -1,0 +1,176 @@
+// `fp8lab study`: trains and scores each arm as a child process of the same fp8lab binary.
+// An arm is finished when arms/<arm>/DONE exists; anything less is resumed (train --resume picks
+// up the arm's latest checkpoint), so an interrupted study never loses a finished arm.
+#include "fp8lab/error.hpp"
+#include "fp8lab/study.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+namespace fp8lab {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot read '{}'", file.string());
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    FP8LAB_FAIL(ErrorKind::format, "'{}' is not valid JSON: {}", file.string(), e.what());
+  }
+}
+
+void write_text(const fs::path& file, const std::string& text) {
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot write '{}'", tmp.string());
+  }
+  fs::rename(tmp, file);
+}
+
+// Runs `args` (argv[0] = the fp8lab binary), appending its output to `log` and echoing each line
+// to stdout with a prefix. Returns the wall-clock seconds; throws if the child fails.
+double run_child(const std::vector<std::string>& args, const fs::path& log, const std::string& prefix) {
+  std::string command;
+  for (const auto& a : args) command += shell_quote(a) + " ";
+  command += "2>&1";
+  std::ofstream log_out(log, std::ios::app);
+  log_out << "$ " << command << "\n";
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  FP8LAB_CHECK_KIND(ErrorKind::io, pipe != nullptr, "cannot start '{}'", command);
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe.get())) {
+    log_out << line;
+    log_out.flush();
+    std::printf("%s%s", prefix.c_str(), line);
+    std::fflush(stdout);
+  }
+  const int status = pclose(pipe.release());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  FP8LAB_CHECK_KIND(ErrorKind::internal, status == 0, "{}failed (exit status {}); see {}", prefix, status,
+                    log.string());
+  return seconds;
+}
+
+// The resolved config of a run without what an arm is allowed to differ in (its precision).
+json comparable_config(const fs::path& run_dir) {
+  json c = read_json(run_dir / "config.json");
+  c.erase("precision");
+  return c;
+}
+
+// Every arm must start from the control's bytes with the control's data and schedule settings.
+void check_matched(const StudyPlan& plan, const fs::path& out) {
+  const fs::path control_run = out / "arms" / plan.control / "run";
+  if (!fs::exists(control_run / "run.json")) return;
+  const json control_record = read_json(control_run / "run.json");
+  const json control_config = comparable_config(control_run);
+  for (const auto& arm : plan.arms) {
+    const fs::path run = out / "arms" / arm.name / "run";
+    if (arm.name == plan.control || !fs::exists(run / "run.json")) continue;
+    const json record = read_json(run / "run.json");
+    FP8LAB_CHECK_KIND(ErrorKind::internal, record.at("init_sha256") == control_record.at("init_sha256"),
+                      "arm '{}' started from weights {} but the control '{}' from {}: the study is not "
+                      "matched", arm.name, record.at("init_sha256").dump(), plan.control,
+                      control_record.at("init_sha256").dump());
+    const json config = comparable_config(run);
+    if (config != control_config) {
+      const json diff = json::diff(control_config, config);
+      FP8LAB_FAIL(ErrorKind::internal, "arm '{}' differs from the control '{}' in more than precision: {}",
+                  arm.name, plan.control, diff.dump());
+    }
+  }
+}
+
+std::vector<std::string> train_command(const StudyPlan& plan, const StudyArm& arm,
+                                       const StudyRunOptions& o, const fs::path& run, bool resume) {
+  std::vector<std::string> args{o.executable.string(), "train"};
+  args.insert(args.end(), plan.train_args.begin(), plan.train_args.end());
+  args.insert(args.end(), arm.extra_train_args.begin(), arm.extra_train_args.end());
+  args.insert(args.end(), {"--policy", arm.policy, "--out", run.string(), "--no-progress"});
+  if (arm.mlp_recompute) args.push_back("--mlp-recompute");
+  if (resume) args.push_back("--resume");
+  return args;
+}
+
+void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, const StudyRunOptions& o) {
+  const fs::path dir = o.out / "arms" / arm.name;
+  const fs::path run = dir / "run";
+  const std::string prefix = fmt::format("[{}/{} {}] ", index + 1, plan.arms.size(), arm.name);
+  if (fs::exists(dir / "DONE")) {
+    std::printf("%sfinished earlier: kept\n", prefix.c_str());
+    return;
+  }
+  fs::create_directories(dir);
+  // Training: a run that completed is not trained again (only its scoring may be missing).
+  const fs::path timing_file = dir / "timing.json";
+  json timing = fs::exists(timing_file) ? read_json(timing_file) : json{{"train_segments_s", json::array()}};
+  const bool completed = fs::exists(run / "run.json") &&
+                         read_json(run / "run.json").value("status", "") == "completed";
+  if (!completed) {
+    const bool resume = fs::exists(run / "checkpoints" / "latest");
+    std::printf("%s%s training (policy %s%s)\n", prefix.c_str(), resume ? "resuming" : "starting",
+                arm.policy.c_str(), arm.mlp_recompute ? ", MLP recompute" : "");
+    const double seconds = run_child(train_command(plan, arm, o, run, resume), dir / "train.log", prefix);
+    timing["train_segments_s"].push_back(seconds);
+    write_text(timing_file, timing.dump(2) + "\n");
+  }
+  check_matched(plan, o.out);
+  // Scoring: under the arm's own policy, and under bf16 (reported separately).
+  std::vector<std::string> policies{arm.policy};
+  if (arm.policy != "bf16") policies.push_back("bf16");
+  for (const auto& policy : policies) {
+    const fs::path result = dir / ("eval_" + policy + ".json");
+    if (fs::exists(result)) continue;
+    std::printf("%sscoring under %s\n", prefix.c_str(), policy.c_str());
+    std::vector<std::string> args{o.executable.string(), "eval", "--checkpoint", run.string(),
+                                  "--policy", policy};
+    args.insert(args.end(), plan.eval_args.begin(), plan.eval_args.end());
+    args.insert(args.end(), {"--json-file", result.string() + ".part"});
+    timing["eval_" + policy + "_s"] = run_child(args, dir / "eval.log", prefix);
+    fs::rename(result.string() + ".part", result);
+    write_text(timing_file, timing.dump(2) + "\n");
+  }
+  write_text(dir / "DONE", "finished\n");
+}
+
+}  // namespace
+
+void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
+  fs::create_directories(o.out / "arms");
+  // A study directory belongs to one plan: resuming with a different config is refused.
+  const fs::path plan_file = o.out / "study.json";
+  if (fs::exists(plan_file)) {
+    const json previous = read_json(plan_file);
+    FP8LAB_CHECK(previous == plan.source, "'{}' holds a study with another config; use a new --out "
+                 "directory (differences: {})", o.out.string(), json::diff(previous, plan.source).dump());
+  } else {
+    write_text(plan_file, plan.source.dump(2) + "\n");
+  }
+  // The control first: every other arm is checked against it as soon as it has trained.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < plan.arms.size(); ++i) {
+    if (plan.arms[i].name == plan.control) order.insert(order.begin(), i);
+    else order.push_back(i);
+  }
+  for (std::size_t i : order) run_arm(plan, plan.arms[i], i, o);
+  write_study_record(plan, o);
+}
+
+}  // namespace fp8lab
