@@ -1,9 +1,9 @@
 // Fuzzes the checkpoint metadata parser (meta.json, which embeds a whole RunConfig) on arbitrary
 // text: only fp8lab::Error may come out, and metadata that parses must survive a round trip.
+#include <string_view>
+
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/error.hpp"
-
-#include <string_view>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fp8lab;

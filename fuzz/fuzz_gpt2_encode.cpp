@@ -1,9 +1,9 @@
 // Fuzzes GPT-2 encoding with the real vocabulary ($FP8LAB_GPT2_VOCAB or data/cache/gpt2-vocab):
 // decode(encode(x)) must equal x for any bytes, and no id may be the separator.
-#include "fp8lab/tokenizer.hpp"
-
 #include <memory>
 #include <string_view>
+
+#include "fp8lab/tokenizer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::unique_ptr<fp8lab::data::Tokenizer> tok =

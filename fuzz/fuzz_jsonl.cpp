@@ -1,8 +1,8 @@
 // Fuzzes JSONL corpus reading: every line must be an object with a string "text" field, or the
 // reader throws fp8lab::Error naming the line.
 #include "data/document_source.hpp"
-#include "fuzz_util.hpp"
 #include "fp8lab/error.hpp"
+#include "fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fp8lab::data;

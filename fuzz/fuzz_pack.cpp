@@ -1,7 +1,7 @@
 // Fuzzes the .fp8pack reader on arbitrary (mostly non-zstd) bytes.
 #include "data/document_source.hpp"
-#include "fuzz_util.hpp"
 #include "fp8lab/error.hpp"
+#include "fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fp8lab::data;

@@ -1,11 +1,11 @@
 // Fuzzes the safetensors reader on arbitrary bytes: only fp8lab::Error may come out; every
 // tensor of a file that parses must be readable inside the buffer (ASan checks), and encoding
 // the parsed tensors again must parse back to the same entries and bytes.
-#include "fp8lab/error.hpp"
-#include "fp8lab/safetensors.hpp"
-
 #include <cstring>
 #include <vector>
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fp8lab;

@@ -1,9 +1,9 @@
 // Fuzzes the shard and sidecar readers and the loader on arbitrary file contents: only
 // fp8lab::Error may come out, and tokens read back must stay inside the file.
-#include "fuzz_util.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/loader.hpp"
 #include "fp8lab/shard.hpp"
+#include "fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fp8lab::data;

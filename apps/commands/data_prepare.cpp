@@ -1,12 +1,13 @@
 // `fp8lab data prepare|pack|unpack`: build token shards from text, and carry text as packs.
-#include "command_registry.hpp"
 #include "fp8lab/data_prepare.hpp"
-#include "fp8lab/error.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
+
+#include "command_registry.hpp"
+#include "fp8lab/error.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -18,7 +19,8 @@ void add_source_options(CLI::App& sub, data::SourceSpec& s) {
   sub.add_option("--include", s.include_globs,
                  "keep only names matching these globs (fnmatch; '*' also matches '/')");
   sub.add_option("--exclude", s.exclude_globs, "drop names matching these globs");
-  sub.add_option("--max-file-bytes", s.max_file_bytes, "drop files of this size or larger (0: none)")
+  sub.add_option("--max-file-bytes", s.max_file_bytes,
+                 "drop files of this size or larger (0: none)")
       ->capture_default_str();
   sub.add_option("--format", s.format, "auto (.jsonl is JSONL), text or jsonl")
       ->check(CLI::IsMember({"auto", "text", "jsonl"}))
@@ -34,11 +36,11 @@ void print_prepare_summary(const data::PrepareSummary& s) {
                           splits.empty() ? "" : ",", sp.name, sp.documents, sp.bytes, sp.tokens,
                           sp.shards);
   }
-  std::printf("{\"manifest\":\"%s\",\"documents\":%lld,\"bytes\":%lld,\"seconds\":%.2f,"
-              "\"mb_per_s\":%.1f,\"splits\":{%s}}\n",
-              s.manifest.string().c_str(), static_cast<long long>(s.documents),
-              static_cast<long long>(s.bytes), s.seconds, s.bytes / 1e6 / s.seconds,
-              splits.c_str());
+  std::printf(
+      "{\"manifest\":\"%s\",\"documents\":%lld,\"bytes\":%lld,\"seconds\":%.2f,"
+      "\"mb_per_s\":%.1f,\"splits\":{%s}}\n",
+      s.manifest.string().c_str(), static_cast<long long>(s.documents),
+      static_cast<long long>(s.bytes), s.seconds, s.bytes / 1e6 / s.seconds, splits.c_str());
 }
 
 void setup_prepare(CLI::App& sub) {
@@ -48,7 +50,8 @@ void setup_prepare(CLI::App& sub) {
   sub.add_option("--tokenizer", o->tokenizer, "byte or gpt2")
       ->check(CLI::IsMember({"byte", "gpt2"}))
       ->capture_default_str();
-  sub.add_option("--vocab-dir", o->vocab_dir, "GPT-2 vocabulary directory (default: data/cache/gpt2-vocab)");
+  sub.add_option("--vocab-dir", o->vocab_dir,
+                 "GPT-2 vocabulary directory (default: data/cache/gpt2-vocab)");
   sub.add_option("--split", o->split.kind, "hash (by document SHA-256) or subtree")
       ->check(CLI::IsMember({"hash", "subtree"}))
       ->capture_default_str();
@@ -56,12 +59,14 @@ void setup_prepare(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--heldout-subtree", o->split.heldout_subtrees,
                  "subtree split: names under these are held out (e.g. sound)");
-  sub.add_option("--train-name", o->split.train_name, "name of the training split")->capture_default_str();
+  sub.add_option("--train-name", o->split.train_name, "name of the training split")
+      ->capture_default_str();
   sub.add_option("--heldout-name", o->split.heldout_name, "name of the held-out split")
       ->capture_default_str();
   sub.add_option("--shard-tokens", o->shard_tokens, "tokens per shard")->capture_default_str();
   sub.add_option("--threads", o->threads, "encoding threads (0: all)")->capture_default_str();
-  sub.add_flag("--quiet", [o](std::int64_t) { o->progress = false; }, "no progress on stderr");
+  sub.add_flag(
+      "--quiet", [o](std::int64_t) { o->progress = false; }, "no progress on stderr");
   sub.callback([o] { print_prepare_summary(data::prepare_corpus(*o)); });
 }
 
@@ -82,12 +87,13 @@ void setup_pack(CLI::App& sub) {
   sub.add_option("--threads", o->threads, "compression threads (0: all)")->capture_default_str();
   sub.callback([o] {
     const data::PackSummary s = data::write_pack(*o);
-    std::printf("{\"pack\":\"%s\",\"documents\":%lld,\"bytes\":%lld,\"compressed_bytes\":%lld,"
-                "\"ratio\":%.2f,\"seconds\":%.1f,\"sha256\":\"%s\"}\n",
-                o->out.string().c_str(), static_cast<long long>(s.documents),
-                static_cast<long long>(s.bytes), static_cast<long long>(s.compressed_bytes),
-                static_cast<double>(s.bytes) / static_cast<double>(s.compressed_bytes), s.seconds,
-                s.sha256.c_str());
+    std::printf(
+        "{\"pack\":\"%s\",\"documents\":%lld,\"bytes\":%lld,\"compressed_bytes\":%lld,"
+        "\"ratio\":%.2f,\"seconds\":%.1f,\"sha256\":\"%s\"}\n",
+        o->out.string().c_str(), static_cast<long long>(s.documents),
+        static_cast<long long>(s.bytes), static_cast<long long>(s.compressed_bytes),
+        static_cast<double>(s.bytes) / static_cast<double>(s.compressed_bytes), s.seconds,
+        s.sha256.c_str());
   });
 }
 
@@ -104,8 +110,7 @@ void setup_unpack(CLI::App& sub) {
 }
 
 const CommandRegistration registration{CommandSpec{
-    "data", "Corpus tools: prepare token shards, pack/unpack text for carrying",
-    [](CLI::App& sub) {
+    "data", "Corpus tools: prepare token shards, pack/unpack text for carrying", [](CLI::App& sub) {
       sub.require_subcommand(1);
       setup_prepare(*sub.add_subcommand(
           "prepare", "Tokenise documents into llm.c-layout shards + byte lengths + manifest.json"));

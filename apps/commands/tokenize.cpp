@@ -1,8 +1,4 @@
 // `fp8lab tokenize`: print the token ids of a whole input (stdin by default), no special tokens.
-#include "command_registry.hpp"
-#include "fp8lab/error.hpp"
-#include "fp8lab/tokenizer.hpp"
-
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -10,6 +6,10 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+
+#include "command_registry.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::cli {
 namespace {
@@ -46,8 +46,8 @@ void run_tokenize(const TokenizeOptions& o) {
   std::string out;
   out.reserve(ids.size() * 6 + 64);
   if (o.json) {
-    out += fmt::format("{{\"tokenizer\":\"{}\",\"bytes\":{},\"count\":{},\"ids\":[", tokenizer->name(),
-                       text.size(), ids.size());
+    out += fmt::format("{{\"tokenizer\":\"{}\",\"bytes\":{},\"count\":{},\"ids\":[",
+                       tokenizer->name(), text.size(), ids.size());
     append_ids(out, ids, ',');
     out += "]}\n";
   } else {

@@ -19,10 +19,10 @@ namespace fp8lab::eval {
 inline constexpr std::int32_t kGpt2EndOfText = 50256;
 
 struct EvalMetrics {
-  double ce_nats = 0;        // mean loss over counted targets (nats)
-  double perplexity = 0;     // exp(ce_nats)
-  double bits_per_byte = 0;  // total loss in bits / counted bytes
-  double loss_sum_nats = 0;  // sum of counted losses
+  double ce_nats = 0;                 // mean loss over counted targets (nats)
+  double perplexity = 0;              // exp(ce_nats)
+  double bits_per_byte = 0;           // total loss in bits / counted bytes
+  double loss_sum_nats = 0;           // sum of counted losses
   std::int64_t targets_total = 0;     // all targets seen
   std::int64_t targets_counted = 0;   // targets that are not the excluded special token
   std::int64_t targets_excluded = 0;  // targets_total - targets_counted

@@ -59,7 +59,7 @@ struct LoaderPosition {
   std::uint64_t epoch = 0;
   std::uint64_t batch = 0;  // batches already returned in this epoch (per rank)
   std::uint64_t fingerprint = 0;
-  std::string to_string() const;  // "epoch=E batch=K fingerprint=HEX"
+  std::string to_string() const;                       // "epoch=E batch=K fingerprint=HEX"
   static LoaderPosition parse(std::string_view text);  // throws on malformed text
   bool operator==(const LoaderPosition&) const = default;
 };

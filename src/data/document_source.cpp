@@ -1,12 +1,12 @@
 #include "data/document_source.hpp"
 
-#include "fp8lab/error.hpp"
-
 #include <fnmatch.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fp8lab/error.hpp"
 
 namespace fp8lab::data {
 namespace fs = std::filesystem;
@@ -23,7 +23,8 @@ EntryKind kind_of(const SourceSpec& spec, const fs::path& file) {
   if (file.extension() == ".fp8pack") return EntryKind::pack;
   if (spec.format == "jsonl") return EntryKind::jsonl;
   if (spec.format == "text") return EntryKind::text;
-  FP8LAB_CHECK(spec.format == "auto", "unknown input format '{}' (auto, text or jsonl)", spec.format);
+  FP8LAB_CHECK(spec.format == "auto", "unknown input format '{}' (auto, text or jsonl)",
+               spec.format);
   return file.extension() == ".jsonl" ? EntryKind::jsonl : EntryKind::text;
 }
 
@@ -121,11 +122,11 @@ bool DocumentStream::next_document(Document& doc) {
           FP8LAB_FAIL(ErrorKind::format, "{} line {}: not valid JSON: {}",
                       open_entry_->file.string(), open_line_, e.what());
         }
-        FP8LAB_CHECK_KIND(ErrorKind::format,
-                          j.is_object() && j.contains(spec_.jsonl_field) &&
-                              j[spec_.jsonl_field].is_string(),
-                          "{} line {}: expected an object with a string field '{}'",
-                          open_entry_->file.string(), open_line_, spec_.jsonl_field);
+        FP8LAB_CHECK_KIND(
+            ErrorKind::format,
+            j.is_object() && j.contains(spec_.jsonl_field) && j[spec_.jsonl_field].is_string(),
+            "{} line {}: expected an object with a string field '{}'", open_entry_->file.string(),
+            open_line_, spec_.jsonl_field);
         doc.name = open_entry_->name + ":" + std::to_string(open_line_);
         doc.text = j[spec_.jsonl_field].get<std::string>();
         return true;

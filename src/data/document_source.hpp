@@ -1,13 +1,13 @@
 // Reading corpus documents in a deterministic order from files, directories, JSONL and packs.
 #pragma once
 
-#include "fp8lab/data_prepare.hpp"
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "fp8lab/data_prepare.hpp"
 
 namespace fp8lab::data {
 

@@ -1,8 +1,8 @@
 #include "data/gpt2_pretokenize.hpp"
 
-#include "data/unicode_classes.hpp"
-
 #include <cstdint>
+
+#include "data/unicode_classes.hpp"
 
 namespace fp8lab::data {
 namespace {

@@ -1,15 +1,15 @@
 // GPT-2 byte-level BPE: pre-tokenise, then merge each piece's bytes by merge rank.
-#include "data/gpt2_pretokenize.hpp"
-#include "data/gpt2_vocab.hpp"
-#include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
-#include "fp8lab/tokenizer.hpp"
-
 #include <atomic>
 #include <fstream>
 #include <limits>
 #include <queue>
 #include <sstream>
+
+#include "data/gpt2_pretokenize.hpp"
+#include "data/gpt2_vocab.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/sha256.hpp"
+#include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::data {
 namespace {
@@ -34,8 +34,8 @@ class Gpt2Tokenizer final : public Tokenizer {
   std::optional<TokenId> eot_id() const override { return vocab_.eot; }
   bool is_special(TokenId id) const override { return id == vocab_.eot; }
   std::string_view token_bytes(TokenId id) const override {
-    FP8LAB_CHECK(id >= 0 && id < vocab_size(), "gpt2 tokenizer: token id {} is outside [0, {})",
-                 id, vocab_size());
+    FP8LAB_CHECK(id >= 0 && id < vocab_size(), "gpt2 tokenizer: token id {} is outside [0, {})", id,
+                 vocab_size());
     return vocab_.id_to_bytes[static_cast<std::size_t>(id)];
   }
 
@@ -133,9 +133,7 @@ void Gpt2Tokenizer::merge_heap(std::string_view piece, std::vector<TokenId>& out
     std::int32_t rank;
     std::int64_t left, right;
     TokenId left_id, right_id;
-    bool operator>(const Entry& o) const {
-      return rank != o.rank ? rank > o.rank : left > o.left;
-    }
+    bool operator>(const Entry& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
   };
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   auto push = [&](std::int64_t left) {
@@ -176,8 +174,8 @@ std::string read_file_text(const std::filesystem::path& path) {
 
 std::unique_ptr<Tokenizer> make_gpt2_tokenizer_from_text(std::string_view encoder_json,
                                                          std::string_view vocab_bpe) {
-  std::string identity = "gpt2:encoder.json=" + sha256_hex(encoder_json) +
-                         ",vocab.bpe=" + sha256_hex(vocab_bpe);
+  std::string identity =
+      "gpt2:encoder.json=" + sha256_hex(encoder_json) + ",vocab.bpe=" + sha256_hex(vocab_bpe);
   return std::make_unique<Gpt2Tokenizer>(parse_gpt2_vocab(encoder_json, vocab_bpe),
                                          std::move(identity));
 }

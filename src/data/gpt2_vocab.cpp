@@ -1,9 +1,9 @@
 #include "data/gpt2_vocab.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "data/unicode_classes.hpp"
 #include "fp8lab/error.hpp"
-
-#include <nlohmann/json.hpp>
 
 namespace fp8lab::data {
 namespace {
@@ -57,8 +57,8 @@ void parse_encoder_json(std::string_view text, Gpt2Vocab& vocab) {
                       "encoder.json: value of key '{}' is not an integer", key);
     const auto id = value.get<std::int64_t>();
     FP8LAB_CHECK_KIND(ErrorKind::format, id >= 0 && id < static_cast<std::int64_t>(n) && !seen[id],
-                      "encoder.json: key '{}' has id {}: ids must be unique and in [0, {})", key, id,
-                      n);
+                      "encoder.json: key '{}' has id {}: ids must be unique and in [0, {})", key,
+                      id, n);
     seen[id] = true;
     if (key == kEndOfText) {
       vocab.eot = static_cast<TokenId>(id);
@@ -114,7 +114,8 @@ void parse_vocab_bpe(std::string_view text, Gpt2Vocab& vocab) {
     FP8LAB_CHECK_KIND(ErrorKind::format, it != vocab.bytes_to_id.end(),
                       "vocab.bpe line {}: the merge of '{}' is not a token of encoder.json",
                       line_no, line);
-    const bool fresh = vocab.merges.emplace(pair_key(left, right), BpeMerge{rank, it->second}).second;
+    const bool fresh =
+        vocab.merges.emplace(pair_key(left, right), BpeMerge{rank, it->second}).second;
     FP8LAB_CHECK_KIND(ErrorKind::format, fresh, "vocab.bpe line {}: merge '{}' repeats", line_no,
                       line);
     ++rank;

@@ -2,8 +2,6 @@
 // rank order). Both store tokens through GPT-2's byte-to-unicode mapping; here they are bytes.
 #pragma once
 
-#include "fp8lab/tokenizer.hpp"
-
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -11,6 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::data {
 

@@ -1,11 +1,10 @@
 // Resolving a data argument (shard, directory or manifest) to the shard files of one split.
-#include "fp8lab/error.hpp"
-#include "fp8lab/loader.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/loader.hpp"
 
 namespace fp8lab::data {
 namespace {
@@ -51,8 +50,7 @@ std::vector<std::filesystem::path> list_shards(const std::filesystem::path& wher
     }
   }
   std::sort(out.begin(), out.end());
-  FP8LAB_CHECK_KIND(ErrorKind::io, !out.empty(), "no {}*.bin shards in {}", prefix,
-                    where.string());
+  FP8LAB_CHECK_KIND(ErrorKind::io, !out.empty(), "no {}*.bin shards in {}", prefix, where.string());
   return out;
 }
 

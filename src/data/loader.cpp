@@ -1,18 +1,18 @@
 // TokenLoader: memory-mapped shards -> batches of packed rows (see include/fp8lab/loader.hpp).
 #include "fp8lab/loader.hpp"
 
-#include "fp8lab/error.hpp"
-#include "fp8lab/rng.hpp"
-#include "fp8lab/shard.hpp"
-
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/rng.hpp"
+#include "fp8lab/shard.hpp"
 
 namespace fp8lab::data {
 namespace {
@@ -102,10 +102,10 @@ void TokenLoader::Impl::compute_shape() {
     const std::int64_t mine = rows - config.rank * B;
     batches = mine > 0 ? (mine + per_global_batch - 1) / per_global_batch : 0;
   }
-  for (std::uint64_t v : {static_cast<std::uint64_t>(B), static_cast<std::uint64_t>(T), config.seed,
-                          static_cast<std::uint64_t>(config.order),
-                          static_cast<std::uint64_t>(config.world_size),
-                          static_cast<std::uint64_t>(config.repeat)}) {
+  for (std::uint64_t v :
+       {static_cast<std::uint64_t>(B), static_cast<std::uint64_t>(T), config.seed,
+        static_cast<std::uint64_t>(config.order), static_cast<std::uint64_t>(config.world_size),
+        static_cast<std::uint64_t>(config.repeat)}) {
     fingerprint = fnv1a(fingerprint, v);
   }
 }
@@ -117,7 +117,8 @@ void TokenLoader::Impl::ensure_order() {
   // Fisher-Yates driven by Philox(seed, epoch): 64 random bits per swap make the modulo bias
   // negligible (< 2^-32 for 2^32 rows).
   for (std::int64_t i = rows - 1; i > 0; --i) {
-    const Philox4 r = philox_block(config.seed, kShuffleStreamTag ^ epoch, static_cast<std::uint64_t>(i));
+    const Philox4 r =
+        philox_block(config.seed, kShuffleStreamTag ^ epoch, static_cast<std::uint64_t>(i));
     const std::uint64_t word = (static_cast<std::uint64_t>(r.v[1]) << 32) | r.v[0];
     const auto j = static_cast<std::int64_t>(word % static_cast<std::uint64_t>(i + 1));
     std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(j)]);

@@ -1,9 +1,5 @@
 // Corpus packs: documents (name + text) in one zstd stream, for carrying text to a machine
 // without network. Long-distance matching finds the many near-duplicate files of a source tree.
-#include "data/document_source.hpp"
-#include "fp8lab/data_prepare.hpp"
-#include "fp8lab/error.hpp"
-
 #include <fmt/format.h>
 #include <zstd.h>
 
@@ -11,6 +7,10 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+
+#include "data/document_source.hpp"
+#include "fp8lab/data_prepare.hpp"
+#include "fp8lab/error.hpp"
 
 namespace fp8lab::data {
 namespace fs = std::filesystem;
@@ -27,8 +27,8 @@ struct DCtxFree {
 };
 
 void check_zstd(std::size_t code, const char* what, const fs::path& path) {
-  FP8LAB_CHECK_KIND(ErrorKind::io, !ZSTD_isError(code), "pack {}: {} failed: {}", path.string(), what,
-                    ZSTD_getErrorName(code));
+  FP8LAB_CHECK_KIND(ErrorKind::io, !ZSTD_isError(code), "pack {}: {} failed: {}", path.string(),
+                    what, ZSTD_getErrorName(code));
 }
 }  // namespace
 
@@ -56,14 +56,16 @@ struct PackWriter::Impl {
   }
 };
 
-PackWriter::PackWriter(const fs::path& path, int level, int threads) : impl_(std::make_unique<Impl>()) {
+PackWriter::PackWriter(const fs::path& path, int level, int threads)
+    : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->out.open(path, std::ios::binary | std::ios::trunc);
   FP8LAB_CHECK_KIND(ErrorKind::io, impl_->out.good(), "cannot create pack {}", path.string());
   check_zstd(ZSTD_CCtx_setParameter(impl_->cctx, ZSTD_c_compressionLevel, level), "level", path);
   // A 128 MiB window: within zstd's default decoder limit, so any zstd can read the pack.
   check_zstd(ZSTD_CCtx_setParameter(impl_->cctx, ZSTD_c_windowLog, 27), "windowLog", path);
-  check_zstd(ZSTD_CCtx_setParameter(impl_->cctx, ZSTD_c_enableLongDistanceMatching, 1), "ldm", path);
+  check_zstd(ZSTD_CCtx_setParameter(impl_->cctx, ZSTD_c_enableLongDistanceMatching, 1), "ldm",
+             path);
   if (threads > 1) {
     // nbWorkers is refused by a libzstd built without threads: then compress on one thread.
     ZSTD_CCtx_setParameter(impl_->cctx, ZSTD_c_nbWorkers, threads);
@@ -130,8 +132,10 @@ struct PackReader::Impl {
     auto* d = static_cast<char*>(dst);
     while (n > 0) {
       if (out_pos == out_end && !refill()) {
-        FP8LAB_FAIL(ErrorKind::format, "pack {} is truncated: it ends inside {} (compressed byte "
-                    "offset {})", path.string(), what, compressed_read);
+        FP8LAB_FAIL(ErrorKind::format,
+                    "pack {} is truncated: it ends inside {} (compressed byte "
+                    "offset {})",
+                    path.string(), what, compressed_read);
       }
       const std::size_t k = std::min(n, out_end - out_pos);
       std::memcpy(d, out_buf.data() + out_pos, k);
@@ -166,7 +170,8 @@ bool PackReader::next(Document& doc) {
   std::uint64_t text_len = 0;
   impl_->read_exact(&text_len, sizeof(text_len), "a record header");
   FP8LAB_CHECK_KIND(ErrorKind::format, text_len < (std::uint64_t{1} << 36),
-                    "pack {}: record '{}' claims {} bytes", impl_->path.string(), doc.name, text_len);
+                    "pack {}: record '{}' claims {} bytes", impl_->path.string(), doc.name,
+                    text_len);
   // Grow in steps, so a corrupt length fails at the truncation instead of allocating it all.
   doc.text.clear();
   for (std::uint64_t left = text_len; left > 0;) {

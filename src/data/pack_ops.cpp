@@ -1,9 +1,4 @@
 // `fp8lab data pack` / `unpack`: choosing the documents of a pack, and extracting one.
-#include "data/document_source.hpp"
-#include "fp8lab/data_prepare.hpp"
-#include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +6,11 @@
 #include <cstdio>
 #include <fstream>
 #include <thread>
+
+#include "data/document_source.hpp"
+#include "fp8lab/data_prepare.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/sha256.hpp"
 
 namespace fp8lab::data {
 namespace fs = std::filesystem;
@@ -59,7 +59,8 @@ std::vector<SourceEntry> choose_entries(const PackOptions& o) {
 
 PackSummary write_pack(const PackOptions& o) {
   const auto start = std::chrono::steady_clock::now();
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads =
+      o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
   const std::vector<SourceEntry> entries = choose_entries(o);
   FP8LAB_CHECK(!entries.empty(), "pack: no documents selected");
   std::int64_t planned = 0;
@@ -90,8 +91,7 @@ PackSummary write_pack(const PackOptions& o) {
     summary.compressed_bytes = writer.finish();
   }
   summary.sha256 = sha256_file(o.out);
-  summary.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
 
@@ -101,10 +101,10 @@ std::int64_t unpack_to_directory(const fs::path& pack, const fs::path& out_dir) 
   std::int64_t count = 0;
   while (reader.next(doc)) {
     const fs::path rel(doc.name);
-    const bool safe = rel.is_relative() &&
-                      std::none_of(rel.begin(), rel.end(), [](const fs::path& part) {
-                        return part == ".." || part == ".";
-                      });
+    const bool safe =
+        rel.is_relative() && std::none_of(rel.begin(), rel.end(), [](const fs::path& part) {
+          return part == ".." || part == ".";
+        });
     FP8LAB_CHECK_KIND(ErrorKind::format, safe, "pack {}: document name '{}' would leave {}",
                       pack.string(), doc.name, out_dir.string());
     const fs::path target = out_dir / rel;

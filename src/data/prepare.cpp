@@ -1,19 +1,19 @@
 // `fp8lab data prepare`: documents -> split -> token shards + byte-length sidecars + manifest.
-#include "data/document_source.hpp"
-#include "fp8lab/data_prepare.hpp"
-#include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
-#include "fp8lab/shard.hpp"
-#include "fp8lab/tokenizer.hpp"
-
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "data/document_source.hpp"
+#include "fp8lab/data_prepare.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/sha256.hpp"
+#include "fp8lab/shard.hpp"
+#include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::data {
 namespace fs = std::filesystem;
@@ -88,8 +88,8 @@ void validate(const PrepareOptions& o) {
   FP8LAB_CHECK(o.shard_tokens > 0 && o.shard_tokens <= 2'000'000'000,
                "prepare: shard_tokens {} must be in [1, 2e9] (int32 header count)", o.shard_tokens);
   const SplitSpec& s = o.split;
-  FP8LAB_CHECK(s.kind == "hash" || s.kind == "subtree", "prepare: split kind '{}' (hash or subtree)",
-               s.kind);
+  FP8LAB_CHECK(s.kind == "hash" || s.kind == "subtree",
+               "prepare: split kind '{}' (hash or subtree)", s.kind);
   if (s.kind == "hash") {
     FP8LAB_CHECK(s.heldout_fraction >= 0 && s.heldout_fraction < 1,
                  "prepare: held-out fraction {} must be in [0, 1)", s.heldout_fraction);
@@ -125,7 +125,8 @@ Json manifest_json(const PrepareOptions& o, const Tokenizer& tok, const std::str
   Json m;
   m["format"] = "fp8lab-data-manifest";
   m["version"] = 1;
-  m["tokenizer"] = {{"name", tok.name()}, {"identity", tok.identity()},
+  m["tokenizer"] = {{"name", tok.name()},
+                    {"identity", tok.identity()},
                     {"vocab_size", tok.vocab_size()},
                     {"eot_id", tok.eot_id() ? Json(*tok.eot_id()) : Json(nullptr)}};
   m["document_separator"] = tok.eot_id() ? "eot_before_each_document" : "none";
@@ -153,7 +154,9 @@ Json manifest_json(const PrepareOptions& o, const Tokenizer& tok, const std::str
   m["shard_tokens"] = o.shard_tokens;
   for (const SplitWriter* w : {&train, &held}) {
     const SplitSummary& s = w->summary();
-    m["splits"][s.name] = {{"documents", s.documents}, {"bytes", s.bytes}, {"tokens", s.tokens},
+    m["splits"][s.name] = {{"documents", s.documents},
+                           {"bytes", s.bytes},
+                           {"tokens", s.tokens},
                            {"shards", w->shards()}};
   }
   return m;
@@ -197,7 +200,8 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
         ++skipped_empty;
         continue;
       }
-      const std::string line = fmt::format("{}\t{}\t{}\n", docs[i].name, docs[i].text.size(), sha[i]);
+      const std::string line =
+          fmt::format("{}\t{}\t{}\n", docs[i].name, docs[i].text.size(), sha[i]);
       doc_list.update(line.data(), line.size());
       ++sum.documents;
       sum.bytes += static_cast<std::int64_t>(docs[i].text.size());
@@ -206,7 +210,8 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
     }
     docs.clear();
     if (o.progress) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::fprintf(stderr, "prepare: %.1f / %.1f MB read, %.2fM tokens, %.1f MB/s\n",
                    stream.input_bytes_done() / 1e6, stream.total_input_bytes() / 1e6,
                    (train.summary().tokens + held.summary().tokens) / 1e6, sum.bytes / 1e6 / secs);

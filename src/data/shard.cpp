@@ -1,9 +1,6 @@
 // llm.c-layout token shards and fp8lab's byte-length sidecars: writing, mapping, validating.
 #include "fp8lab/shard.hpp"
 
-#include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -13,6 +10,9 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/sha256.hpp"
 
 namespace fp8lab::data {
 namespace {
@@ -27,7 +27,8 @@ struct Layout {
 Layout layout_of(MappedShard::Kind kind) {
   return kind == MappedShard::Kind::tokens
              ? Layout{kShardMagic, kShardVersion, sizeof(std::uint16_t), "token shard"}
-             : Layout{kByteLengthMagic, kByteLengthVersion, sizeof(std::uint8_t), "byte-length file"};
+             : Layout{kByteLengthMagic, kByteLengthVersion, sizeof(std::uint8_t),
+                      "byte-length file"};
 }
 
 std::string write_with_header(const std::filesystem::path& path, const Layout& layout,
@@ -59,11 +60,12 @@ std::filesystem::path byte_length_path(const std::filesystem::path& shard_path) 
   return p;
 }
 
-std::string write_token_shard(const std::filesystem::path& path, std::span<const std::int32_t> ids) {
+std::string write_token_shard(const std::filesystem::path& path,
+                              std::span<const std::int32_t> ids) {
   std::vector<std::uint16_t> packed(ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    FP8LAB_CHECK(ids[i] >= 0 && ids[i] <= 65535,
-                 "{}: token {} at index {} does not fit uint16", path.string(), ids[i], i);
+    FP8LAB_CHECK(ids[i] >= 0 && ids[i] <= 65535, "{}: token {} at index {} does not fit uint16",
+                 path.string(), ids[i], i);
     packed[i] = static_cast<std::uint16_t>(ids[i]);
   }
   return write_with_header(path, layout_of(MappedShard::Kind::tokens),
@@ -140,8 +142,11 @@ void MappedShard::release() {
 MappedShard::~MappedShard() { release(); }
 
 MappedShard::MappedShard(MappedShard&& other) noexcept
-    : path_(std::move(other.path_)), kind_(other.kind_), base_(other.base_),
-      mapped_bytes_(other.mapped_bytes_), count_(other.count_) {
+    : path_(std::move(other.path_)),
+      kind_(other.kind_),
+      base_(other.base_),
+      mapped_bytes_(other.mapped_bytes_),
+      count_(other.count_) {
   other.base_ = nullptr;
   other.mapped_bytes_ = 0;
   other.count_ = 0;

@@ -1,11 +1,11 @@
 // The Tokenizer base helpers, the byte-level tokenizer, the factory and parallel encoding.
 #include "fp8lab/tokenizer.hpp"
 
-#include "fp8lab/error.hpp"
-
 #include <omp.h>
 
 #include <cstdlib>
+
+#include "fp8lab/error.hpp"
 
 namespace fp8lab::data {
 
@@ -72,7 +72,8 @@ std::filesystem::path default_gpt2_vocab_dir() {
 std::unique_ptr<Tokenizer> make_tokenizer(std::string_view name,
                                           const std::filesystem::path& vocab_dir) {
   if (name == "byte") return make_byte_tokenizer();
-  if (name == "gpt2") return make_gpt2_tokenizer(vocab_dir.empty() ? default_gpt2_vocab_dir() : vocab_dir);
+  if (name == "gpt2")
+    return make_gpt2_tokenizer(vocab_dir.empty() ? default_gpt2_vocab_dir() : vocab_dir);
   FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown tokenizer '{}' (expected byte or gpt2)", name);
 }
 

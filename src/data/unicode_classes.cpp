@@ -15,7 +15,13 @@ namespace {
 bool is_white_space(std::uint32_t cp) {
   if (cp <= 0x20) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
   switch (cp) {
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
     case 0x3000:
       return true;
     default:
@@ -26,8 +32,9 @@ bool is_white_space(std::uint32_t cp) {
 CharClass classify_slow(std::uint32_t cp) {
   if (is_white_space(cp)) return CharClass::space;
   const auto* end = std::end(kLetterNumberRanges);
-  const auto* it = std::upper_bound(std::begin(kLetterNumberRanges), end, cp,
-                                    [](std::uint32_t v, const CodePointRange& r) { return v < r.first; });
+  const auto* it =
+      std::upper_bound(std::begin(kLetterNumberRanges), end, cp,
+                       [](std::uint32_t v, const CodePointRange& r) { return v < r.first; });
   if (it == std::begin(kLetterNumberRanges)) return CharClass::other;
   --it;
   return cp <= it->last ? static_cast<CharClass>(it->char_class) : CharClass::other;
@@ -61,8 +68,8 @@ Utf8Unit decode_utf8(const unsigned char* p, const unsigned char* end) {
     }
   } else if (b0 >= 0xF0 && b0 <= 0xF4) {
     if (avail >= 4 && is_continuation(p[1]) && is_continuation(p[2]) && is_continuation(p[3])) {
-      std::uint32_t cp = ((b0 & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) |
-                         (p[3] & 0x3Fu);
+      std::uint32_t cp =
+          ((b0 & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu);
       if (cp >= 0x10000 && cp <= 0x10FFFF) return {cp, 4};
     }
   }

@@ -1,11 +1,10 @@
 #include "fp8lab/eval_metrics.hpp"
 
-#include "fp8lab/error.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numbers>
+
+#include "fp8lab/error.hpp"
 
 namespace fp8lab::eval {
 
@@ -33,8 +32,8 @@ EvalAccumulator::Counts EvalAccumulator::count(std::span<const std::int32_t> tar
 
 void EvalAccumulator::add_to_sum(double value) {
   const double t = loss_sum_ + value;
-  loss_compensation_ += std::abs(loss_sum_) >= std::abs(value) ? (loss_sum_ - t) + value
-                                                               : (value - t) + loss_sum_;
+  loss_compensation_ +=
+      std::abs(loss_sum_) >= std::abs(value) ? (loss_sum_ - t) + value : (value - t) + loss_sum_;
   loss_sum_ = t;
 }
 

@@ -1,8 +1,6 @@
 // Helpers shared by the data tests: fresh random seeds, scratch directories, the GPT-2 tokenizer.
 #pragma once
 
-#include "fp8lab/tokenizer.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +9,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::data::testing {
 
@@ -65,11 +65,11 @@ inline const Tokenizer* gpt2_or_null() {
   return tokenizer.get();
 }
 
-#define FP8LAB_REQUIRE_GPT2(tok)                                                             \
-  const ::fp8lab::data::Tokenizer* tok = ::fp8lab::data::testing::gpt2_or_null();           \
-  if (tok == nullptr) {                                                                      \
-    GTEST_SKIP() << "GPT-2 vocabulary missing in " << default_gpt2_vocab_dir()              \
-                 << ": run scripts/fetch-gpt2-vocab (scripts/test does)";                    \
+#define FP8LAB_REQUIRE_GPT2(tok)                                                  \
+  const ::fp8lab::data::Tokenizer* tok = ::fp8lab::data::testing::gpt2_or_null(); \
+  if (tok == nullptr) {                                                           \
+    GTEST_SKIP() << "GPT-2 vocabulary missing in " << default_gpt2_vocab_dir()    \
+                 << ": run scripts/fetch-gpt2-vocab (scripts/test does)";         \
   }
 
 inline std::string source_path(const std::string& relative) {

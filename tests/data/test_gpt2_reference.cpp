@@ -2,11 +2,10 @@
 // tiktoken (tests/data/gpt2_reference.json, made by tests/reference/gen_gpt2_reference.py) and
 // the npm package's own encoder.js (tests/data/gpt2_node_reference.json, made by
 // tests/reference/gen_gpt2_node_reference.js).
-#include "data_test_util.hpp"
-
 #include <nlohmann/json.hpp>
-
 #include <set>
+
+#include "data_test_util.hpp"
 
 namespace fp8lab::data {
 namespace {

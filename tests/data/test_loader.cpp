@@ -1,12 +1,12 @@
 // TokenLoader: rows of T+1 from a multi-shard stream, seeded order, resumable positions, ranks,
 // byte lengths from sidecars or a table, corrupt-token errors.
+#include <algorithm>
+#include <map>
+
 #include "data_test_util.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/loader.hpp"
 #include "fp8lab/shard.hpp"
-
-#include <algorithm>
-#include <map>
 
 namespace fp8lab::data {
 namespace {
@@ -34,7 +34,8 @@ Stream make_stream(const ScratchDir& dir, std::mt19937_64& rng, std::int64_t n, 
     const auto path = dir / ("train_" + std::to_string(100000 + k) + ".bin");
     const auto a = static_cast<std::size_t>(cuts[k]), b = static_cast<std::size_t>(cuts[k + 1]);
     write_token_shard(path, std::span(s.ids).subspan(a, b - a));
-    if (sidecars) write_byte_length_file(byte_length_path(path), std::span(s.lengths).subspan(a, b - a));
+    if (sidecars)
+      write_byte_length_file(byte_length_path(path), std::span(s.lengths).subspan(a, b - a));
     s.shards.push_back(path);
   }
   return s;
@@ -227,7 +228,8 @@ TEST(TokenLoader, CorruptTokenNamesFileAndOffset) {
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find(s.shards[0].string()), std::string::npos) << what;
-    EXPECT_NE(what.find("byte offset " + std::to_string(1024 + 2 * bad)), std::string::npos) << what;
+    EXPECT_NE(what.find("byte offset " + std::to_string(1024 + 2 * bad)), std::string::npos)
+        << what;
   }
   // A sidecar whose count disagrees with its shard is refused at open.
   write_byte_length_file(byte_length_path(s.shards[0]), std::vector<std::uint8_t>(5, 1));

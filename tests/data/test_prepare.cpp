@@ -1,15 +1,14 @@
 // `data prepare` / packs: document order, splits, filters, JSONL, determinism across thread
 // counts, pack round trips, and typed errors for malformed JSONL and truncated packs.
+#include <map>
+#include <nlohmann/json.hpp>
+
 #include "data_test_util.hpp"
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/loader.hpp"
 #include "fp8lab/sha256.hpp"
 #include "fp8lab/shard.hpp"
-
-#include <nlohmann/json.hpp>
-
-#include <map>
 
 namespace fp8lab::data {
 namespace {
@@ -75,7 +74,8 @@ TEST(DataPrepare, SubtreeSplitKeepsNameOrderAndFilters) {
             (static_cast<std::int64_t>(train.size()) + o.shard_tokens - 1) / o.shard_tokens);
   const auto m = nlohmann::json::parse(testing::read_file(dir / "out" / "manifest.json"));
   EXPECT_EQ(m["tokenizer"]["identity"], "byte:256");
-  EXPECT_EQ(m["splits"]["train"]["tokens"].get<std::int64_t>(), static_cast<std::int64_t>(train.size()));
+  EXPECT_EQ(m["splits"]["train"]["tokens"].get<std::int64_t>(),
+            static_cast<std::int64_t>(train.size()));
   for (const auto& shard : m["splits"]["train"]["shards"]) {
     EXPECT_EQ(shard["sha256"], sha256_file(dir / "out" / shard["file"].get<std::string>()));
   }
@@ -161,7 +161,9 @@ TEST(DataPrepare, JsonlDocumentsAndLineNumberedErrors) {
   o.progress = false;
   const PrepareSummary s = prepare_corpus(o);
   EXPECT_EQ(s.documents, 2);
-  EXPECT_EQ(concat_tokens(dir / "out", "train"), "firsts\xC3\xA9" "cond");
+  EXPECT_EQ(concat_tokens(dir / "out", "train"),
+            "firsts\xC3\xA9"
+            "cond");
   testing::write_file(dir / "bad.jsonl", "{\"text\": \"ok\"}\n{\"txt\": 1}\n");
   o.source.inputs = {dir / "bad.jsonl"};
   try {

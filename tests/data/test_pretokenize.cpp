@@ -1,11 +1,11 @@
 // GPT-2 pre-tokenisation and Unicode classes on hand-worked cases, and BPE on a toy vocabulary
 // whose merges are worked out by hand; vocabulary-file errors.
+#include <nlohmann/json.hpp>
+
 #include "data/gpt2_pretokenize.hpp"
 #include "data/unicode_classes.hpp"
 #include "data_test_util.hpp"
 #include "fp8lab/error.hpp"
-
-#include <nlohmann/json.hpp>
 
 namespace fp8lab::data {
 namespace {
@@ -48,10 +48,10 @@ TEST(UnicodeClasses, LettersNumbersSpaces) {
   EXPECT_EQ(classify_code_point(0x0085), CharClass::space);
   EXPECT_EQ(classify_code_point(0x3000), CharClass::space);
   EXPECT_EQ(classify_code_point(0x200A), CharClass::space);
-  EXPECT_EQ(classify_code_point(0x200B), CharClass::other);    // zero width space is not \s
+  EXPECT_EQ(classify_code_point(0x200B), CharClass::other);  // zero width space is not \s
   EXPECT_EQ(classify_code_point(0xFEFF), CharClass::other);
   EXPECT_EQ(classify_code_point(0x001F), CharClass::other);
-  EXPECT_EQ(classify_code_point(0x0301), CharClass::other);    // combining mark (Mn)
+  EXPECT_EQ(classify_code_point(0x0301), CharClass::other);  // combining mark (Mn)
   EXPECT_EQ(classify_code_point(0x1F600), CharClass::other);
   EXPECT_EQ(classify_code_point(kInvalidCodePoint), CharClass::other);
   EXPECT_STREQ(unicode_tables_version(), "14.0.0");
@@ -123,8 +123,11 @@ TEST(Gpt2Bpe, ToyVocabularyMergesByRank) {
   std::string long_piece;
   for (int i = 0; i < 150; ++i) long_piece += "ab";
   EXPECT_EQ(tok->encode(long_piece), std::vector<TokenId>(75, 257));
-  EXPECT_EQ(tok->encode(long_piece + "a"),
-            [] { std::vector<TokenId> ids(75, 257); ids.push_back('a'); return ids; }());
+  EXPECT_EQ(tok->encode(long_piece + "a"), [] {
+    std::vector<TokenId> ids(75, 257);
+    ids.push_back('a');
+    return ids;
+  }());
 }
 
 void expect_format_error(const std::string& encoder_json, const std::string& vocab_bpe,

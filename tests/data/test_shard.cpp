@@ -1,12 +1,12 @@
 // Token shards: byte-exact llm.c layout both ways, and truncated/corrupt files as typed errors
 // that name the file and the byte offset.
+#include <cstdio>
+#include <cstring>
+
 #include "data_test_util.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/sha256.hpp"
 #include "fp8lab/shard.hpp"
-
-#include <cstdio>
-#include <cstring>
 
 namespace fp8lab::data {
 namespace {
@@ -64,9 +64,9 @@ TEST(ShardFormat, ReadByAnIndependentPythonReader) {
                           (dir / "x.bin").string() + " > " + out_path;
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::vector<std::uint16_t> payload(ids.begin(), ids.end());
-  const std::string expected = std::to_string(ids.size()) + " " +
-                               sha256_hex(payload.data(), payload.size() * 2) + " " +
-                               std::to_string(ids.front()) + " " + std::to_string(ids.back()) + "\n";
+  const std::string expected =
+      std::to_string(ids.size()) + " " + sha256_hex(payload.data(), payload.size() * 2) + " " +
+      std::to_string(ids.front()) + " " + std::to_string(ids.back()) + "\n";
   EXPECT_EQ(testing::read_file(out_path), expected);
 }
 
@@ -120,8 +120,8 @@ TEST(ShardFormat, TruncatedAndCorruptShardsNameFileAndOffset) {
   testing::write_file(dir / "version.bin", version);
   expect_format_error(dir / "version.bin", "byte offset 4");
   testing::write_file(dir / "trailing.bin", bytes + "x");
-  expect_format_error(dir / "trailing.bin", "trailing bytes from byte offset " +
-                                                std::to_string(bytes.size()));
+  expect_format_error(dir / "trailing.bin",
+                      "trailing bytes from byte offset " + std::to_string(bytes.size()));
   try {
     MappedShard missing(dir / "missing.bin", MappedShard::Kind::tokens);
     ADD_FAILURE() << "opened a missing file";

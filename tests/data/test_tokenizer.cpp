@@ -1,10 +1,10 @@
 // Tokenizers: lossless round trips on arbitrary bytes, the byte tokenizer's identity mapping,
 // GPT-2 specials, byte lengths, parallel encoding.
-#include "data_test_util.hpp"
-#include "fp8lab/error.hpp"
-
 #include <algorithm>
 #include <string_view>
+
+#include "data_test_util.hpp"
+#include "fp8lab/error.hpp"
 
 namespace fp8lab::data {
 namespace {
@@ -46,16 +46,18 @@ TEST(Gpt2Tokenizer, RoundTripsRandomBytes) {
 TEST(Gpt2Tokenizer, RoundTripsInvalidAndTrickyUtf8) {
   FP8LAB_REQUIRE_GPT2(tok);
   const std::vector<std::string> cases = {
-      "\xC0\xAF",                  // overlong '/'
-      "\xED\xA0\x80 surrogate",    // UTF-16 surrogate encoded in UTF-8
-      "\xF4\x90\x80\x80",          // above U+10FFFF
-      "abc\xE2\x82",               // truncated 3-byte sequence at the end
-      "\xE2\x82 x",                // truncated sequence followed by space
+      "\xC0\xAF",                // overlong '/'
+      "\xED\xA0\x80 surrogate",  // UTF-16 surrogate encoded in UTF-8
+      "\xF4\x90\x80\x80",        // above U+10FFFF
+      "abc\xE2\x82",             // truncated 3-byte sequence at the end
+      "\xE2\x82 x",              // truncated sequence followed by space
       "\x80\x80\x80 lone continuations",
-      "\xFF\xFE\xFD",              // bytes never valid in UTF-8
+      "\xFF\xFE\xFD",                          // bytes never valid in UTF-8
       "caf\xC3\xA9 \xF0\x9F\x98\x80\xF0\x9F",  // valid then a cut-off emoji
       std::string("nul\0inside", 10),
-      " \xC3 ", "'\xC3s", "  \x80x",
+      " \xC3 ",
+      "'\xC3s",
+      "  \x80x",
   };
   for (const std::string& text : cases) {
     EXPECT_EQ(tok->decode(tok->encode(text)), text) << "case " << ::testing::PrintToString(text);
@@ -101,8 +103,8 @@ TEST(Gpt2Tokenizer, ParallelEncodingEqualsSerial) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed);
   std::mt19937_64 rng(seed);
-  const std::vector<std::string_view> words = {"the", " kernel", "\n\t", "struct", " 42", "é",
-                                               "中文", "  ", "!=", "'s", "\xFF", "😀"};
+  const std::vector<std::string_view> words = {"the",  " kernel", "\n\t", "struct", " 42",  "é",
+                                               "中文", "  ",      "!=",   "'s",     "\xFF", "😀"};
   std::vector<std::string> docs(64);
   for (std::string& d : docs) {
     for (std::size_t n = rng() % 300; n > 0; --n) d += words[rng() % words.size()];

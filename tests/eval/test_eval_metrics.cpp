@@ -1,13 +1,13 @@
 // Cross-entropy, perplexity and bits per byte: a hand-computed toy example, exclusion of the
 // separator, batching invariance, and the errors.
-#include "fp8lab/error.hpp"
-#include "fp8lab/eval_metrics.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <random>
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/eval_metrics.hpp"
 
 namespace fp8lab::eval {
 namespace {
