@@ -27,6 +27,7 @@ struct CurveSeries {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y), x ascending
   bool dashed = false;
+  int colour = -1;  // palette index; -1 takes the next unused colour (raw + EMA of one arm share one)
 };
 
 // A self-contained SVG line chart (axes, ticks, legend). Series with no points are skipped;

@@ -10,8 +10,8 @@
 namespace fp8lab {
 namespace {
 
-constexpr double kWidth = 760, kHeight = 420;
-constexpr double kLeft = 70, kRight = 170, kTop = 40, kBottom = 55;  // plot margins (legend right)
+constexpr double kWidth = 900, kHeight = 440;
+constexpr double kLeft = 70, kRight = 230, kTop = 40, kBottom = 55;  // plot margins (legend right)
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                 "#9467bd", "#8c564b", "#e377c2", "#17becf"};
 
@@ -106,7 +106,7 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
   int index = 0, legend_row = 0;
   for (const auto& s : series) {
     if (s.points.empty()) continue;
-    const char* colour = kPalette[index++ % 8];
+    const char* colour = kPalette[(s.colour >= 0 ? s.colour : index++) % 8];
     const std::string dash = s.dashed ? " stroke-dasharray=\"5,3\"" : "";
     std::string pts;
     auto flush = [&] {

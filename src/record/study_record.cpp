@@ -134,10 +134,12 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
 
   std::vector<CurveSeries> curves;
   for (const auto& a : arms) {
+    const int colour = static_cast<int>(curves.size() / 2);
     std::vector<double> y;
     for (auto [step, loss] : a.losses) y.push_back(loss);
     const std::vector<double> smooth = ema_debiased(y, 0.9);
-    CurveSeries raw{a.arm->name + " (raw)", a.losses, true}, ema{a.arm->name + " (EMA 0.9)", {}, false};
+    CurveSeries raw{a.arm->name + " (raw)", a.losses, true, colour};
+    CurveSeries ema{a.arm->name + " (EMA 0.9)", {}, false, colour};
     for (std::size_t i = 0; i < smooth.size(); ++i) ema.points.emplace_back(a.losses[i].first, smooth[i]);
     curves.push_back(std::move(ema));
     curves.push_back(std::move(raw));
