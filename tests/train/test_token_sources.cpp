@@ -23,7 +23,8 @@ void write_shards(const fs::path& dir, std::uint64_t seed, std::int32_t vocab) {
     }
     const fs::path shard = dir / (std::string(split) + "_000000.bin");
     data::write_token_shard(shard, ids);
-    data::write_byte_length_file(data::byte_length_path(shard), std::vector<std::uint8_t>(ids.size(), 1));
+    data::write_byte_length_file(data::byte_length_path(shard),
+                                 std::vector<std::uint8_t>(ids.size(), 1));
   }
 }
 
@@ -69,7 +70,8 @@ TEST(TokenSources, Synthetic) {
   for (std::size_t i = 2; i < rows.first.size(); ++i) {
     if (i % c.model.seq_len < 2) continue;
     ++total;
-    follow += rows.first[i] == (5 * rows.first[i - 1] + 3 * rows.first[i - 2] + 7) % c.model.vocab_size;
+    follow +=
+        rows.first[i] == (5 * rows.first[i - 1] + 3 * rows.first[i - 2] + 7) % c.model.vocab_size;
   }
   EXPECT_GT(follow, total * 3 / 4);
 }
@@ -81,7 +83,8 @@ TEST(TokenSources, BytesOfATextFile) {
   c.data.kind = "bytes";
   c.data.train = (dir.path() / "text.txt").string();
   std::string text;
-  for (int i = 0; i < 4000; ++i) text += static_cast<char>('a' + random_u32(c.train.data_seed, 1, i) % 26);
+  for (int i = 0; i < 4000; ++i)
+    text += static_cast<char>('a' + random_u32(c.train.data_seed, 1, i) % 26);
   std::ofstream(c.data.train) << text;
   check_source(c);
   c.model.vocab_size = 64;
