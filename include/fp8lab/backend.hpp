@@ -28,7 +28,8 @@ namespace fp8lab {
 enum class MemoryKind : std::uint8_t { parameters, gradients, optimizer, activations, workspace };
 const char* memory_kind_name(MemoryKind kind);
 
-// An owning handle to backend memory. Moving transfers ownership; destruction frees.
+// An owning handle to backend memory. Moving transfers ownership; destruction frees. A Buffer
+// must be destroyed before the Backend that allocated it.
 class Buffer {
  public:
   Buffer() = default;

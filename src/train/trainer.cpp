@@ -128,13 +128,16 @@ StepRecord Trainer::train_step() {
   r.loss = loss_sum / static_cast<double>(counted);
   if (bad.empty() && !std::isfinite(r.loss)) bad = "loss";
   if (bad.empty()) {
-    const std::vector<double> sums = gradient_sums_of_squares(*model_);
-    double total = 0;
-    for (std::size_t i = 0; i < sums.size(); ++i) {
-      if (!std::isfinite(sums[i]) && bad.empty()) {
-        bad = "gradient of tensor '" + model_->layout().params()[i].name + "'";
+    // One reduction over the whole gradient buffer (one device sync); only when it is not finite
+    // are the tensors scanned one by one, to name the first bad one.
+    const double total = backend_.sum_of_squares(model_->grads());
+    if (!std::isfinite(total)) {
+      const std::vector<double> sums = gradient_sums_of_squares(*model_);
+      for (std::size_t i = 0; i < sums.size() && bad.empty(); ++i) {
+        if (!std::isfinite(sums[i]))
+          bad = "gradient of tensor '" + model_->layout().params()[i].name + "'";
       }
-      total += sums[i];
+      if (bad.empty()) bad = "gradient norm (the sum of squares overflowed)";
     }
     r.grad_norm = std::sqrt(total);
   }
