@@ -3,11 +3,11 @@
 #include "fp8lab/error.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/bench_linear.hpp"
-
 #include <cstdio>
 #include <fstream>
 #include <random>
+
+#include "fp8lab/bench_linear.hpp"
 #endif
 
 namespace fp8lab::cli {
@@ -54,25 +54,30 @@ void run(const BenchLinearArgs& args) {
 void setup(CLI::App& bench) {
   bench.require_subcommand(1);
   CLI::App* linear = bench.add_subcommand(
-      "linear", "Isolated linear layer fwd+bwd on the GPU: bf16, fp8-plain, fp8-fused vs the "
-                "limit and the PyTorch peer");
+      "linear",
+      "Isolated linear layer fwd+bwd on the GPU: bf16, fp8-plain, fp8-fused vs the "
+      "limit and the PyTorch peer");
 #if defined(FP8LAB_HAVE_CUDA)
   auto args = std::make_shared<BenchLinearArgs>();
   linear->add_option("--tokens", args->config.tokens, "rows of x (M)")->capture_default_str();
   linear->add_option("--shapes", args->shapes, "layer shapes IxO")->capture_default_str();
   linear->add_option("--modes", args->modes, "bf16, fp8-plain, fp8-fused")->capture_default_str();
-  linear->add_option("--repeats", args->config.repeats, "timed repeats (>= 20)")->capture_default_str();
+  linear->add_option("--repeats", args->config.repeats, "timed repeats (>= 20)")
+      ->capture_default_str();
   linear->add_option("--warmup", args->config.warmup, "untimed repeats")->capture_default_str();
   linear->add_option("--rotations", args->config.rotations, "rotating input buffers")
       ->capture_default_str();
   linear->add_option("--seed", args->config.seed, "input seed (0: fresh)");
+  linear->add_flag("!--no-w-overlap", args->config.w_overlap,
+                   "cast W on the main stream (A/B of the side-stream overlap)");
   linear->add_option("--peer", args->config.peer_json, "JSON from bench/peers/linear_peer.py");
   linear->add_option("--commit", args->config.commit, "source commit recorded in the JSON");
   linear->add_option("--json", args->json, "write the results as JSON to this file");
   linear->callback([args] { run(*args); });
 #else
   linear->callback([] {
-    FP8LAB_FAIL(ErrorKind::cuda, "fp8lab was built without the CUDA backend: bench linear needs it");
+    FP8LAB_FAIL(ErrorKind::cuda,
+                "fp8lab was built without the CUDA backend: bench linear needs it");
   });
 #endif
 }

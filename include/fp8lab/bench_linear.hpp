@@ -4,14 +4,13 @@
 // PyTorch peer (bench/peers/linear_peer.py, run in the same device call, read from its JSON).
 #pragma once
 
-#include "fp8lab/linear_cuda.hpp"
-
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "fp8lab/linear_cuda.hpp"
 
 namespace fp8lab {
 
@@ -25,9 +24,10 @@ struct LinearBenchConfig {
   std::vector<LinearCudaMode> modes = {LinearCudaMode::bf16, LinearCudaMode::fp8_plain,
                                        LinearCudaMode::fp8_fused};
   int warmup = 5;
-  int repeats = 30;     // timed repeats per mode; the median is reported (>= 20 enforced)
-  int rotations = 3;    // input buffers cycled through, so L2 never holds the next input
+  int repeats = 30;   // timed repeats per mode; the median is reported (>= 20 enforced)
+  int rotations = 3;  // input buffers cycled through, so L2 never holds the next input
   std::uint64_t seed = 0;
+  bool w_overlap = true;  // fp8 modes cast W on a side stream (LinearCudaOverlap)
   std::string peer_json;  // optional: the peer's results
   std::string commit;     // recorded in the JSON
 };
@@ -53,9 +53,9 @@ struct LinearBenchShapeResult {
   std::vector<std::pair<LinearCudaMode, std::size_t>> peak_transient_bytes;
   std::vector<GemmBench> gemms;
   std::vector<CastKernelBench> casts;
-  double cast_bytes = 0;     // minimal cast traffic of one fwd+bwd
-  double cast_ms = 0;        // cast_bytes over the measured copy bandwidth
-  double limit_ms = 0;       // FP8 precise GEMMs + cast_ms
+  double cast_bytes = 0;            // minimal cast traffic of one fwd+bwd
+  double cast_ms = 0;               // cast_bytes over the measured copy bandwidth
+  double limit_ms = 0;              // FP8 precise GEMMs + cast_ms
   bool fused_equals_plain = false;  // true only if the bitwise comparison ran and held
   std::uint64_t fused_plain_mismatched_bytes = 0;
   std::optional<double> peer_bf16_ms, peer_fp8_ms;

@@ -6,16 +6,17 @@
 // Only compiled with the CUDA backend (FP8LAB_HAVE_CUDA).
 #pragma once
 
-#include "fp8lab/error.hpp"
-
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
 
+#include "fp8lab/error.hpp"
+
 namespace fp8lab {
 
-[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file,
+                                   int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
                                      int line);
 // After a launch: the launch's own error (bad configuration), and, when the environment sets
@@ -31,18 +32,18 @@ int cuda_sm_count();
 
 }  // namespace fp8lab
 
-#define FP8LAB_CUDA_CHECK(call)                                                  \
-  do {                                                                           \
-    const cudaError_t fp8lab_status_ = (call);                                   \
-    if (fp8lab_status_ != cudaSuccess) [[unlikely]]                              \
-      ::fp8lab::throw_cuda_error(fp8lab_status_, #call, __FILE__, __LINE__);     \
+#define FP8LAB_CUDA_CHECK(call)                                              \
+  do {                                                                       \
+    const cudaError_t fp8lab_status_ = (call);                               \
+    if (fp8lab_status_ != cudaSuccess) [[unlikely]]                          \
+      ::fp8lab::throw_cuda_error(fp8lab_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define FP8LAB_CUBLAS_CHECK(call)                                                \
-  do {                                                                           \
-    const cublasStatus_t fp8lab_status_ = (call);                                \
-    if (fp8lab_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                    \
-      ::fp8lab::throw_cublas_error(fp8lab_status_, #call, __FILE__, __LINE__);   \
+#define FP8LAB_CUBLAS_CHECK(call)                                              \
+  do {                                                                         \
+    const cublasStatus_t fp8lab_status_ = (call);                              \
+    if (fp8lab_status_ != CUBLAS_STATUS_SUCCESS) [[unlikely]]                  \
+      ::fp8lab::throw_cublas_error(fp8lab_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 #define FP8LAB_LAUNCH_CHECK(kernel_name) ::fp8lab::check_launch(kernel_name, __FILE__, __LINE__)

@@ -5,11 +5,11 @@
 // mark is the step's true peak device memory, a first-class output of the benchmarks.
 #pragma once
 
-#include "fp8lab/tensor.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+
+#include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
 

@@ -11,15 +11,15 @@
 // saturation and underflow counts (accumulated into the meta; amax_scale_cuda resets them).
 #pragma once
 
-#include "fp8lab/fp8_meta.hpp"
-#include "fp8lab/fp8_scaling.hpp"
-#include "fp8lab/tensor.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "fp8lab/fp8_meta.hpp"
+#include "fp8lab/fp8_scaling.hpp"
+#include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
 

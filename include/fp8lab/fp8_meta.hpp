@@ -10,11 +10,11 @@ namespace fp8lab {
 // inv_scale comes first and the struct is 16-byte aligned: cuBLASLt's FP8 kernels refused
 // (CUBLAS_STATUS_NOT_SUPPORTED) scale pointers that were only 8-byte aligned.
 struct alignas(16) Fp8Meta {
-  float inv_scale;                // the GEMMs read this through their scale pointers
+  float inv_scale;  // the GEMMs read this through their scale pointers
   float scale;
   float amax;
-  std::uint32_t nonfinite;        // 1 when the last amax was NaN or inf
-  unsigned long long saturated;   // counts since the last amax_scale_cuda on this meta
+  std::uint32_t nonfinite;       // 1 when the last amax was NaN or inf
+  unsigned long long saturated;  // counts since the last amax_scale_cuda on this meta
   unsigned long long underflow;
   std::uint32_t amax_bits_accum;  // reduction scratch: 0 between kernels
   std::uint32_t blocks_done;      // last-block ticket: 0 between kernels

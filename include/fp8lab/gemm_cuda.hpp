@@ -13,14 +13,14 @@
 // heuristic's algorithm), chosen once per shape/type/option key and cached.
 #pragma once
 
-#include "fp8lab/tensor.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
+
+#include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
 
@@ -42,8 +42,8 @@ class CublasLtGemm {
   CublasLtGemm(const CublasLtGemm&) = delete;
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
-  void matmul(const GemmArg& a, const GemmArg& b, const TensorView& out, const GemmCudaOptions& options,
-              cudaStream_t stream);
+  void matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
+              const GemmCudaOptions& options, cudaStream_t stream);
 
   std::size_t cached_plans() const;
   std::size_t workspace_bytes() const { return workspace_bytes_; }
@@ -51,8 +51,8 @@ class CublasLtGemm {
   struct Plan;
 
  private:
-  Plan& plan_for(const std::string& key, const GemmArg& a, const GemmArg& b,
-                 const TensorView& out, const GemmCudaOptions& options);
+  Plan& plan_for(const std::string& key, const GemmArg& a, const GemmArg& b, const TensorView& out,
+                 const GemmCudaOptions& options);
   void* handle_ = nullptr;  // cublasLtHandle_t
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;

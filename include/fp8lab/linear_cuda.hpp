@@ -14,15 +14,15 @@
 // bf16 mode has no amax and does not check; the model's all_finite does.)
 #pragma once
 
-#include "fp8lab/fp8_cuda.hpp"
-#include "fp8lab/linear.hpp"
-#include "fp8lab/tensor.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "fp8lab/fp8_cuda.hpp"
+#include "fp8lab/linear.hpp"
+#include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
 
@@ -49,15 +49,15 @@ class LinearCudaOverlap {
 struct LinearCudaConfig {
   LinearCudaMode mode = LinearCudaMode::bf16;
   std::string name = "linear";
-  bool fast_accum = false;  // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
+  bool fast_accum = false;               // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
   LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
 };
 
 struct LinearSavedCuda {
   LinearCudaMode mode = LinearCudaMode::bf16;
-  TensorView x, w;              // bf16 mode: the caller's inputs (keep them alive)
+  TensorView x, w;                // bf16 mode: the caller's inputs (keep them alive)
   TensorView xq, xq_t, wq, wq_t;  // fp8 modes: e4m3 [M,K], [K,M], [N,K], [K,N]
-  Fp8Meta* meta = nullptr;      // fp8 modes: device metas of x, W, dY
+  Fp8Meta* meta = nullptr;        // fp8 modes: device metas of x, W, dY
 };
 
 // Arena memory for the saved state (fp8 buffers + 3 metas) and the backward scratch (dYq, dYqᵀ).

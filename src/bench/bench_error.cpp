@@ -2,11 +2,11 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "bench/bench_error.hpp"
 
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
-
 #include <array>
 #include <cmath>
+
+#include "fp8lab/cuda_check.hpp"
+#include "fp8lab/cuda_memory.hpp"
 
 namespace fp8lab::bench {
 namespace {
@@ -14,7 +14,8 @@ namespace {
 std::array<double, 256> decode_table(DType t) {
   const Fp8Format f = t == DType::e4m3 ? Fp8Format::e4m3 : Fp8Format::e5m2;
   std::array<double, 256> lut{};
-  for (int c = 0; c < 256; ++c) lut[static_cast<std::size_t>(c)] = fp8_to_float(static_cast<std::uint8_t>(c), f);
+  for (int c = 0; c < 256; ++c)
+    lut[static_cast<std::size_t>(c)] = fp8_to_float(static_cast<std::uint8_t>(c), f);
   return lut;
 }
 
@@ -37,7 +38,8 @@ std::vector<std::int64_t> sample_rows(std::int64_t n, int count, std::uint64_t s
   std::vector<std::int64_t> rows;
   const std::int64_t step = std::max<std::int64_t>(1, n / count);
   for (int i = 0; i < count && i * step < n; ++i)
-    rows.push_back((i * step + static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(step))) % n);
+    rows.push_back((i * step + static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(step))) %
+                   n);
   return rows;
 }
 

@@ -1,11 +1,11 @@
 // Accuracy of a GPU FP8 GEMM against float64, on sampled output rows.
 #pragma once
 
-#include "fp8lab/fp8_format.hpp"
-#include "fp8lab/tensor.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "fp8lab/fp8_format.hpp"
+#include "fp8lab/tensor.hpp"
 
 namespace fp8lab::bench {
 

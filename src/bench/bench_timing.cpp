@@ -2,11 +2,11 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "bench/bench_timing.hpp"
 
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
-
 #include <algorithm>
 #include <vector>
+
+#include "fp8lab/cuda_check.hpp"
+#include "fp8lab/cuda_memory.hpp"
 
 namespace fp8lab::bench {
 
@@ -34,7 +34,8 @@ TimingStats time_repeats(int warmup, int repeats, cudaStream_t stream,
   return {at(0.5), at(0.1), at(0.9)};
 }
 
-double copy_bandwidth_gbps(DeviceArena& arena, std::size_t bytes, int repeats, cudaStream_t stream) {
+double copy_bandwidth_gbps(DeviceArena& arena, std::size_t bytes, int repeats,
+                           cudaStream_t stream) {
   const std::size_t mark = arena.mark();
   void* src = arena.allocate(bytes, "copy bandwidth source");
   void* dst = arena.allocate(bytes, "copy bandwidth destination");

@@ -6,19 +6,18 @@
 // fp8-plain and fp8-fused run once more on the same inputs into separate outputs that are compared
 // byte for byte; then each GEMM alone (BF16, FP8 precise, FP8 fast) with its float64 error.
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/bench_linear.hpp"
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
 
 #include "bench/bench_error.hpp"
 #include "bench/bench_fill.hpp"
 #include "bench/bench_timing.hpp"
+#include "fp8lab/bench_linear.hpp"
 #include "fp8lab/cuda_check.hpp"
 #include "fp8lab/cuda_memory.hpp"
 #include "fp8lab/gemm_cuda.hpp"
-
-#include <cmath>
-#include <functional>
-#include <cstdio>
-#include <limits>
 
 namespace fp8lab {
 namespace {
@@ -36,7 +35,8 @@ struct ShapeBuffers {
 TensorView random_bf16(DeviceArena& arena, Shape shape, std::uint64_t seed, float stddev,
                        cudaStream_t s) {
   TensorView t = arena.tensor(DType::bf16, shape, "bench input");
-  detail::launch_fill_normal_bf16(t.as<std::uint16_t>(), t.numel(), seed, stddev, cuda_sm_count(), s);
+  detail::launch_fill_normal_bf16(t.as<std::uint16_t>(), t.numel(), seed, stddev, cuda_sm_count(),
+                                  s);
   FP8LAB_LAUNCH_CHECK("fill_normal_bf16_kernel");
   return t;
 }
@@ -89,28 +89,45 @@ void bench_gemms(CublasLtGemm& g, const LinearBenchConfig& c, const ShapeBuffers
     TensorView out;
     float inv_a, inv_b;
   };
-  const Spec specs[] = {
-      {"fwd", {sv.xq, true, &meta[0].inv_scale}, {sv.wq, true, &meta[1].inv_scale},
-       {b.x[0], true}, {b.w, true}, b.timed.y, stats.x.scale.inv_scale, stats.w.scale.inv_scale},
-      {"dgrad", {sc.dyq, true, &meta[2].inv_scale}, {sv.wq_t, true, &meta[1].inv_scale},
-       {b.dy[0], true}, {b.w, false}, b.timed.dx, stats.dy.scale.inv_scale, stats.w.scale.inv_scale},
-      {"wgrad", {sc.dyq_t, true, &meta[2].inv_scale}, {sv.xq_t, true, &meta[0].inv_scale},
-       {b.dy[0], false}, {b.x[0], false}, b.timed.dw, stats.dy.scale.inv_scale,
-       stats.x.scale.inv_scale}};
+  const Spec specs[] = {{"fwd",
+                         {sv.xq, true, &meta[0].inv_scale},
+                         {sv.wq, true, &meta[1].inv_scale},
+                         {b.x[0], true},
+                         {b.w, true},
+                         b.timed.y,
+                         stats.x.scale.inv_scale,
+                         stats.w.scale.inv_scale},
+                        {"dgrad",
+                         {sc.dyq, true, &meta[2].inv_scale},
+                         {sv.wq_t, true, &meta[1].inv_scale},
+                         {b.dy[0], true},
+                         {b.w, false},
+                         b.timed.dx,
+                         stats.dy.scale.inv_scale,
+                         stats.w.scale.inv_scale},
+                        {"wgrad",
+                         {sc.dyq_t, true, &meta[2].inv_scale},
+                         {sv.xq_t, true, &meta[0].inv_scale},
+                         {b.dy[0], false},
+                         {b.x[0], false},
+                         b.timed.dw,
+                         stats.dy.scale.inv_scale,
+                         stats.x.scale.inv_scale}};
   for (const Spec& sp : specs) {
     GemmBench gb;
     gb.name = sp.name;
     gb.bf16_ms = bench::time_repeats(c.warmup, c.repeats, s, [&](int) {
-      g.matmul(sp.a16, sp.b16, sp.out, {}, s);
-    }).median_ms;
-    const auto rows = bench::sample_rows(sp.out.shape[0], std::string(sp.name) == "wgrad" ? 8 : 16,
-                                         c.seed);
+                   g.matmul(sp.a16, sp.b16, sp.out, {}, s);
+                 }).median_ms;
+    const auto rows =
+        bench::sample_rows(sp.out.shape[0], std::string(sp.name) == "wgrad" ? 8 : 16, c.seed);
     for (bool fast : {false, true}) {
       const double ms = bench::time_repeats(c.warmup, c.repeats, s, [&](int) {
-        g.matmul(sp.a8, sp.b8, sp.out, {fast, false}, s);
-      }).median_ms;
+                          g.matmul(sp.a8, sp.b8, sp.out, {fast, false}, s);
+                        }).median_ms;
       FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
-      const double err = bench::sampled_fp8_gemm_error(sp.a8.t, sp.inv_a, sp.b8.t, sp.inv_b, sp.out, rows);
+      const double err =
+          bench::sampled_fp8_gemm_error(sp.a8.t, sp.inv_a, sp.b8.t, sp.inv_b, sp.out, rows);
       (fast ? gb.fp8_fast_ms : gb.fp8_precise_ms) = ms;
       (fast ? gb.err_fast : gb.err_precise) = err;
     }
@@ -126,13 +143,14 @@ void bench_casts(const LinearBenchConfig& c, const ShapeBuffers& b, const ModeRu
   Fp8Meta* meta = fused.saved.meta + 2;
   const double n = static_cast<double>(dy.numel());
   const auto time = [&](const char* name, double bytes, const std::function<void()>& f) {
-    res.casts.push_back({name, bench::time_repeats(c.warmup, c.repeats, s, [&](int) { f(); }).median_ms,
-                         bytes});
+    res.casts.push_back(
+        {name, bench::time_repeats(c.warmup, c.repeats, s, [&](int) { f(); }).median_ms, bytes});
   };
   time("amax", 2 * n, [&] { amax_scale_cuda(dy, Fp8Format::e5m2, meta, s); });
   time("cast", 3 * n, [&] { quantize_cuda(dy, Fp8Format::e5m2, meta, q, s); });
   time("transpose", 2 * n, [&] { transpose_fp8_cuda(q, qt, s); });
-  time("cast_transpose", 4 * n, [&] { quantize_transpose_cuda(dy, Fp8Format::e5m2, meta, q, qt, s); });
+  time("cast_transpose", 4 * n,
+       [&] { quantize_transpose_cuda(dy, Fp8Format::e5m2, meta, q, qt, s); });
 }
 
 LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const LinearBenchConfig& c,
@@ -152,12 +170,11 @@ LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const Li
     ModeRun run;
     run.config.mode = mode;
     run.config.name = fmt::format("bench.{}x{}", k, n);
-    if (mode != LinearCudaMode::bf16) run.config.overlap = &overlap;
+    if (mode != LinearCudaMode::bf16 && c.w_overlap) run.config.overlap = &overlap;
     run.saved = alloc_linear_saved_cuda(arena, mode, m, k, n, s);
     run.scratch = alloc_linear_scratch_cuda(arena, mode, m, n);
-    const bench::TimingStats t = bench::time_repeats(c.warmup, c.repeats, s, [&](int i) {
-      run.step(g, b, i, b.timed, s);
-    });
+    const bench::TimingStats t =
+        bench::time_repeats(c.warmup, c.repeats, s, [&](int i) { run.step(g, b, i, b.timed, s); });
     linear_check_finite_cuda(run.config, run.saved, 0, s);  // the step boundary
     res.median_ms.emplace_back(mode, t.median_ms);
     res.spread_ms.emplace_back(mode, t.p90_ms - t.p10_ms);
@@ -202,12 +219,14 @@ double LinearBenchShapeResult::mode_ms(LinearCudaMode mode) const {
 }
 
 LinearBenchResult run_linear_bench(const LinearBenchConfig& config) {
-  FP8LAB_CHECK(config.repeats >= 20, "bench linear: --repeats must be >= 20, got {}", config.repeats);
+  FP8LAB_CHECK(config.repeats >= 20, "bench linear: --repeats must be >= 20, got {}",
+               config.repeats);
   FP8LAB_CHECK(config.rotations >= 1, "bench linear: --rotations must be >= 1");
   std::string why;
   FP8LAB_CHECK_KIND(ErrorKind::cuda, cuda_available(&why), "bench linear needs a GPU: {}", why);
   for (const LinearBenchShape& sh : config.shapes)
-    FP8LAB_CHECK_KIND(ErrorKind::shape, sh.in % 16 == 0 && sh.out % 16 == 0 && config.tokens % 16 == 0,
+    FP8LAB_CHECK_KIND(ErrorKind::shape,
+                      sh.in % 16 == 0 && sh.out % 16 == 0 && config.tokens % 16 == 0,
                       "bench linear: shape {}->{} with {} tokens: FP8 GEMMs need multiples of 16",
                       sh.in, sh.out, config.tokens);
   LinearBenchResult result;

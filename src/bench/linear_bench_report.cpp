@@ -1,10 +1,10 @@
 // `fp8lab bench linear`: JSON, the printed report, and the PyTorch peer's numbers.
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/bench_linear.hpp"
-
 #include <cmath>
 #include <fstream>
 #include <sstream>
+
+#include "fp8lab/bench_linear.hpp"
 
 namespace fp8lab {
 namespace {
@@ -33,19 +33,22 @@ nlohmann::json shape_json(const LinearBenchShapeResult& r, std::int64_t tokens) 
   j["limit_cast_ms"] = r.cast_ms;
   j["limit_cast_bytes"] = r.cast_bytes;
   const double fused = r.mode_ms(LinearCudaMode::fp8_fused);
-  j["fused_over_limit"] = r.limit_ms > 0 ? nlohmann::json(fused / r.limit_ms) : nlohmann::json(nullptr);
+  j["fused_over_limit"] =
+      r.limit_ms > 0 ? nlohmann::json(fused / r.limit_ms) : nlohmann::json(nullptr);
   j["fused_equals_plain"] = r.fused_equals_plain;
   j["fused_plain_mismatched_bytes"] = r.fused_plain_mismatched_bytes;
   j["peer_torch_bf16_ms"] = optional_ms(r.peer_bf16_ms);
   j["peer_torch_fp8_ms"] = optional_ms(r.peer_fp8_ms);
   for (const GemmBench& g : r.gemms) {
-    j["gemms"][g.name] = {{"bf16_ms", g.bf16_ms},           {"fp8_precise_ms", g.fp8_precise_ms},
-                          {"fp8_fast_ms", g.fp8_fast_ms},   {"err_precise_vs_f64", g.err_precise},
+    j["gemms"][g.name] = {{"bf16_ms", g.bf16_ms},
+                          {"fp8_precise_ms", g.fp8_precise_ms},
+                          {"fp8_fast_ms", g.fp8_fast_ms},
+                          {"err_precise_vs_f64", g.err_precise},
                           {"err_fast_vs_f64", g.err_fast}};
   }
   for (const CastKernelBench& ck : r.casts)
-    j["cast_kernels_dy"][ck.name] = {{"ms", ck.ms}, {"bytes", ck.bytes},
-                                     {"gbps", ck.bytes / (ck.ms * 1e-3) / 1e9}};
+    j["cast_kernels_dy"][ck.name] = {
+        {"ms", ck.ms}, {"bytes", ck.bytes}, {"gbps", ck.bytes / (ck.ms * 1e-3) / 1e9}};
   return j;
 }
 
@@ -64,9 +67,13 @@ nlohmann::json linear_bench_json(const LinearBenchResult& result) {
   j["copy_bandwidth_gbps"] = result.copy_gbps;
   j["hw_fp8_conversion"] = result.hw_conversion;
   j["peer_version"] = result.peer_version;
-  j["config"] = {{"tokens", result.config.tokens},   {"warmup", result.config.warmup},
-                 {"repeats", result.config.repeats}, {"rotations", result.config.rotations},
-                 {"seed", result.config.seed},       {"statistic", "median"}};
+  j["config"] = {{"tokens", result.config.tokens},
+                 {"warmup", result.config.warmup},
+                 {"repeats", result.config.repeats},
+                 {"rotations", result.config.rotations},
+                 {"seed", result.config.seed},
+                 {"w_overlap", result.config.w_overlap},
+                 {"statistic", "median"}};
   j["shapes"] = nlohmann::json::array();
   for (const auto& r : result.shapes) j["shapes"].push_back(shape_json(r, result.config.tokens));
   return j;
@@ -75,23 +82,24 @@ nlohmann::json linear_bench_json(const LinearBenchResult& result) {
 std::string linear_bench_report(const LinearBenchResult& result) {
   std::ostringstream o;
   const LinearBenchConfig& c = result.config;
-  o << fmt::format("bench linear on {}: {} tokens, median of {} repeats ({} rotating inputs), "
-                   "copy {:.0f} GB/s, peer {}\n",
-                   result.device, c.tokens, c.repeats, c.rotations, result.copy_gbps,
-                   result.peer_version.empty() ? "not run" : result.peer_version);
+  o << fmt::format(
+      "bench linear on {}: {} tokens, median of {} repeats ({} rotating inputs), "
+      "copy {:.0f} GB/s, peer {}\n",
+      result.device, c.tokens, c.repeats, c.rotations, result.copy_gbps,
+      result.peer_version.empty() ? "not run" : result.peer_version);
   o << fmt::format("{:>10} {:>8} {:>9} {:>9} {:>8} {:>11} {:>10} {:>9} {:>12} {:>11} {:>6}\n",
-                   "I->O", "bf16", "fp8-plain", "fp8-fused", "limit", "fused/limit",
-                   "torch-bf16", "torch-fp8", "fused/t-bf16", "t-fp8/fused", "equal");
+                   "I->O", "bf16", "fp8-plain", "fp8-fused", "limit", "fused/limit", "torch-bf16",
+                   "torch-fp8", "fused/t-bf16", "t-fp8/fused", "equal");
   for (const auto& r : result.shapes) {
     const double fused = r.mode_ms(LinearCudaMode::fp8_fused);
-    o << fmt::format("{:>10} {:>8.3f} {:>9.3f} {:>9.3f} {:>8.3f} {:>11} {:>10} {:>9} {:>12} {:>11} {:>6}\n",
-                     fmt::format("{}->{}", r.shape.in, r.shape.out),
-                     r.mode_ms(LinearCudaMode::bf16), r.mode_ms(LinearCudaMode::fp8_plain), fused,
-                     r.limit_ms, ratio(fused, r.limit_ms),
-                     r.peer_bf16_ms ? fmt::format("{:.3f}", *r.peer_bf16_ms) : "n/a",
-                     r.peer_fp8_ms ? fmt::format("{:.3f}", *r.peer_fp8_ms) : "n/a",
-                     ratio(fused, r.peer_bf16_ms.value_or(0)), ratio(r.peer_fp8_ms.value_or(0), fused),
-                     r.fused_equals_plain ? "yes" : "NO");
+    o << fmt::format(
+        "{:>10} {:>8.3f} {:>9.3f} {:>9.3f} {:>8.3f} {:>11} {:>10} {:>9} {:>12} {:>11} {:>6}\n",
+        fmt::format("{}->{}", r.shape.in, r.shape.out), r.mode_ms(LinearCudaMode::bf16),
+        r.mode_ms(LinearCudaMode::fp8_plain), fused, r.limit_ms, ratio(fused, r.limit_ms),
+        r.peer_bf16_ms ? fmt::format("{:.3f}", *r.peer_bf16_ms) : "n/a",
+        r.peer_fp8_ms ? fmt::format("{:.3f}", *r.peer_fp8_ms) : "n/a",
+        ratio(fused, r.peer_bf16_ms.value_or(0)), ratio(r.peer_fp8_ms.value_or(0), fused),
+        r.fused_equals_plain ? "yes" : "NO");
   }
   o << "\nGEMMs alone (ms) and error vs float64 (sampled rows), peak transient MiB per mode\n";
   for (const auto& r : result.shapes) {
@@ -101,12 +109,13 @@ std::string linear_bench_report(const LinearBenchResult& result) {
                        g.bf16_ms, g.fp8_precise_ms, g.err_precise, g.fp8_fast_ms, g.err_fast);
     o << "\n   peak:";
     for (const auto& [mode, bytes] : r.peak_transient_bytes)
-      o << fmt::format(" {} {:.1f}", linear_cuda_mode_name(mode), static_cast<double>(bytes) / (1 << 20));
+      o << fmt::format(" {} {:.1f}", linear_cuda_mode_name(mode),
+                       static_cast<double>(bytes) / (1 << 20));
     o << ";  cast kernels on dY (GB/s):";
     for (const CastKernelBench& ck : r.casts)
       o << fmt::format(" {} {:.3f} ms {:.0f}", ck.name, ck.ms, ck.bytes / (ck.ms * 1e-3) / 1e9);
-    o << fmt::format("; limit = fp8 GEMMs {:.3f} + casts {:.3f} ({:.0f} MB)\n", r.limit_ms - r.cast_ms,
-                     r.cast_ms, r.cast_bytes / 1e6);
+    o << fmt::format("; limit = fp8 GEMMs {:.3f} + casts {:.3f} ({:.0f} MB)\n",
+                     r.limit_ms - r.cast_ms, r.cast_ms, r.cast_bytes / 1e6);
   }
   return o.str();
 }
@@ -123,7 +132,8 @@ void attach_linear_peer(LinearBenchResult& result, const std::string& path) {
   result.peer_version = j.value("torch_version", std::string("torch ?"));
   for (auto& r : result.shapes) {
     for (const auto& s : j.at("shapes")) {
-      if (s.at("in").get<std::int64_t>() != r.shape.in || s.at("out").get<std::int64_t>() != r.shape.out)
+      if (s.at("in").get<std::int64_t>() != r.shape.in ||
+          s.at("out").get<std::int64_t>() != r.shape.out)
         continue;
       if (s.contains("torch_bf16_ms") && s["torch_bf16_ms"].is_number())
         r.peer_bf16_ms = s["torch_bf16_ms"].get<double>();

@@ -16,10 +16,10 @@ void throw_cuda_error(cudaError_t status, const char* call, const char* file, in
 }
 
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw_error(ErrorKind::cuda,
-              fmt::format("cuBLAS status {} ({})", cublasLtGetStatusName(status),
-                          static_cast<int>(status)),
-              call, file, line);
+  throw_error(
+      ErrorKind::cuda,
+      fmt::format("cuBLAS status {} ({})", cublasLtGetStatusName(status), static_cast<int>(status)),
+      call, file, line);
 }
 
 static bool sync_after_launch() {
@@ -56,8 +56,10 @@ bool cuda_available(std::string* why_not) {
       cudaGetLastError();
       reason = "no CUDA GPU: cudaGetDeviceProperties(0) failed";
     } else if (prop.major != 9 || prop.minor != 0) {
-      reason = fmt::format("no usable CUDA GPU: device 0 ({}) is sm_{}{}, kernels are built for "
-                           "sm_90a only", prop.name, prop.major, prop.minor);
+      reason = fmt::format(
+          "no usable CUDA GPU: device 0 ({}) is sm_{}{}, kernels are built for "
+          "sm_90a only",
+          prop.name, prop.major, prop.minor);
     }
   }
   if (why_not) *why_not = reason;

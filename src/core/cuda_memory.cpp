@@ -2,9 +2,9 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "fp8lab/cuda_memory.hpp"
 
-#include "fp8lab/cuda_check.hpp"
-
 #include <utility>
+
+#include "fp8lab/cuda_check.hpp"
 
 namespace fp8lab {
 

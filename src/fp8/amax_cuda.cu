@@ -3,9 +3,9 @@
 // Determinism: the maximum of |x| is taken over the IEEE bit patterns of |x| as unsigned integers,
 // which orders finite values and inf as floats do and puts every NaN above inf. Integer max is
 // associative and commutative, so the block order of the atomics cannot change the result.
-#include "fp8_device.cuh"
-
 #include <algorithm>
+
+#include "fp8_device.cuh"
 
 namespace fp8lab::detail {
 namespace {
@@ -47,9 +47,8 @@ __device__ __forceinline__ std::uint32_t thread_amax_bits(const In* x, std::int6
 // (a ticket counter) turns the bits into amax/scale/inv_scale, resets the cast counters and the
 // scratch words, so the meta is ready for the next amax without a memset.
 template <typename In>
-__global__ void __launch_bounds__(kAmaxThreads) amax_scale_kernel(const In* x, std::int64_t n,
-                                                                  bool vec, Fp8Format format,
-                                                                  Fp8Meta* meta) {
+__global__ void __launch_bounds__(kAmaxThreads)
+    amax_scale_kernel(const In* x, std::int64_t n, bool vec, Fp8Format format, Fp8Meta* meta) {
   __shared__ std::uint32_t warp_max[kAmaxThreads / 32];
   __shared__ bool is_last;
   std::uint32_t m = thread_amax_bits(x, n, vec);

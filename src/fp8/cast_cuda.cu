@@ -1,7 +1,7 @@
 // Plain FP8 cast (quantize_cuda): one read of x, one write of q, 16 elements per thread step.
-#include "fp8_device.cuh"
-
 #include <algorithm>
+
+#include "fp8_device.cuh"
 
 namespace fp8lab::detail {
 namespace {
@@ -11,9 +11,8 @@ constexpr int kCastThreads = 256;
 // Grid-stride over 16-element chunks (16-byte aligned x and q, numel % 16 == 0 for the vector
 // body); any remainder is cast one element at a time by the same threads.
 template <typename In, Fp8Format F, bool kHw>
-__global__ void __launch_bounds__(kCastThreads) quantize_kernel(const In* x, std::int64_t n,
-                                                                bool vec, Fp8Meta* meta,
-                                                                std::uint8_t* q) {
+__global__ void __launch_bounds__(kCastThreads)
+    quantize_kernel(const In* x, std::int64_t n, bool vec, Fp8Meta* meta, std::uint8_t* q) {
   const float scale = meta->scale;
   CastTally t;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;

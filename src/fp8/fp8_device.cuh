@@ -2,13 +2,13 @@
 // software twin of float_to_fp8), the per-element statistics, and 16-element vector loads.
 #pragma once
 
-#include "fp8_launch.hpp"
-#include "fp8lab/fp8_format.hpp"
-#include "fp8lab/fp8_meta.hpp"
-
 #include <cuda_fp8.h>
 
 #include <cstdint>
+
+#include "fp8_launch.hpp"
+#include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_meta.hpp"
 
 namespace fp8lab::detail {
 
@@ -114,11 +114,15 @@ __device__ __forceinline__ std::uint8_t cast1(float x, float scale, CastTally& t
 template <typename Fn>
 void dispatch_cast(Fp8Format format, bool hw, Fn&& f) {
   if (format == Fp8Format::e4m3) {
-    if (hw) f.template operator()<Fp8Format::e4m3, true>();
-    else f.template operator()<Fp8Format::e4m3, false>();
+    if (hw)
+      f.template operator()<Fp8Format::e4m3, true>();
+    else
+      f.template operator()<Fp8Format::e4m3, false>();
   } else {
-    if (hw) f.template operator()<Fp8Format::e5m2, true>();
-    else f.template operator()<Fp8Format::e5m2, false>();
+    if (hw)
+      f.template operator()<Fp8Format::e5m2, true>();
+    else
+      f.template operator()<Fp8Format::e5m2, false>();
   }
 }
 

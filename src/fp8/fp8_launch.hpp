@@ -5,12 +5,12 @@
 // plain argument types; fp8_cuda.cpp validates views, launches, and checks the launch.
 #pragma once
 
-#include "fp8lab/fp8_format.hpp"
-#include "fp8lab/fp8_meta.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+
+#include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_meta.hpp"
 
 namespace fp8lab::detail {
 

@@ -37,12 +37,15 @@ __global__ void __launch_bounds__(kTileThreads)
   Raw16<In> raw[kChunksPerThread];
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
-    if (r0 + row < rows && c0 + chunk * 16 < cols) raw[i].load(x + (r0 + row) * cols + c0 + chunk * 16);
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow,
+              chunk = c % kChunksPerRow;
+    if (r0 + row < rows && c0 + chunk * 16 < cols)
+      raw[i].load(x + (r0 + row) * cols + c0 + chunk * 16);
   }
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow,
+              chunk = c % kChunksPerRow;
     if (r0 + row >= rows || c0 + chunk * 16 >= cols) continue;
     float v[16];
     raw[i].to_floats(v);
@@ -63,13 +66,15 @@ __global__ void __launch_bounds__(kTileThreads)
   uint4 in[kChunksPerThread];
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow,
+              chunk = c % kChunksPerRow;
     if (r0 + row < rows && c0 + chunk * 16 < cols)
       in[i] = *reinterpret_cast<const uint4*>(q + (r0 + row) * cols + c0 + chunk * 16);
   }
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow,
+              chunk = c % kChunksPerRow;
     if (r0 + row < rows && c0 + chunk * 16 < cols) tile_put16(tile, row, chunk, in[i]);
   }
   __syncthreads();

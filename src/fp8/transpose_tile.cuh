@@ -20,7 +20,7 @@ namespace fp8lab::detail {
 
 constexpr int kTile = 128;
 constexpr int kTileThreads = 256;
-constexpr int kChunksPerRow = kTile / 16;                            // 8
+constexpr int kChunksPerRow = kTile / 16;                               // 8
 constexpr int kChunksPerThread = kTile * kChunksPerRow / kTileThreads;  // 4
 
 __device__ __forceinline__ int tile_swizzle(int row, int chunk) { return chunk ^ ((row >> 4) & 7); }

@@ -4,12 +4,11 @@
 // cuBLASLt's "A" is our B and its "B" is our A; a K-major operand becomes TRANSA = T / TRANSB = N,
 // which is the TN layout Hopper's FP8 kernels require.
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/gemm_cuda.hpp"
-
-#include "fp8lab/cuda_check.hpp"
-
 #include <cstdint>
 #include <vector>
+
+#include "fp8lab/cuda_check.hpp"
+#include "fp8lab/gemm_cuda.hpp"
 
 namespace fp8lab {
 
@@ -31,11 +30,16 @@ namespace {
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::f32: return CUDA_R_32F;
-    case DType::e4m3: return CUDA_R_8F_E4M3;
-    case DType::e5m2: return CUDA_R_8F_E5M2;
-    default: FP8LAB_FAIL(ErrorKind::dtype, "no cuBLASLt type for {}", dtype_name(t));
+    case DType::bf16:
+      return CUDA_R_16BF;
+    case DType::f32:
+      return CUDA_R_32F;
+    case DType::e4m3:
+      return CUDA_R_8F_E4M3;
+    case DType::e5m2:
+      return CUDA_R_8F_E5M2;
+    default:
+      FP8LAB_FAIL(ErrorKind::dtype, "no cuBLASLt type for {}", dtype_name(t));
   }
 }
 
@@ -63,8 +67,8 @@ GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
   const std::int64_t kb = b.k_major ? b.t.shape[1] : b.t.shape[0];
   FP8LAB_CHECK_KIND(ErrorKind::shape, kb == d.k, "{}: inner dimensions differ ({} vs {})", what,
                     d.k, kb);
-  FP8LAB_CHECK_KIND(ErrorKind::shape, out.shape == (Shape{d.m, d.n}),
-                    "{}: out must be [{}, {}]", what, d.m, d.n);
+  FP8LAB_CHECK_KIND(ErrorKind::shape, out.shape == (Shape{d.m, d.n}), "{}: out must be [{}, {}]",
+                    what, d.m, d.n);
   FP8LAB_CHECK_KIND(ErrorKind::dtype, out.dtype == DType::bf16 || out.dtype == DType::f32,
                     "{}: out must be bf16 or f32", what);
   const bool fp8 = is_fp8(a.t.dtype);
@@ -79,8 +83,7 @@ GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
     return d;
   }
   FP8LAB_CHECK_KIND(ErrorKind::dtype, is_fp8(b.t.dtype), "{}: operands must both be fp8", what);
-  FP8LAB_CHECK_KIND(ErrorKind::dtype,
-                    !(a.t.dtype == DType::e5m2 && b.t.dtype == DType::e5m2),
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, !(a.t.dtype == DType::e5m2 && b.t.dtype == DType::e5m2),
                     "{}: e5m2 x e5m2 is not a Hopper FP8 GEMM", what);
   FP8LAB_CHECK_KIND(ErrorKind::shape, a.k_major && b.k_major,
                     "{}: FP8 operands must both be K-major (TN)", what);
@@ -91,8 +94,8 @@ GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
                "{}: FP8 operands need their inverse-scale device pointers", what);
   FP8LAB_CHECK(aligned16(a.inv_scale) && aligned16(b.inv_scale),
                "{}: inverse-scale pointers {} and {} must be 16-byte aligned (cuBLASLt refuses "
-               "others)", what, static_cast<const void*>(a.inv_scale),
-               static_cast<const void*>(b.inv_scale));
+               "others)",
+               what, static_cast<const void*>(a.inv_scale), static_cast<const void*>(b.inv_scale));
   return d;
 }
 
@@ -131,15 +134,15 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
   const cublasOperation_t op_b = a.k_major ? CUBLAS_OP_N : CUBLAS_OP_T;  // cuBLASLt B = our A
   set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a);
   set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
-  if (plan->fp8) set_attr(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
-                          static_cast<std::int8_t>(options.fast_accum ? 1 : 0));
+  if (plan->fp8)
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+             static_cast<std::int8_t>(options.fast_accum ? 1 : 0));
   // Column-major layouts of the stored tensors: rows = the row-major column count.
   FP8LAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, cuda_type(b.t.dtype), b.t.shape[1],
                                                  b.t.shape[0], b.t.shape[1]));
   FP8LAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, cuda_type(a.t.dtype), a.t.shape[1],
                                                  a.t.shape[0], a.t.shape[1]));
-  FP8LAB_CUBLAS_CHECK(
-      cublasLtMatrixLayoutCreate(&plan->c, cuda_type(out.dtype), d.n, d.m, d.n));
+  FP8LAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->c, cuda_type(out.dtype), d.n, d.m, d.n));
   cublasLtMatmulPreference_t pref = nullptr;
   FP8LAB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const std::uint64_t ws = workspace_bytes_;
@@ -154,9 +157,9 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
   constexpr int kCandidates = 8;
   cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
   int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->a, plan->b, plan->c, plan->c, pref,
-      kCandidates, results, &found);
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->a,
+                                     plan->b, plan->c, plan->c, pref, kCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   FP8LAB_CHECK_KIND(ErrorKind::cuda, status == CUBLAS_STATUS_SUCCESS && found > 0,
                     "{}: cuBLASLt has no algorithm ({})", describe(a, b, out),
@@ -168,10 +171,10 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
 void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
                           const GemmCudaOptions& options, cudaStream_t stream) {
   check_gemm(a, b, out);  // cheap; every call is validated, not only the first of a shape
-  const std::string key = fmt::format(
-      "{}{}{}|{}{}{}|{}{}|fa{}", dtype_name(a.t.dtype), a.t.shape.str(), a.k_major,
-      dtype_name(b.t.dtype), b.t.shape.str(), b.k_major, dtype_name(out.dtype), out.shape.str(),
-      options.fast_accum);
+  const std::string key =
+      fmt::format("{}{}{}|{}{}{}|{}{}|fa{}", dtype_name(a.t.dtype), a.t.shape.str(), a.k_major,
+                  dtype_name(b.t.dtype), b.t.shape.str(), b.k_major, dtype_name(out.dtype),
+                  out.shape.str(), options.fast_accum);
   Plan& plan = plan_for(key, a, b, out, options);
   if (plan.fp8) {
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b.inv_scale);

@@ -59,15 +59,19 @@ LinearCudaOverlap::~LinearCudaOverlap() {
 
 const char* linear_cuda_mode_name(LinearCudaMode mode) {
   switch (mode) {
-    case LinearCudaMode::bf16: return "bf16";
-    case LinearCudaMode::fp8_plain: return "fp8-plain";
-    case LinearCudaMode::fp8_fused: return "fp8-fused";
+    case LinearCudaMode::bf16:
+      return "bf16";
+    case LinearCudaMode::fp8_plain:
+      return "fp8-plain";
+    case LinearCudaMode::fp8_fused:
+      return "fp8-fused";
   }
   return "?";
 }
 
 LinearCudaMode parse_linear_cuda_mode(std::string_view name) {
-  for (LinearCudaMode m : {LinearCudaMode::bf16, LinearCudaMode::fp8_plain, LinearCudaMode::fp8_fused})
+  for (LinearCudaMode m :
+       {LinearCudaMode::bf16, LinearCudaMode::fp8_plain, LinearCudaMode::fp8_fused})
     if (name == linear_cuda_mode_name(m)) return m;
   FP8LAB_FAIL(ErrorKind::invalid_argument,
               "unknown linear mode '{}' (expected bf16, fp8-plain or fp8-fused)", name);
@@ -155,7 +159,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                     "{}.dw must be f32 or bf16, got {}", name, dw.describe());
   const GemmCudaOptions dw_options{config.fast_accum, accumulate_dw};
   if (!fp8) {
-    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);         // dX = dY · W
+    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);           // dX = dY · W
     gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x
     return;
   }

@@ -1,19 +1,19 @@
 // Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes.
 #pragma once
 
-#include "common/test_data.hpp"
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
+#include "common/test_data.hpp"
+#include "fp8lab/cuda_check.hpp"
+#include "fp8lab/cuda_memory.hpp"
+
 // Every GPU test starts with this: CI has nvcc but no GPU, and says so instead of failing.
-#define FP8LAB_SKIP_WITHOUT_GPU()                                       \
-  do {                                                                  \
-    std::string fp8lab_why_;                                            \
+#define FP8LAB_SKIP_WITHOUT_GPU()                                             \
+  do {                                                                        \
+    std::string fp8lab_why_;                                                  \
     if (!::fp8lab::cuda_available(&fp8lab_why_)) GTEST_SKIP() << fp8lab_why_; \
   } while (0)
 
@@ -44,8 +44,8 @@ inline void expect_same_bytes(const TensorView& host, const TensorView& device, 
   const HostTensor got = to_host(device);
   const ByteDiff d = byte_diff(host, got.view());
   EXPECT_EQ(d.count, 0) << what << ": " << d.count << " of " << host.nbytes()
-                        << " bytes differ, first at byte " << d.first << " ("
-                        << host.describe() << ")";
+                        << " bytes differ, first at byte " << d.first << " (" << host.describe()
+                        << ")";
 }
 
 // A device tensor of `dtype`/`shape` poisoned with 0xFF bytes (NaN in every float format).

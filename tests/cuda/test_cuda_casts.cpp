@@ -1,12 +1,12 @@
 // CUDA casts against the CPU reference: amax/scale bits, cast bytes and counts, transposes,
 // the fused cast-transpose, the non-finite flag, and the hardware conversion probe.
 #if defined(FP8LAB_HAVE_CUDA)
-#include "cuda_test_util.hpp"
-#include "fp8lab/fp8_cuda.hpp"
-
 #include <cmath>
 #include <limits>
 #include <tuple>
+
+#include "cuda_test_util.hpp"
+#include "fp8lab/fp8_cuda.hpp"
 
 namespace fp8lab {
 namespace {
@@ -24,14 +24,17 @@ HostTensor cast_input(DType dtype, Shape shape, std::uint64_t seed, float stddev
     const float rel = i % 3 == 0 ? 1e-12f : 1e-7f;
     const float tiny = stddev * rel * static_cast<float>((i % 5) + 1) * (i % 2 ? -1.f : 1.f);
     const float v = i % 91 == 0 ? 0.0f : tiny;
-    if (dtype == DType::f32) x.as<float>()[i] = v;
-    else x.as<std::uint16_t>()[i] = float_to_bf16(v);
+    if (dtype == DType::f32)
+      x.as<float>()[i] = v;
+    else
+      x.as<std::uint16_t>()[i] = float_to_bf16(v);
   }
   return x;
 }
 
 void expect_scale_equal(const Fp8Scale& got, const Fp8Scale& want, const char* what) {
-  EXPECT_EQ(float_bits(got.amax), float_bits(want.amax)) << what << " amax " << got.amax << " vs " << want.amax;
+  EXPECT_EQ(float_bits(got.amax), float_bits(want.amax))
+      << what << " amax " << got.amax << " vs " << want.amax;
   EXPECT_EQ(float_bits(got.scale), float_bits(want.scale)) << what << " scale";
   EXPECT_EQ(float_bits(got.inv_scale), float_bits(want.inv_scale)) << what << " inv_scale";
 }
@@ -69,9 +72,9 @@ TEST_P(CudaCasts, BitExactAgainstCpuReference) {
   for (const Fp8MetaHost& m : metas) {
     expect_scale_equal(m.scale, want, "device scale");
     EXPECT_FALSE(m.nonfinite);
-    EXPECT_EQ(m.counts, want_counts) << "saturated " << m.counts.saturated << " underflow "
-                                     << m.counts.underflow << " vs " << want_counts.saturated
-                                     << ", " << want_counts.underflow;
+    EXPECT_EQ(m.counts, want_counts)
+        << "saturated " << m.counts.saturated << " underflow " << m.counts.underflow << " vs "
+        << want_counts.saturated << ", " << want_counts.underflow;
   }
   EXPECT_GT(want_counts.underflow, 0) << "the input was built to underflow somewhere";
   expect_same_bytes(q.view(), dq.view(), "quantize_cuda");
@@ -81,12 +84,11 @@ TEST_P(CudaCasts, BitExactAgainstCpuReference) {
 }
 
 // Prime shapes take the generic kernels; multiples of 16 the tiled ones, with partial tiles.
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, CudaCasts,
-    ::testing::Combine(::testing::Values(1, 17, 1481, 272, 1024),
-                       ::testing::Values(3221, 677, 400, 512),
-                       ::testing::Values(DType::bf16, DType::f32),
-                       ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2)));
+INSTANTIATE_TEST_SUITE_P(Shapes, CudaCasts,
+                         ::testing::Combine(::testing::Values(1, 17, 1481, 272, 1024),
+                                            ::testing::Values(3221, 677, 400, 512),
+                                            ::testing::Values(DType::bf16, DType::f32),
+                                            ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2)));
 
 TEST(CudaCastsCounts, SaturationCountedWithAnOversizedScale) {
   FP8LAB_SKIP_WITHOUT_GPU();
@@ -188,7 +190,8 @@ TEST(CudaCastsEdges, BadArgumentsNameTheTensors) {
   const TensorView qt_wrong_shape = arena.tensor(DType::e4m3, {32, 48}, "qt");
   const TensorView x_i32 = arena.tensor(DType::i32, {32, 48}, "x");
   EXPECT_THROW(quantize_cuda(x, Fp8Format::e4m3, meta, q_wrong_dtype, nullptr), Error);
-  EXPECT_THROW(quantize_transpose_cuda(x, Fp8Format::e4m3, meta, q, qt_wrong_shape, nullptr), Error);
+  EXPECT_THROW(quantize_transpose_cuda(x, Fp8Format::e4m3, meta, q, qt_wrong_shape, nullptr),
+               Error);
   EXPECT_THROW(amax_scale_cuda(x_i32, Fp8Format::e4m3, meta, nullptr), Error);
   try {
     transpose_fp8_cuda(q, qt_wrong_shape, nullptr);
@@ -202,10 +205,10 @@ TEST(CudaCastsEdges, BadArgumentsNameTheTensors) {
 TEST(CudaConversion, HardwareCvtMatchesFloatToFp8OnAll2To32Patterns) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const Fp8CvtProbe p = probe_fp8_hw_conversion();
-  EXPECT_EQ(p.mismatches_e4m3, 0u) << "first mismatching fp32 bits 0x" << std::hex
-                                   << p.first_mismatch_bits;
-  EXPECT_EQ(p.mismatches_e5m2, 0u) << "first mismatching fp32 bits 0x" << std::hex
-                                   << p.first_mismatch_bits;
+  EXPECT_EQ(p.mismatches_e4m3, 0u)
+      << "first mismatching fp32 bits 0x" << std::hex << p.first_mismatch_bits;
+  EXPECT_EQ(p.mismatches_e5m2, 0u)
+      << "first mismatching fp32 bits 0x" << std::hex << p.first_mismatch_bits;
   std::printf("[fp8lab] hardware cvt.rn.satfinite used by the casts: %s\n",
               fp8_hw_conversion_exact() ? "yes" : "no (software float_to_fp8 fallback)");
 }
@@ -213,9 +216,10 @@ TEST(CudaConversion, HardwareCvtMatchesFloatToFp8OnAll2To32Patterns) {
 }  // namespace
 }  // namespace fp8lab
 
-#else   // no CUDA backend in this build
+#else  // no CUDA backend in this build
 #include <gtest/gtest.h>
 TEST(CudaCasts, SkippedWithoutCudaBackend) {
-  GTEST_SKIP() << "no CUDA GPU: fp8lab was built without the CUDA backend (FP8LAB_CUDA=OFF or no nvcc)";
+  GTEST_SKIP()
+      << "no CUDA GPU: fp8lab was built without the CUDA backend (FP8LAB_CUDA=OFF or no nvcc)";
 }
 #endif

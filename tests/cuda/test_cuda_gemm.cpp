@@ -6,12 +6,12 @@
 // on the H200: 1.0-1.2e-4 for f32 outputs at K = 400..4096, independent of K), bound 5e-4; fast
 // accumulation, bound 5e-3. bf16 outputs add their own rounding (<= 2^-9 relative): 4e-3.
 #if defined(FP8LAB_HAVE_CUDA)
+#include <tuple>
+
 #include "cuda_test_util.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/gemm.hpp"
 #include "fp8lab/gemm_cuda.hpp"
-
-#include <tuple>
 
 namespace fp8lab {
 namespace {
@@ -19,7 +19,7 @@ namespace {
 constexpr double kBoundF32 = 2e-5, kBoundFp8F32 = 5e-4, kBoundBf16 = 4e-3, kBoundFast = 5e-3;
 
 struct Fp8Operand {
-  HostTensor q;   // codes
+  HostTensor q;  // codes
   Fp8Scale scale;
 };
 
@@ -84,9 +84,11 @@ TEST(CudaBf16Gemm, AllOperandLayoutsMatchCpuReference) {
   HostTensor a_t(DType::bf16, {k, m}), b_t(DType::bf16, {n, k});
   b_t = HostTensor(DType::bf16, {k, n});
   for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t p = 0; p < k; ++p) a_t.as<std::uint16_t>()[p * m + i] = a.as<std::uint16_t>()[i * k + p];
+    for (std::int64_t p = 0; p < k; ++p)
+      a_t.as<std::uint16_t>()[p * m + i] = a.as<std::uint16_t>()[i * k + p];
   for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t p = 0; p < k; ++p) b_t.as<std::uint16_t>()[p * n + j] = b.as<std::uint16_t>()[j * k + p];
+    for (std::int64_t p = 0; p < k; ++p)
+      b_t.as<std::uint16_t>()[p * n + j] = b.as<std::uint16_t>()[j * k + p];
   CublasLtGemm gemm;
   const DeviceTensor da = to_device(a.view()), db = to_device(b.view());
   const DeviceTensor dat = to_device(a_t.view()), dbt = to_device(b_t.view());
@@ -100,7 +102,8 @@ TEST(CudaBf16Gemm, AllOperandLayoutsMatchCpuReference) {
                   {}, nullptr);
       const double err = testing::relative_frobenius(to_host(out.view()).view(), want.view());
       EXPECT_LT(err, out_type == DType::bf16 ? kBoundBf16 : kBoundF32)
-          << "layout a " << (ak ? "k-major" : "transposed") << ", b " << (bk ? "k-major" : "transposed");
+          << "layout a " << (ak ? "k-major" : "transposed") << ", b "
+          << (bk ? "k-major" : "transposed");
     }
   }
 }
@@ -127,7 +130,9 @@ TEST(CudaGemmErrors, BadShapesDtypesLayoutsAndPointersAreNamed) {
   DeviceArena arena(std::size_t{8} << 20);
   CublasLtGemm gemm;
   const float* s = static_cast<const float*>(arena.allocate(16, "scale"));
-  const auto t = [&](DType d, std::int64_t r, std::int64_t c) { return arena.tensor(d, {r, c}, "t"); };
+  const auto t = [&](DType d, std::int64_t r, std::int64_t c) {
+    return arena.tensor(d, {r, c}, "t");
+  };
   const auto expect_error = [](auto&& call, ErrorKind kind, const char* needle) {
     try {
       call();
@@ -137,29 +142,50 @@ TEST(CudaGemmErrors, BadShapesDtypesLayoutsAndPointersAreNamed) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  expect_error([&] { gemm.matmul({t(DType::e4m3, 64, 24), true, s}, {t(DType::e4m3, 32, 24), true, s},
-                                 t(DType::bf16, 64, 32), {}, nullptr); },
-               ErrorKind::shape, "K=24");
-  expect_error([&] { gemm.matmul({t(DType::e5m2, 64, 32), true, s}, {t(DType::e5m2, 32, 32), true, s},
-                                 t(DType::bf16, 64, 32), {}, nullptr); },
-               ErrorKind::dtype, "e5m2 x e5m2");
-  expect_error([&] { gemm.matmul({t(DType::e4m3, 32, 64), false, s}, {t(DType::e4m3, 32, 32), true, s},
-                                 t(DType::bf16, 64, 32), {}, nullptr); },
-               ErrorKind::shape, "K-major");
-  expect_error([&] { gemm.matmul({t(DType::e4m3, 64, 32), true, nullptr}, {t(DType::e4m3, 32, 32), true, s},
-                                 t(DType::bf16, 64, 32), {}, nullptr); },
-               ErrorKind::invalid_argument, "inverse-scale");
-  expect_error([&] { gemm.matmul({t(DType::bf16, 64, 32), true}, {t(DType::e4m3, 32, 32), true, s},
-                                 t(DType::bf16, 64, 32), {}, nullptr); },
-               ErrorKind::dtype, "both be bf16");
-  expect_error([&] { gemm.matmul({t(DType::bf16, 64, 32), true}, {t(DType::bf16, 32, 48), true},
-                                 t(DType::bf16, 64, 32), {}, nullptr); },
-               ErrorKind::shape, "inner dimensions");
+  expect_error(
+      [&] {
+        gemm.matmul({t(DType::e4m3, 64, 24), true, s}, {t(DType::e4m3, 32, 24), true, s},
+                    t(DType::bf16, 64, 32), {}, nullptr);
+      },
+      ErrorKind::shape, "K=24");
+  expect_error(
+      [&] {
+        gemm.matmul({t(DType::e5m2, 64, 32), true, s}, {t(DType::e5m2, 32, 32), true, s},
+                    t(DType::bf16, 64, 32), {}, nullptr);
+      },
+      ErrorKind::dtype, "e5m2 x e5m2");
+  expect_error(
+      [&] {
+        gemm.matmul({t(DType::e4m3, 32, 64), false, s}, {t(DType::e4m3, 32, 32), true, s},
+                    t(DType::bf16, 64, 32), {}, nullptr);
+      },
+      ErrorKind::shape, "K-major");
+  expect_error(
+      [&] {
+        gemm.matmul({t(DType::e4m3, 64, 32), true, nullptr}, {t(DType::e4m3, 32, 32), true, s},
+                    t(DType::bf16, 64, 32), {}, nullptr);
+      },
+      ErrorKind::invalid_argument, "inverse-scale");
+  expect_error(
+      [&] {
+        gemm.matmul({t(DType::bf16, 64, 32), true}, {t(DType::e4m3, 32, 32), true, s},
+                    t(DType::bf16, 64, 32), {}, nullptr);
+      },
+      ErrorKind::dtype, "both be bf16");
+  expect_error(
+      [&] {
+        gemm.matmul({t(DType::bf16, 64, 32), true}, {t(DType::bf16, 32, 48), true},
+                    t(DType::bf16, 64, 32), {}, nullptr);
+      },
+      ErrorKind::shape, "inner dimensions");
   const TensorView a = t(DType::e4m3, 64, 32);
   const TensorView misaligned{a.as<std::uint8_t>() + 8, DType::e4m3, {48, 32}, Device::cuda};
-  expect_error([&] { gemm.matmul({misaligned, true, s}, {t(DType::e4m3, 32, 32), true, s},
-                                 t(DType::bf16, 48, 32), {}, nullptr); },
-               ErrorKind::invalid_argument, "16-byte aligned");
+  expect_error(
+      [&] {
+        gemm.matmul({misaligned, true, s}, {t(DType::e4m3, 32, 32), true, s},
+                    t(DType::bf16, 48, 32), {}, nullptr);
+      },
+      ErrorKind::invalid_argument, "16-byte aligned");
   EXPECT_EQ(gemm.cached_plans(), 0u);
 }
 

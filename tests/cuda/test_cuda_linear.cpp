@@ -6,11 +6,11 @@
 // outputs (y, dX); f32 dW 2e-5 in bf16 mode, 5e-4 in the fp8 modes (Hopper's FP8 MMA partial
 // sums carry fewer bits than fp32: ~1e-4 measured, see test_cuda_gemm.cpp).
 #if defined(FP8LAB_HAVE_CUDA)
+#include <tuple>
+
 #include "cuda_test_util.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
-
-#include <tuple>
 
 namespace fp8lab {
 namespace {
@@ -46,7 +46,9 @@ struct LinearRunCuda {
     saved = alloc_linear_saved_cuda(arena, mode, m, k, n, nullptr);
     scratch = alloc_linear_scratch_cuda(arena, mode, m, n);
   }
-  void forward() { linear_forward_cuda(gemm, config, x.view(), w.view(), y.view(), saved, nullptr); }
+  void forward() {
+    linear_forward_cuda(gemm, config, x.view(), w.view(), y.view(), saved, nullptr);
+  }
   void backward() {
     linear_backward_cuda(gemm, config, saved, dy.view(), dx.view(), dw.view(), scratch, false,
                          nullptr);
@@ -98,7 +100,8 @@ TEST_P(CudaLinearVsCpu, MatchesTheCpuLayerWithinBounds) {
   cpu_config.precision = precision;
   LinearSavedHost saved(precision, m, k, n);
   LinearScratchHost scratch(precision, m, n);
-  HostTensor y = testing::poisoned(DType::bf16, {m, n}), dx = testing::poisoned(DType::bf16, {m, k});
+  HostTensor y = testing::poisoned(DType::bf16, {m, n}),
+             dx = testing::poisoned(DType::bf16, {m, k});
   HostTensor dw = testing::poisoned(DType::f32, {n, k});
   linear_forward_cpu(cpu_config, in.x.view(), in.w.view(), y.view(), saved.saved);
   const LinearBackwardStats stats = linear_backward_cpu(cpu_config, saved.saved, in.dy.view(),
@@ -108,9 +111,11 @@ TEST_P(CudaLinearVsCpu, MatchesTheCpuLayerWithinBounds) {
   run.forward();
   run.backward();
   EXPECT_LT(testing::relative_frobenius(to_host(run.y.view()).view(), y.view()), kBoundBf16) << "y";
-  EXPECT_LT(testing::relative_frobenius(to_host(run.dx.view()).view(), dx.view()), kBoundBf16) << "dX";
+  EXPECT_LT(testing::relative_frobenius(to_host(run.dx.view()).view(), dx.view()), kBoundBf16)
+      << "dX";
   EXPECT_LT(testing::relative_frobenius(to_host(run.dw.view()).view(), dw.view()),
-            precision == LinearPrecision::fp8 ? kBoundFp8F32 : kBoundF32) << "dW";
+            precision == LinearPrecision::fp8 ? kBoundFp8F32 : kBoundF32)
+      << "dW";
   if (precision != LinearPrecision::fp8) return;
   expect_same_bytes(saved.saved.xq, run.saved.xq, "saved xq");
   expect_same_bytes(saved.saved.xq_t, run.saved.xq_t, "saved xq_t");
