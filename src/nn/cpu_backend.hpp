@@ -11,6 +11,7 @@ namespace fp8lab::cpu {
 
 class CpuBackend final : public Backend {
  public:
+  CpuBackend();
   Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu"; }
 
