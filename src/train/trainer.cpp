@@ -217,7 +217,10 @@ void Trainer::run() {
       if (step_ % std::max<std::int64_t>(t.log_every, 1) == 0 || step_ == total || r.val_loss) {
         append_metrics(run_dir_ / "metrics.jsonl", r, skipped_);
         bar.clear();
-        if (options_.log) std::fprintf(options_.log, "%s\n", format_step_line(r, total).c_str());
+        if (options_.log) {
+          std::fprintf(options_.log, "%s\n", format_step_line(r, total).c_str());
+          std::fflush(options_.log);  // visible at once when stdout is a file or a pipe
+        }
       }
       bar.draw(step_, total, r.loss, eta);
       if (t.checkpoint_every > 0 && step_ % t.checkpoint_every == 0 && step_ < total)
