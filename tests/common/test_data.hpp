@@ -5,6 +5,7 @@
 // seed; set FP8LAB_TEST_SEED=<n> to replay a failing run with the same data.
 #pragma once
 
+#include "fp8lab/error.hpp"
 #include "fp8lab/fp8_format.hpp"
 #include "fp8lab/rng.hpp"
 #include "fp8lab/tensor.hpp"
@@ -14,9 +15,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace fp8lab::testing {
 
@@ -123,6 +127,17 @@ inline std::vector<double> transpose_f64(const std::vector<double>& a, std::int6
     for (std::int64_t c = 0; c < cols; ++c)
       t[static_cast<std::size_t>(c * rows + r)] = a[static_cast<std::size_t>(r * cols + c)];
   return t;
+}
+
+// The fp8lab::Error that f throws; a test failure (and a placeholder error) when it throws none.
+inline Error error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an fp8lab::Error";
+  return Error(ErrorKind::internal, "none", "", __FILE__, __LINE__);
 }
 
 }  // namespace fp8lab::testing

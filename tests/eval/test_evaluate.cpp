@@ -62,9 +62,7 @@ std::unique_ptr<TrainedRun> train_small_run(const std::string& policy) {
   c.train.eval_batches = 3;
   r->config = c;
   auto backend = make_cpu_backend();
-  TrainerOptions options;
-  options.log = nullptr;
-  Trainer trainer(c, r->run(), *backend, options);
+  Trainer trainer(c, r->run(), *backend, testing::quiet());
   trainer.run();
   return r;
 }

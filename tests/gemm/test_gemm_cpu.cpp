@@ -15,6 +15,8 @@
 namespace fp8lab {
 namespace {
 
+using testing::error_of;
+
 using testing::fresh_seed;
 using testing::poisoned;
 using testing::to_f64;
@@ -112,16 +114,6 @@ TEST(GemmAccumulate, AddsTheProductToAnExistingF32Result) {
   gemm_tn_cpu(a, b, c, {1.0f, 1.0f, true});
   for (std::int64_t i = 0; i < c.numel(); ++i)
     ASSERT_EQ(c.as<float>()[i], c0.as<float>()[i] + product.as<float>()[i]) << i;
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an fp8lab::Error";
-  return Error(ErrorKind::internal, "none", "", __FILE__, __LINE__);
 }
 
 TEST(GemmArguments, Fp8ShapesNotMultiplesOf16AreRejectedNamingTheShapes) {

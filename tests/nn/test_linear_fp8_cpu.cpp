@@ -17,6 +17,8 @@
 namespace fp8lab {
 namespace {
 
+using testing::error_of;
+
 using testing::fresh_seed;
 using testing::poisoned;
 using testing::relative_frobenius;
@@ -151,16 +153,6 @@ TEST(Fp8Linear, AccumulateDwAddsToTheExistingGradient) {
                       /*accumulate_dw=*/true);
   for (std::int64_t i = 0; i < dw.numel(); ++i)
     ASSERT_EQ(dw.as<float>()[i], dw0.as<float>()[i] + r.dw.as<float>()[i]) << i;
-}
-
-Error error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an fp8lab::Error";
-  return Error(ErrorKind::internal, "none", "", __FILE__, __LINE__);
 }
 
 TEST(LinearErrors, NonFiniteInputsAreErrorsNamingTheTensorInBothPolicies) {

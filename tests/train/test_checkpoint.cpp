@@ -17,12 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::TempDir;
-
-TrainerOptions quiet() {
-  TrainerOptions o;
-  o.log = nullptr;
-  return o;
-}
+using testing::quiet;
 
 std::vector<float> train_uninterrupted(const RunConfig& c, const fs::path& dir) {
   auto be = make_cpu_backend();

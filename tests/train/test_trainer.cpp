@@ -16,12 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::TempDir;
-
-TrainerOptions quiet() {
-  TrainerOptions o;
-  o.log = nullptr;
-  return o;
-}
+using testing::quiet;
 
 TEST(Trainer, TinyModelOverfitsARepeatedBatch) {
   const std::uint64_t seed = testing::fresh_seed();

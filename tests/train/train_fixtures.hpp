@@ -2,6 +2,7 @@
 #pragma once
 
 #include "fp8lab/config.hpp"
+#include "fp8lab/trainer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -44,5 +45,12 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Trainer options that log nothing (tests read metrics.jsonl and run.json instead).
+inline TrainerOptions quiet() {
+  TrainerOptions o;
+  o.log = nullptr;
+  return o;
+}
 
 }  // namespace fp8lab::testing
