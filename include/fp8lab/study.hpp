@@ -18,6 +18,10 @@ struct StudyArm {
   std::string policy;          // bf16 | fp8-mlp | fp8-linears
   bool mlp_recompute = false;
   bool resource_only = false;  // trained and measured, but not the candidate of the quality verdict
+  // Arms of one group are matched against each other (same initial weights, same data and
+  // schedule); groups differ in anything else, e.g. a replicate of the study under another seed
+  // ("train_args": ["--set", "train.seed=7"]). Every group holds a plain bf16 arm, its reference.
+  std::string group;
   std::vector<std::string> extra_train_args;
 };
 
@@ -29,6 +33,10 @@ struct StudyPlan {
   std::vector<std::string> eval_args;       // shared by every evaluation: held-out data, batch
   nlohmann::json source;                    // the config as read, kept for the record
 };
+
+// The arm an arm is matched and compared against: the plan's control for the control's group,
+// otherwise the first plain bf16 arm of the arm's group.
+const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm);
 
 // Parses and validates a study config (JSON). Errors name the offending key and value.
 StudyPlan parse_study_plan(const nlohmann::json& config);

@@ -34,6 +34,7 @@ StudyArm parse_arm(const nlohmann::json& a) {
                "study config: arm name '{}' must be a plain directory name", arm.name);
   arm.mlp_recompute = a.value("mlp_recompute", false);
   arm.resource_only = a.value("resource_only", false);
+  arm.group = a.value("group", std::string());
   arm.extra_train_args = string_list(a, "train_args");
   return arm;
 }
@@ -62,6 +63,8 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
                    arm.policy, arm.mlp_recompute ? " with MLP recompute" : "");
     }
   }
+  // Every group needs its own reference arm.
+  for (const auto& arm : plan.arms) study_reference(plan, arm);
   plan.train_args = string_list(config, "train_args");
   plan.eval_args = string_list(config, "eval_args");
   for (const auto& arg : plan.train_args) {
@@ -69,6 +72,20 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
                  "study config: train_args must not set {} (the study sets it per arm)", arg);
   }
   return plan;
+}
+
+const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm) {
+  const StudyArm* control = nullptr;
+  for (const auto& a : plan.arms) {
+    if (a.name == plan.control) control = &a;
+  }
+  FP8LAB_CHECK(control != nullptr, "study config: control '{}' is not an arm", plan.control);
+  if (arm.group == control->group) return *control;
+  for (const auto& a : plan.arms) {
+    if (a.group == arm.group && a.policy == "bf16" && !a.mlp_recompute) return a;
+  }
+  FP8LAB_FAIL(ErrorKind::invalid_argument, "study config: group '{}' (arm '{}') has no plain bf16 arm to "
+              "serve as its reference", arm.group, arm.name);
 }
 
 StudyPlan load_study_plan(const std::filesystem::path& file) {

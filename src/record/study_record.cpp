@@ -75,12 +75,19 @@ double flops_for(const json& run_config, double tokens) {
 
 void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   std::vector<ArmResult> arms;
-  const ArmResult* control = nullptr;
   for (const auto& arm : plan.arms) arms.push_back(load_arm(arm, o.out / "arms" / arm.name));
+  // Deltas are against each arm's reference: the control, or its seed group's bf16 arm.
+  auto reference_of = [&](const ArmResult& a) -> const ArmResult& {
+    const StudyArm& ref = study_reference(plan, *a.arm);
+    for (const auto& r : arms) {
+      if (r.arm == &ref) return r;
+    }
+    FP8LAB_FAIL(ErrorKind::internal, "no results for reference arm '{}'", ref.name);
+  };
+  const ArmResult* control = &reference_of(arms.front());
   for (const auto& a : arms) {
     if (a.arm->name == plan.control) control = &a;
   }
-  FP8LAB_CHECK_KIND(ErrorKind::internal, control != nullptr, "no control arm '{}'", plan.control);
 
   const SourceInfo source = git_source_info(o.source_dir);
   const json control_config = read_json_file(o.out / "arms" / plan.control / "run" / "config.json");
@@ -88,13 +95,15 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   json results = json::array();
   double total_flops = 0;
   for (const auto& a : arms) {
+    const ArmResult& ref = reference_of(a);
     const auto& e = a.own_eval;
     const double ce = e.at("ce_nats").get<double>(), bpb = e.at("bits_per_byte").get<double>();
     const double peak = a.run.at("peak_mib").get<double>();
-    const double c_ce = control->own_eval.at("ce_nats").get<double>();
-    const double c_bpb = control->own_eval.at("bits_per_byte").get<double>();
-    const bool is_control = &a == control;
-    const std::string role = is_control ? "control" : a.arm->resource_only ? "resource" : "candidate";
+    const double c_ce = ref.own_eval.at("ce_nats").get<double>();
+    const double c_bpb = ref.own_eval.at("bits_per_byte").get<double>();
+    const bool is_control = &a == &ref;
+    std::string role = is_control ? "control" : a.arm->resource_only ? "resource" : "candidate";
+    if (!a.arm->group.empty()) role += " (" + a.arm->group + ")";
     const double tokens = a.run.value("tokens_seen", 0.0);
     const double flops = flops_for(control_config, tokens);
     total_flops += flops;
@@ -104,9 +113,9 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                     fmt::format("{:.1f}", a.train_seconds), fmt::format("{:.1f}", peak),
                     is_control ? "—" : signed_delta(ce, c_ce, "{:+.4f}"),
                     is_control ? "—" : signed_delta(bpb, c_bpb, "{:+.4f}"),
-                    is_control ? "—" : percent_delta(a.train_seconds, control->train_seconds),
-                    is_control ? "—" : percent_delta(peak, control->run.at("peak_mib").get<double>())});
-    results.push_back({{"arm", a.arm->name}, {"role", role}, {"policy", a.arm->policy},
+                    is_control ? "—" : percent_delta(a.train_seconds, ref.train_seconds),
+                    is_control ? "—" : percent_delta(peak, ref.run.at("peak_mib").get<double>())});
+    results.push_back({{"arm", a.arm->name}, {"role", role}, {"group", a.arm->group}, {"reference", ref.arm->name}, {"policy", a.arm->policy},
                        {"mlp_recompute", a.arm->mlp_recompute}, {"eval_own_policy", a.own_eval},
                        {"eval_bf16", a.bf16_eval}, {"train_seconds", a.train_seconds},
                        {"peak_mib", peak}, {"final_train_loss", a.run.at("final_loss")},
@@ -114,15 +123,16 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                        {"train_flops", flops}});
   }
 
-  std::string md = fmt::format("# Study `{}`\n\nSources: commit `{}`{}. Every arm started from weights "
-                               "`{}` on the same data settings (checked).\n\n",
+  std::string md = fmt::format("# Study `{}`\n\nSources: commit `{}`{}. Every arm started from the "
+                               "same weights and data settings as its reference (checked); the control's "
+                               "weights: `{}`.\n\n",
                                plan.name, source.commit, source.dirty ? " (with uncommitted changes)" : "",
                                control->run.at("init_sha256").get<std::string>());
   md += markdown_table({"arm", "role", "policy", "CE (nats, excl. specials)", "PPL", "BPB", "CE under bf16",
                         "train s", "peak MiB", "ΔCE", "ΔBPB", "Δtime", "Δpeak"},
                        rows);
   md += fmt::format("\nCE, PPL and BPB are scored under each arm's own policy; \"CE under bf16\" scores the same "
-                    "weights with every linear in BF16. Deltas are against the control `{}`. Train seconds are "
+                    "weights with every linear in BF16. Deltas are against the control `{}` (arms of a seed group: against that group's bf16 arm). Train seconds are "
                     "wall-clock seconds of the training process (model set-up included); peak MiB is the "
                     "trainer's peak backend memory. Training compute: {:.3g} FLOPs in all "
                     "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n",

@@ -75,25 +75,24 @@ json comparable_config(const fs::path& run_dir) {
   return c;
 }
 
-// Every arm must start from the control's bytes with the control's data and schedule settings.
+// Every arm must start from its reference's bytes with the reference's data and schedule settings
+// (the reference is the control, or the bf16 arm of the arm's seed group).
 void check_matched(const StudyPlan& plan, const fs::path& out) {
-  const fs::path control_run = out / "arms" / plan.control / "run";
-  if (!fs::exists(control_run / "run.json")) return;
-  const json control_record = read_json(control_run / "run.json");
-  const json control_config = comparable_config(control_run);
   for (const auto& arm : plan.arms) {
+    const StudyArm& ref = study_reference(plan, arm);
+    const fs::path ref_run = out / "arms" / ref.name / "run";
     const fs::path run = out / "arms" / arm.name / "run";
-    if (arm.name == plan.control || !fs::exists(run / "run.json")) continue;
+    if (&ref == &arm || !fs::exists(run / "run.json") || !fs::exists(ref_run / "run.json")) continue;
+    const json ref_record = read_json(ref_run / "run.json");
     const json record = read_json(run / "run.json");
-    FP8LAB_CHECK_KIND(ErrorKind::internal, record.at("init_sha256") == control_record.at("init_sha256"),
-                      "arm '{}' started from weights {} but the control '{}' from {}: the study is not "
-                      "matched", arm.name, record.at("init_sha256").dump(), plan.control,
-                      control_record.at("init_sha256").dump());
-    const json config = comparable_config(run);
-    if (config != control_config) {
-      const json diff = json::diff(control_config, config);
-      FP8LAB_FAIL(ErrorKind::internal, "arm '{}' differs from the control '{}' in more than precision: {}",
-                  arm.name, plan.control, diff.dump());
+    FP8LAB_CHECK_KIND(ErrorKind::internal, record.at("init_sha256") == ref_record.at("init_sha256"),
+                      "arm '{}' started from weights {} but its reference '{}' from {}: the study is not "
+                      "matched", arm.name, record.at("init_sha256").dump(), ref.name,
+                      ref_record.at("init_sha256").dump());
+    const json config = comparable_config(run), ref_config = comparable_config(ref_run);
+    if (config != ref_config) {
+      FP8LAB_FAIL(ErrorKind::internal, "arm '{}' differs from its reference '{}' in more than precision: {}",
+                  arm.name, ref.name, json::diff(ref_config, config).dump());
     }
   }
 }
@@ -163,12 +162,15 @@ void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   } else {
     write_text(plan_file, plan.source.dump(2) + "\n");
   }
-  // The control first: every other arm is checked against it as soon as it has trained.
-  std::vector<std::size_t> order;
+  // References first (the control, then each group's bf16 arm): every other arm is checked
+  // against its reference as soon as it has trained.
+  std::vector<std::size_t> order, rest;
   for (std::size_t i = 0; i < plan.arms.size(); ++i) {
+    const bool is_reference = &study_reference(plan, plan.arms[i]) == &plan.arms[i];
     if (plan.arms[i].name == plan.control) order.insert(order.begin(), i);
-    else order.push_back(i);
+    else (is_reference ? order : rest).push_back(i);
   }
+  order.insert(order.end(), rest.begin(), rest.end());
   for (std::size_t i : order) run_arm(plan, plan.arms[i], i, o);
   write_study_record(plan, o);
 }

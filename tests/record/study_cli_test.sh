@@ -27,20 +27,25 @@ cat > "$work/study.json" <<JSON
  "eval_args": ["--data", "$work/data", "--max-batches", "3"],
  "arms": [{"name": "bf16", "policy": "bf16"},
           {"name": "fp8-mlp", "policy": "fp8-mlp"},
-          {"name": "bf16-recompute", "policy": "bf16", "mlp_recompute": true, "resource_only": true}]}
+          {"name": "bf16-recompute", "policy": "bf16", "mlp_recompute": true, "resource_only": true},
+          {"name": "bf16-seed7", "policy": "bf16", "group": "seed7", "train_args": ["--set", "train.seed=7"]},
+          {"name": "fp8-mlp-seed7", "policy": "fp8-mlp", "group": "seed7", "train_args": ["--set", "train.seed=7"]}]}
 JSON
 "$fp8lab" study "$work/study.json" --out "$work/out" > "$work/first.log"
 for f in study.json results.md results.json loss.svg manifest.json; do
   [ -s "$work/out/$f" ] || fail "missing $f"
 done
-for arm in bf16 fp8-mlp bf16-recompute; do
+for arm in bf16 fp8-mlp bf16-recompute bf16-seed7 fp8-mlp-seed7; do
   [ -e "$work/out/arms/$arm/DONE" ] || fail "arm $arm not finished"
 done
 [ -e "$work/out/arms/fp8-mlp/eval_bf16.json" ] || fail "fp8-mlp not scored under bf16"
 grep -q '| fp8-mlp | candidate | fp8-mlp |' "$work/out/results.md" || fail "results table lacks the candidate row"
 grep -q '<polyline' "$work/out/loss.svg" || fail "loss.svg has no curve"
+inits=$(grep -ho '"init_sha256": *"[0-9a-f]*"' "$work"/out/arms/{bf16,fp8-mlp,bf16-recompute}/run/run.json | sort -u | wc -l)
+[ "$inits" = 1 ] || fail "the control's group started from $inits different weights"
 inits=$(grep -ho '"init_sha256": *"[0-9a-f]*"' "$work"/out/arms/*/run/run.json | sort -u | wc -l)
-[ "$inits" = 1 ] || fail "arms started from $inits different weights"
+[ "$inits" = 2 ] || fail "two seed groups should give two initial weights, got $inits"
+grep -q '| fp8-mlp-seed7 | candidate (seed7) | fp8-mlp |' "$work/out/results.md" || fail "seed group row missing"
 cp "$work/out/results.json" "$work/first-results.json"
 
 # Interrupt: the candidate lost its scoring and DONE, the resource arm lost everything after
@@ -49,7 +54,7 @@ control_log_lines=$(wc -l < "$work/out/arms/bf16/train.log")
 rm "$work/out/arms/fp8-mlp/DONE" "$work/out/arms/fp8-mlp/eval_fp8-mlp.json"
 rm "$work/out/arms/bf16-recompute/DONE" "$work/out/arms/bf16-recompute/eval_bf16.json"
 "$fp8lab" study "$work/study.json" --out "$work/out" > "$work/second.log"
-grep -q '\[1/3 bf16\] finished earlier: kept' "$work/second.log" || fail "control was not kept"
+grep -q '\[1/5 bf16\] finished earlier: kept' "$work/second.log" || fail "control was not kept"
 [ "$(wc -l < "$work/out/arms/bf16/train.log")" = "$control_log_lines" ] || fail "control retrained"
 python3 - "$work/first-results.json" "$work/out/results.json" <<'PY' || fail "resumed results differ"
 import json, sys

@@ -40,6 +40,18 @@ void expect_rejected(nlohmann::json config, const std::string& fragment) {
   }
 }
 
+TEST(StudyPlan, SeedGroupsAreMatchedAgainstTheirOwnBf16Arm) {
+  auto c = valid_config();
+  c["arms"].push_back({{"name", "fp8-seed7"}, {"policy", "fp8-mlp"}, {"group", "seed7"}});
+  expect_rejected(c, "group 'seed7' (arm 'fp8-seed7') has no plain bf16 arm");
+  c["arms"].push_back({{"name", "bf16-seed7"}, {"policy", "bf16"}, {"group", "seed7"}});
+  StudyPlan plan = parse_study_plan(c);
+  EXPECT_EQ(study_reference(plan, plan.arms[1]).name, "bf16");       // control's group
+  EXPECT_EQ(study_reference(plan, plan.arms[2]).name, "bf16");       // recompute arm, same group
+  EXPECT_EQ(study_reference(plan, plan.arms[3]).name, "bf16-seed7");
+  EXPECT_EQ(study_reference(plan, plan.arms[4]).name, "bf16-seed7");
+}
+
 TEST(StudyPlan, RejectsBadConfigsNamingTheProblem) {
   auto c = valid_config();
   c["arms"][1]["policy"] = "fp4";
