@@ -50,6 +50,10 @@ class ParameterLayout {
 // thread count, so every run with the same seed starts from the same bytes.
 void init_parameters_host(const ParameterLayout& layout, std::uint64_t seed, float* out);
 
+// The view of parameter p inside a flat buffer laid out like the parameters (master weights,
+// gradients, optimizer moments, the bf16 working copy): same dtype, p's offset and shape.
+TensorView param_slice(const TensorView& flat, const ParamInfo& p);
+
 // The linear mode each block linear uses under a precision config.
 enum class BlockLinear : std::uint8_t { attn_qkv, attn_proj, mlp_fc, mlp_proj };
 LinearMode linear_mode_for(const PrecisionConfig& precision, BlockLinear which);

@@ -71,26 +71,20 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
 
 GptModel::~GptModel() = default;
 
-TensorView GptModel::param(const ParamInfo& p) const {
-  TensorView v = master_.view();
-  v.data = v.as<float>() + p.offset;
+TensorView param_slice(const TensorView& flat, const ParamInfo& p) {
+  TensorView v = flat;
+  v.data = static_cast<char*>(flat.data) + static_cast<std::size_t>(p.offset) * dtype_size(flat.dtype);
   v.shape = p.shape;
   return v;
 }
 
-TensorView GptModel::grad(const ParamInfo& p) const {
-  TensorView v = grads_.view();
-  v.data = v.as<float>() + p.offset;
-  v.shape = p.shape;
-  return v;
-}
+TensorView GptModel::param(const ParamInfo& p) const { return param_slice(master_.view(), p); }
+
+TensorView GptModel::grad(const ParamInfo& p) const { return param_slice(grads_.view(), p); }
 
 TensorView GptModel::working(const ParamInfo& p) const {
   if (precision_.compute == ComputeMode::fp32) return param(p);
-  TensorView v = working_.view();
-  v.data = v.as<std::uint16_t>() + p.offset;
-  v.shape = p.shape;
-  return v;
+  return param_slice(working_.view(), p);
 }
 
 const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suffix) const {

@@ -47,19 +47,9 @@ bool AdamW::decays(const ParamInfo& p) const {
   return true;
 }
 
-TensorView AdamW::m(const ParamInfo& p) const {
-  TensorView t = m_.view();
-  t.data = t.as<float>() + p.offset;
-  t.shape = p.shape;
-  return t;
-}
+TensorView AdamW::m(const ParamInfo& p) const { return param_slice(m_.view(), p); }
 
-TensorView AdamW::v(const ParamInfo& p) const {
-  TensorView t = v_.view();
-  t.data = t.as<float>() + p.offset;
-  t.shape = p.shape;
-  return t;
-}
+TensorView AdamW::v(const ParamInfo& p) const { return param_slice(v_.view(), p); }
 
 void AdamW::step(float lr) {
   ++updates_;
