@@ -120,7 +120,10 @@ class Backend {
   // columns; out [M, D]; lse [B, H, T] f32 (the row log-sum-exp, saved for the backward).
   virtual void attention_forward(const TensorView& qkv, int n_heads, int seq_len,
                                  const TensorView& out, const TensorView& lse) = 0;
-  virtual void attention_backward(const TensorView& qkv, const TensorView& lse,
+  // The backward also takes the forward's `out` (flash-attention's D_i = rowsum(dout_i * out_i));
+  // a backend may instead recompute it.
+  virtual void attention_backward(const TensorView& qkv, const TensorView& out,
+                                  const TensorView& lse,
                                   const TensorView& dout, int n_heads, int seq_len,
                                   const TensorView& dqkv) = 0;
 

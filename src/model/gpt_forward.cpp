@@ -124,7 +124,7 @@ void GptModel::block_backward(std::int64_t l) {
   backend_.convert(a.dresid, a.d_branch);
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad(block_param(l, "attn.proj.weight")));
-  backend_.attention_backward(b.qkv, b.lse, a.d_att, heads, seq, a.d_qkv);
+  backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")));
   const ParamInfo& ln1 = block_param(l, "ln1.weight");
   backend_.rmsnorm_backward(a.resid[static_cast<std::size_t>(2 * l)], param(ln1), b.rstd1, a.d_ln,

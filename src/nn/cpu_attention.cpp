@@ -96,10 +96,13 @@ void CpuBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_l
   }
 }
 
-void CpuBackend::attention_backward(const TensorView& qkv, const TensorView& lse,
-                                    const TensorView& dout, int n_heads, int seq_len,
-                                    const TensorView& dqkv) {
+void CpuBackend::attention_backward(const TensorView& qkv, const TensorView& out,
+                                    const TensorView& lse, const TensorView& dout, int n_heads,
+                                    int seq_len, const TensorView& dqkv) {
+  // The reference recomputes each probability row from q, k and lse, so it does not read `out`.
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
+  check_activation(out, "attention out");
+  check_shape(out, {qkv.shape[0], g.d_model}, "attention out");
   check_activation(dout, "attention dout");
   check_activation(dqkv, "attention dqkv");
   check_shape(dout, {qkv.shape[0], g.d_model}, "attention dout");

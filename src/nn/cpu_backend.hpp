@@ -37,8 +37,9 @@ class CpuBackend final : public Backend {
                         const TensorView& dw_accum) override;
   void attention_forward(const TensorView& qkv, int n_heads, int seq_len, const TensorView& out,
                          const TensorView& lse) override;
-  void attention_backward(const TensorView& qkv, const TensorView& lse, const TensorView& dout,
-                          int n_heads, int seq_len, const TensorView& dqkv) override;
+  void attention_backward(const TensorView& qkv, const TensorView& out, const TensorView& lse,
+                          const TensorView& dout, int n_heads, int seq_len,
+                          const TensorView& dqkv) override;
   void gelu_forward(const TensorView& x, const TensorView& y) override;
   void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) override;
   std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,

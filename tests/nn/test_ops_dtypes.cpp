@@ -52,8 +52,8 @@ TEST_F(OpDtypes, Bf16ActivationsMatchFp32WithinOneRounding) {
   auto dqkv16 = testing::poisoned(DType::bf16, {batch * seq, 3 * d});
   auto dqkv32 = testing::poisoned(DType::f32, {batch * seq, 3 * d});
   be->attention_forward(qkv32, heads, seq, out32, lse);
-  be->attention_backward(qkv16, lse, x16, heads, seq, dqkv16);
-  be->attention_backward(qkv32, lse, x32, heads, seq, dqkv32);
+  be->attention_backward(qkv16, out16, lse, x16, heads, seq, dqkv16);
+  be->attention_backward(qkv32, out32, lse, x32, heads, seq, dqkv32);
   EXPECT_LT(relative_frobenius(to_f64(dqkv16), to_f64(dqkv32)), kBf16Bound) << "attention bwd";
 }
 
@@ -73,7 +73,7 @@ TEST_F(OpDtypes, ResultsDoNotDependOnTheThreadCount) {
     HostTensor dx(DType::f32, {batch * seq, d}), dw(DType::f32, {d}), dwte(DType::f32, {vocab, d});
     HostTensor dwpe(DType::f32, {seq, d});
     be->attention_forward(qkv, heads, seq, out, lse);
-    be->attention_backward(qkv, lse, x, heads, seq, dqkv);
+    be->attention_backward(qkv, out, lse, x, heads, seq, dqkv);
     be->rmsnorm_forward(x, w, 1e-5f, out, rstd);
     be->rmsnorm_backward(x, w, rstd, out, dx, dw);
     be->embedding_backward(tokens, x, dwte, dwpe);

@@ -88,7 +88,7 @@ TEST_F(OpGradients, CausalAttention) {
   };
   objective();
   HostTensor dqkv = testing::poisoned(DType::f32, {batch * seq, 3 * d});
-  be->attention_backward(qkv, lse, dout, heads, seq, dqkv);
+  be->attention_backward(qkv, out, lse, dout, heads, seq, dqkv);
   expect_close("dqkv", qkv.as<float>(), qkv.numel(), copy_of(dqkv), objective);
   // Causality: the first position of each sequence sees only itself, so its output is its v.
   for (int c = 0; c < d; ++c) {

@@ -48,9 +48,9 @@ class PoisoningBackend final : public Backend {
                          const TensorView& l) override {
     inner_->attention_forward(q, h, t, o, l);
   }
-  void attention_backward(const TensorView& q, const TensorView& l, const TensorView& d, int h,
-                          int t, const TensorView& dq) override {
-    inner_->attention_backward(q, l, d, h, t, dq);
+  void attention_backward(const TensorView& q, const TensorView& o, const TensorView& l,
+                          const TensorView& d, int h, int t, const TensorView& dq) override {
+    inner_->attention_backward(q, o, l, d, h, t, dq);
   }
   void gelu_forward(const TensorView& x, const TensorView& y) override {
     inner_->gelu_forward(x, y);
