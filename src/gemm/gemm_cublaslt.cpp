@@ -119,6 +119,14 @@ CublasLtGemm::~CublasLtGemm() {
   if (handle_) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
 }
 
+// The largest power of two (at most 256) that divides the address.
+static std::uint32_t pointer_alignment(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t align = 256;
+  while (align > 1 && address % align != 0) align /= 2;
+  return align;
+}
+
 std::size_t CublasLtGemm::cached_plans() const { return plans_.size(); }
 
 CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg& a,
@@ -148,6 +156,18 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
   const std::uint64_t ws = workspace_bytes_;
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                        sizeof(ws));
+  // cuBLASLt assumes 256-byte aligned pointers unless told otherwise; views into a larger
+  // buffer (a chunk of rows, one parameter of the flat buffer) can be less aligned.
+  const std::uint32_t align_a = pointer_alignment(b.t.data), align_b = pointer_alignment(a.t.data),
+                      align_c = pointer_alignment(out.data);
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_a,
+                                       sizeof(align_a));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_b,
+                                       sizeof(align_b));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_c,
+                                       sizeof(align_c));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
+                                       sizeof(align_c));
   // The scale pointers are part of the problem the heuristic sees (FP8 with f32 output was
   // refused at run time by an algorithm chosen without them).
   if (plan->fp8) {
@@ -172,9 +192,11 @@ void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& 
                           const GemmCudaOptions& options, cudaStream_t stream) {
   check_gemm(a, b, out);  // cheap; every call is validated, not only the first of a shape
   const std::string key =
-      fmt::format("{}{}{}|{}{}{}|{}{}|fa{}", dtype_name(a.t.dtype), a.t.shape.str(), a.k_major,
-                  dtype_name(b.t.dtype), b.t.shape.str(), b.k_major, dtype_name(out.dtype),
-                  out.shape.str(), options.fast_accum);
+      fmt::format("{}{}{}|{}{}{}|{}{}|fa{}|al{}.{}.{}", dtype_name(a.t.dtype), a.t.shape.str(),
+                  a.k_major, dtype_name(b.t.dtype), b.t.shape.str(), b.k_major,
+                  dtype_name(out.dtype), out.shape.str(), options.fast_accum,
+                  pointer_alignment(a.t.data), pointer_alignment(b.t.data),
+                  pointer_alignment(out.data));
   Plan& plan = plan_for(key, a, b, out, options);
   if (plan.fp8) {
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b.inv_scale);

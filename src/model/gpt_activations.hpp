@@ -9,6 +9,10 @@
 
 namespace fp8lab {
 
+// A buffer is kept per block only when the backward reads it. The input of an FP8 linear is
+// not read (its backward uses the FP8 copy the linear saved), so ln1 (into an FP8 qkv), ln2
+// (into an FP8 fc) and gelu (into an FP8 proj) are then empty here and the forward writes the
+// shared buffers instead; that is where FP8 saves activation memory.
 struct GptModel::Block {
   Buffer ln1, rstd1, qkv, att, lse, ln2, rstd2;
   Buffer fc, gelu;  // per block without MLP recompute; empty with it (shared buffers instead)
@@ -20,7 +24,8 @@ struct GptModel::Activations {
   std::vector<Buffer> resid;  // f32 [M, D]: resid[2l] enters block l's attention,
                               // resid[2l+1] its MLP, resid[2L] the final norm
   std::vector<Block> blocks;
-  Buffer fc_shared, gelu_shared;  // act [M, 4D], MLP recompute only
+  Buffer fc_shared, gelu_shared;  // act [M, 4D], MLP recompute only (gelu also into FP8 proj)
+  Buffer ln_shared;               // act [M, D]: ln1/ln2 of blocks that do not keep them
   Buffer branch_out;              // act [M, D]: a block branch's output before the residual add
   Buffer lnf, rstdf;              // final norm output and its rstd
   // backward scratch

@@ -13,6 +13,11 @@ std::string linear_name(std::int64_t layer, const char* which) {
   return "blocks." + std::to_string(layer) + "." + which;
 }
 
+// The block's own buffer when it keeps one, else the shared one (see gpt_activations.hpp).
+const TensorView& own_or(const Buffer& own, const Buffer& shared) {
+  return own.view().data != nullptr ? own.view() : shared.view();
+}
+
 }  // namespace
 
 LossSums GptModel::forward_backward(const std::int32_t* inputs, const std::int32_t* targets,
@@ -43,9 +48,10 @@ LossSums GptModel::loss(const std::int32_t* inputs, const std::int32_t* targets,
 void GptModel::mlp_forward(std::int64_t l) {
   Activations& a = *acts_;
   Block& b = a.blocks[static_cast<std::size_t>(l)];
-  const TensorView& fc = precision_.mlp_recompute ? a.fc_shared.view() : b.fc.view();
-  const TensorView& gelu = precision_.mlp_recompute ? a.gelu_shared.view() : b.gelu.view();
-  b.fc_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_fc), b.ln2,
+  const TensorView& fc = own_or(b.fc, a.fc_shared);
+  const TensorView& gelu = own_or(b.gelu, a.gelu_shared);
+  b.fc_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_fc),
+                                     own_or(b.ln2, a.ln_shared),
                                      working(block_param(l, "mlp.fc.weight")), fc,
                                      linear_name(l, "mlp.fc"));
   backend_.gelu_forward(fc, gelu);
@@ -65,8 +71,9 @@ void GptModel::forward(bool training) {
     const TensorView& x_attn = a.resid[static_cast<std::size_t>(2 * l)];
     const TensorView& x_mlp = a.resid[static_cast<std::size_t>(2 * l + 1)];
     const TensorView& x_next = a.resid[static_cast<std::size_t>(2 * l + 2)];
-    backend_.rmsnorm_forward(x_attn, param(block_param(l, "ln1.weight")), eps, b.ln1, b.rstd1);
-    b.qkv_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_qkv), b.ln1,
+    const TensorView& ln1 = own_or(b.ln1, a.ln_shared);
+    backend_.rmsnorm_forward(x_attn, param(block_param(l, "ln1.weight")), eps, ln1, b.rstd1);
+    b.qkv_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_qkv), ln1,
                                         working(block_param(l, "attn.qkv.weight")), b.qkv,
                                         linear_name(l, "attn.qkv"));
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse);
@@ -76,7 +83,8 @@ void GptModel::forward(bool training) {
     backend_.convert(x_attn, x_mlp);
     backend_.add_inplace(x_mlp, a.branch_out);
 
-    backend_.rmsnorm_forward(x_mlp, param(block_param(l, "ln2.weight")), eps, b.ln2, b.rstd2);
+    backend_.rmsnorm_forward(x_mlp, param(block_param(l, "ln2.weight")), eps,
+                             own_or(b.ln2, a.ln_shared), b.rstd2);
     mlp_forward(l);
     backend_.convert(x_mlp, x_next);
     backend_.add_inplace(x_next, a.branch_out);
@@ -109,7 +117,7 @@ void GptModel::block_backward(std::int64_t l) {
   const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
   // MLP branch: x_next = x_mlp + proj(gelu(fc(ln2(x_mlp)))).
   if (precision_.mlp_recompute) mlp_forward(l);  // same inputs, same bits as the forward
-  const TensorView& fc = precision_.mlp_recompute ? a.fc_shared.view() : b.fc.view();
+  const TensorView& fc = own_or(b.fc, a.fc_shared);
   backend_.convert(a.dresid, a.d_branch);
   backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_gelu,
                            grad(block_param(l, "mlp.proj.weight")));

@@ -39,23 +39,27 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   a.targets = backend.allocate(MemoryKind::activations, DType::i32, {m}, "targets");
   for (std::int64_t i = 0; i <= 2 * layers; ++i) a.resid.push_back(f32({m, d}, "resid"));
   a.blocks.resize(static_cast<std::size_t>(layers));
+  // Which linear inputs the backward never reads (see Block in gpt_activations.hpp).
+  const bool fp8_qkv = linear_mode_for(precision, BlockLinear::attn_qkv) == LinearMode::fp8;
+  const bool fp8_fc = linear_mode_for(precision, BlockLinear::mlp_fc) == LinearMode::fp8;
+  const bool fp8_proj = linear_mode_for(precision, BlockLinear::mlp_proj) == LinearMode::fp8;
+  const bool keep_ln1 = !fp8_qkv;
+  const bool keep_ln2 = !fp8_fc || precision.mlp_recompute;  // recompute re-reads ln2
+  const bool keep_gelu = !fp8_proj && !precision.mlp_recompute;
   for (Block& b : a.blocks) {
-    b.ln1 = act({m, d}, "ln1");
+    if (keep_ln1) b.ln1 = act({m, d}, "ln1");
     b.rstd1 = f32({m}, "rstd1");
     b.qkv = act({m, 3 * d}, "qkv");
     b.att = act({m, d}, "att");
     b.lse = f32({micro_batch, heads, config.seq_len}, "lse");
-    b.ln2 = act({m, d}, "ln2");
+    if (keep_ln2) b.ln2 = act({m, d}, "ln2");
     b.rstd2 = f32({m}, "rstd2");
-    if (!precision.mlp_recompute) {
-      b.fc = act({m, ff}, "fc");
-      b.gelu = act({m, ff}, "gelu");
-    }
+    if (!precision.mlp_recompute) b.fc = act({m, ff}, "fc");
+    if (keep_gelu) b.gelu = act({m, ff}, "gelu");
   }
-  if (precision.mlp_recompute) {
-    a.fc_shared = act({m, ff}, "fc.shared");
-    a.gelu_shared = act({m, ff}, "gelu.shared");
-  }
+  if (!keep_ln1 || !keep_ln2) a.ln_shared = act({m, d}, "ln.shared");
+  if (precision.mlp_recompute) a.fc_shared = act({m, ff}, "fc.shared");
+  if (!keep_gelu) a.gelu_shared = act({m, ff}, "gelu.shared");
   a.branch_out = act({m, d}, "branch_out");
   a.lnf = act({m, d}, "lnf");
   a.rstdf = f32({m}, "rstdf");

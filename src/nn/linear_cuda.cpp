@@ -146,11 +146,14 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
   const bool fp8 = is_fp8_mode(config.mode);
-  const TensorView& xs = fp8 ? saved.xq : saved.x;
-  const TensorView& ws = fp8 ? saved.wq : saved.w;
+  // FP8: only the transposed layouts are read here, so a caller may free xq and wq after the
+  // forward (the CUDA backend does: they are half of the saved bytes).
+  const TensorView& xs = fp8 ? saved.xq_t : saved.x;  // fp8 [K, M], bf16 [M, K]
+  const TensorView& ws = fp8 ? saved.wq_t : saved.w;  // fp8 [K, N], bf16 [N, K]
   check_rank(xs, 2, (name + " saved x").c_str());
   check_rank(ws, 2, (name + " saved w").c_str());
-  const std::int64_t m = xs.shape[0], k = xs.shape[1], n = ws.shape[0];
+  const std::int64_t m = fp8 ? xs.shape[1] : xs.shape[0], k = fp8 ? xs.shape[0] : xs.shape[1],
+                     n = fp8 ? ws.shape[1] : ws.shape[0];
   check_view(dy, DType::bf16, {m, n}, name + ".dy");
   check_view(dx, DType::bf16, {m, k}, name + ".dx");
   check_device(dw, Device::cuda, (name + ".dw").c_str());
@@ -163,7 +166,9 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
     gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x
     return;
   }
-  check_saved(saved, m, k, n, name);
+  check_view(saved.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
+  check_view(saved.wq_t, DType::e4m3, {k, n}, name + " saved wq_t");
+  FP8LAB_CHECK(saved.meta != nullptr, "{}: saved state has no Fp8Meta", name);
   check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
   check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
   Fp8Meta* meta = saved.meta;
