@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""PyTorch peer of `fp8lab bench model`: the same GPT, trained the way a PyTorch user would.
+
+Model: FpLabGPT from tests/reference/gpt_torch.py (fp8lab's exact architecture and parameter
+names), attention by F.scaled_dot_product_attention(is_causal=True), the whole model (and its
+loss) under torch.compile.
+
+Precision, as fp8lab: fp32 master weights (the nn.Parameters are fp32), bf16 compute through
+torch.autocast("cuda", dtype=torch.bfloat16) (it casts the weights to bf16 once per forward, like
+fp8lab's bf16 working copy), fp32 gradients (they take the parameters' dtype), the residual stream
+in fp32 (fp32 + bf16 promotes), the loss in fp32 from bf16 logits.
+
+Arms:
+  bf16          every linear a bf16 GEMM (autocast)
+  fp8-mlp       the two MLP linears of every block through linear_peer.Fp8Linear (tensorwise
+                current scaling: e4m3 X and W, e5m2 dY, torch._scaled_mm without fast accumulation,
+                dX bf16, dW fp32); the others bf16
+  fp8-linears   all four block linears FP8; the tied LM head stays bf16 (as in fp8lab)
+  bf16-ckpt     bf16 with the MLP under torch.utils.checkpoint (fp8lab's --mlp-recompute)
+  fp8-mlp-ckpt  (optional) fp8-mlp with the MLP checkpointed
+The FP8 linears get x cast to bf16 (what autocast would feed a bf16 GEMM) and the fp32 master
+weight, quantized to e4m3 directly, so dW comes back in fp32 without a bf16 round trip.
+
+Two measurements per arm, on one batch of seeded random tokens shared by every arm:
+  frozen: forward + backward (grads set to None before each), CUDA events around each call,
+          median of --reps after --warmup; the first call's wall time (compilation included) and
+          the peak of torch.cuda.max_memory_allocated over the timed calls.
+  train:  the full step: zero_grad, forward, backward, global grad-norm clip at 1.0 (foreach),
+          torch.optim.AdamW(fused=True) with fp8lab's hyper-parameters and groups (weight decay
+          0.1 on the matrices only); median step time, tokens/s = B * T / median, peak memory.
+Presets (src/model/model_config.cpp): gpt50m B64, gpt350m B16, gpt1.3b B8, all T2048; tiny for a
+quick run. Writes JSON (rewritten after each arm, so partial results survive a crash).
+
+Usage: python3 bench/peers/gpt_peer.py --preset gpt50m [--batch 64] [--arms bf16 fp8-mlp ...]
+                                       [--reps 25] [--warmup 3] --json OUT.json
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "reference"))
+sys.path.insert(0, HERE)
+from gpt_torch import FpLabGPT  # noqa: E402
+from linear_peer import Fp8Linear  # noqa: E402
+
+PRESETS = {  # model config, micro-batch (fp8lab's run_preset)
+    "tiny": (dict(vocab_size=256, d_model=128, n_layers=4, n_heads=4, seq_len=128), 8),
+    "gpt50m": (dict(vocab_size=50304, d_model=512, n_layers=8, n_heads=8, seq_len=2048), 64),
+    "gpt350m": (dict(vocab_size=50304, d_model=1024, n_layers=24, n_heads=16, seq_len=2048), 16),
+    "gpt1.3b": (dict(vocab_size=50304, d_model=2048, n_layers=24, n_heads=16, seq_len=2048), 8),
+}
+ARMS = ("bf16", "fp8-mlp", "fp8-linears", "bf16-ckpt")
+OPTIONAL_ARMS = ("fp8-mlp-ckpt",)
+MIB = 1024.0 * 1024.0
+
+
+def fp8_linear(x, w):
+    # Fp8Linear (and torch._scaled_mm) take 2-D operands: fold [B, T, K] into [B*T, K].
+    y = Fp8Linear.apply(x.reshape(-1, x.shape[-1]).to(torch.bfloat16), w)
+    return y.view(*x.shape[:-1], w.shape[0])
+
+
+def build_model(arm, cfg, seed):
+    fp8_mlp = arm.startswith("fp8-mlp") or arm == "fp8-linears"
+    model = FpLabGPT(cfg, explicit_attention=False,
+                     attn_linear=fp8_linear if arm == "fp8-linears" else None,
+                     mlp_linear=fp8_linear if fp8_mlp else None,
+                     mlp_checkpoint=arm.endswith("-ckpt"))
+    model.init_weights(seed)
+    return model.to("cuda")  # fp32 master weights
+
+
+def make_optimizer(model):
+    # fp8lab's defaults: AdamW(0.9, 0.95, eps 1e-8), weight decay 0.1 on the linear matrices,
+    # none on norms and embeddings (optim.decay_norms / decay_embeddings false).
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (decay if p.dim() == 2 and not name.startswith(("wte.", "wpe.")) else no_decay).append(p)
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=6e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
+
+
+def timed(step, warmup, reps):
+    """(first-call seconds, median ms, peak MiB over the timed calls, all ms)."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    step()
+    torch.cuda.synchronize()
+    first_s = time.perf_counter() - t0
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        starts[i].record()
+        step()
+        stops[i].record()
+    torch.cuda.synchronize()
+    ms = [s.elapsed_time(e) for s, e in zip(starts, stops)]
+    return first_s, statistics.median(ms), torch.cuda.max_memory_allocated() / MIB, ms
+
+
+def run_arm(arm, cfg, batch, idx, tgt, args, compile_model):
+    torch._dynamo.reset()  # every arm compiles from scratch: first-call times are comparable
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    model = build_model(arm, cfg, args.seed)
+    fwd = torch.compile(model) if compile_model else model
+    tokens = batch * cfg["seq_len"]
+    result = {"compiled": compile_model, "parameters": sum(p.numel() for p in model.parameters()),
+              "weights_mib": torch.cuda.memory_allocated() / MIB}
+
+    def loss_fn():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return fwd(idx, tgt)
+
+    def frozen_step():
+        model.zero_grad(set_to_none=True)
+        loss_fn().backward()
+
+    first_s, med, peak, ms = timed(frozen_step, args.warmup, args.reps)
+    result["frozen"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
+                        "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3)}
+    print(f"[gpt_peer] {arm} frozen fwd+bwd: median {med:.2f} ms, peak {peak:.0f} MiB, "
+          f"first call {first_s:.1f} s", file=sys.stderr, flush=True)
+
+    model.zero_grad(set_to_none=True)
+    opt = make_optimizer(model)
+    params = [p for p in model.parameters()]
+    losses = []
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0, foreach=True)
+        opt.step()
+        losses.append(loss.detach())
+
+    first_s, med, peak, ms = timed(train_step, args.warmup, args.train_reps or args.reps)
+    result["train"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
+                       "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3),
+                       "loss_first": float(losses[0]), "loss_last": float(losses[-1])}
+    print(f"[gpt_peer] {arm} train step: median {med:.2f} ms, {tokens / (med / 1e3):.0f} tokens/s, "
+          f"peak {peak:.0f} MiB (loss {float(losses[0]):.4f} -> {float(losses[-1]):.4f})",
+          file=sys.stderr, flush=True)
+    del opt, model, fwd, params, losses
+    return result
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", default="gpt50m", choices=sorted(PRESETS))
+    p.add_argument("--batch", type=int, default=0, help="micro-batch (0: the preset's)")
+    p.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS + OPTIONAL_ARMS)
+    p.add_argument("--reps", type=int, default=25, help="timed calls per measurement")
+    p.add_argument("--train-reps", type=int, default=0, help="timed train steps (0: --reps)")
+    p.add_argument("--warmup", type=int, default=3, help="untimed calls after the first")
+    p.add_argument("--seed", type=int, default=1234, help="weights and token batch")
+    p.add_argument("--no-compile", action="store_true", help="eager (to debug an arm)")
+    p.add_argument("--json", required=True)
+    args = p.parse_args()
+
+    cfg, default_batch = PRESETS[args.preset]
+    cfg = dict(cfg, norm_eps=1e-5)
+    batch = args.batch or default_batch
+    T = cfg["seq_len"]
+    g = torch.Generator(device="cpu").manual_seed(args.seed)
+    rows = torch.randint(0, cfg["vocab_size"], (batch, T + 1), generator=g)
+    idx, tgt = rows[:, :-1].contiguous().cuda(), rows[:, 1:].contiguous().cuda()
+
+    torch._dynamo.config.cache_size_limit = 64
+    out = {"torch_version": f"torch {torch.__version__}", "device": torch.cuda.get_device_name(),
+           "preset": args.preset, "model": cfg, "batch": batch, "seq_len": T,
+           "tokens_per_step": batch * T, "compiled": not args.no_compile,
+           "attention": "F.scaled_dot_product_attention(is_causal=True)",
+           "precision": "fp32 master weights, bf16 autocast compute, fp32 grads",
+           "optimizer": "torch.optim.AdamW(fused=True), clip_grad_norm_(1.0, foreach=True)",
+           "statistic": "median", "reps": args.reps, "warmup": args.warmup, "arms": {}}
+    for arm in args.arms:
+        try:
+            out["arms"][arm] = run_arm(arm, cfg, batch, idx, tgt, args, not args.no_compile)
+        except Exception as e:  # record it (an OOM, a compile failure) and go on
+            why = f"{type(e).__name__}: {e}"
+            print(f"[gpt_peer] {arm} failed: {why}", file=sys.stderr, flush=True)
+            out["arms"][arm] = {"error": why}
+            if not args.no_compile and not isinstance(e, torch.cuda.OutOfMemoryError):
+                # A compile failure should not cost the arm: measure it eager, and say so.
+                torch.cuda.empty_cache()
+                try:
+                    out["arms"][arm] = run_arm(arm, cfg, batch, idx, tgt, args, False)
+                    out["arms"][arm]["compile_error"] = why
+                except Exception as e2:
+                    out["arms"][arm]["eager_error"] = f"{type(e2).__name__}: {e2}"
+                    print(f"[gpt_peer] {arm} failed eager too: {e2}", file=sys.stderr, flush=True)
+        torch.cuda.empty_cache()
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+    ok = [a for a in out["arms"].values() if "error" not in a]
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
