@@ -1,0 +1,215 @@
+// Causal flash attention (src/nn/cuda_attention.cu) against the CPU backend on the same bf16
+// inputs: out, lse and dqkv within documented bounds, the backward bit-deterministic, and every
+// output element written (outputs start as NaN bytes).
+//
+// Bounds. The reference runs in fp32 from the same bf16 q, k, v, dout and keeps f32 outputs, so
+// the differences are the GPU's deliberate roundings:
+// - out: P is rounded to bf16 before P.V (<= 2^-9 relative per weight, independent signs), and
+//   out to bf16 (<= 2^-9 relative): ~2e-3 relative Frobenius expected; bound 1e-2.
+// - lse: both sides fp32 (different summation order, ex2.approx at 2^-22): ~1e-6 expected;
+//   bound 1e-3 absolute (natural log, i.e. 0.1% of the normaliser).
+// - dq, dk, dv (each checked on its own): P and dS rounded to bf16 before their MMAs, D = rowsum
+//   (dO * O) from the bf16 out, the bf16 store: a few 1e-3 expected; bound 1e-2 relative
+//   Frobenius. A part whose exact value is zero (dq and dk at seq_len 1: dS = P (dP - D) = 0)
+//   only gets fp32 noise; kAbsFloor (per-element RMS) covers that.
+#if defined(FP8LAB_HAVE_CUDA)
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "cuda_test_util.hpp"
+#include "fp8lab/backend.hpp"
+#include "nn/cuda_ops_launch.hpp"
+
+namespace fp8lab {
+namespace {
+
+using testing::byte_diff;
+using testing::ByteDiff;
+using testing::poisoned_device;
+
+constexpr double kBoundOut = 1e-2, kBoundGrad = 1e-2, kBoundLse = 1e-3, kAbsFloor = 1e-4;
+
+struct AttentionShape {
+  int batch, heads, seq, head_dim;
+  std::int64_t rows() const { return static_cast<std::int64_t>(batch) * seq; }
+  std::int64_t d_model() const { return static_cast<std::int64_t>(heads) * head_dim; }
+  std::string describe() const {
+    return "B=" + std::to_string(batch) + " H=" + std::to_string(heads) +
+           " T=" + std::to_string(seq) + " hd=" + std::to_string(head_dim);
+  }
+};
+
+// Columns [col0, col0 + width) of every row of two [rows, cols] tensors: relative Frobenius error
+// (with an absolute floor), and the worst element, for a diagnosable failure log.
+struct SliceError {
+  double rel = 0, err_rms = 0, ref_rms = 0, max_abs = 0;
+  std::int64_t worst_row = -1, worst_col = -1;
+  double worst_got = 0, worst_ref = 0;
+};
+
+SliceError slice_error(const TensorView& got, const TensorView& ref, std::int64_t col0,
+                       std::int64_t width) {
+  const std::int64_t rows = got.shape[0], cols = got.shape[1];
+  SliceError e;
+  double diff2 = 0, ref2 = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = col0; c < col0 + width; ++c) {
+      const double g = testing::element_as_double(got, r * cols + c);
+      const double w = testing::element_as_double(ref, r * cols + c);
+      const double d = std::abs(g - w);
+      diff2 += (g - w) * (g - w);
+      ref2 += w * w;
+      const double rank = std::isnan(d) ? INFINITY : d;  // a NaN (unwritten) counts as worst
+      if (rank > e.max_abs) {
+        e.max_abs = rank;
+        e.worst_row = r, e.worst_col = c, e.worst_got = g, e.worst_ref = w;
+      }
+    }
+  }
+  const double n = static_cast<double>(rows * width);
+  e.err_rms = std::sqrt(diff2 / n);
+  e.ref_rms = std::sqrt(ref2 / n);
+  e.rel = std::sqrt(diff2 / ref2);
+  return e;
+}
+
+void expect_slice_close(const TensorView& got, const TensorView& ref, std::int64_t col0,
+                        std::int64_t width, double bound, const AttentionShape& s,
+                        const char* what) {
+  const SliceError e = slice_error(got, ref, col0, width);
+  const bool ok = e.err_rms <= bound * e.ref_rms + kAbsFloor;  // false on NaN
+  EXPECT_TRUE(ok) << what << " (" << s.describe() << "): relative Frobenius " << e.rel << " (bound "
+                  << bound << "), err rms " << e.err_rms << ", ref rms " << e.ref_rms
+                  << "; worst |diff| " << e.max_abs << " at token " << e.worst_row << " col "
+                  << e.worst_col << " (head " << (e.worst_col % s.d_model()) / s.head_dim
+                  << "): got " << e.worst_got << " want " << e.worst_ref;
+  std::fprintf(stderr, "[attention] %s %s: rel %.3g, max |diff| %.3g\n", s.describe().c_str(), what,
+               e.rel, e.max_abs);
+}
+
+void expect_lse_close(const TensorView& got, const TensorView& ref, const AttentionShape& s) {
+  double worst = 0;
+  std::int64_t at = -1;
+  for (std::int64_t i = 0; i < ref.numel(); ++i) {
+    const double d = std::abs(static_cast<double>(got.as<const float>()[i]) -
+                              static_cast<double>(ref.as<const float>()[i]));
+    const double rank = std::isnan(d) ? INFINITY : d;
+    if (rank > worst) {
+      worst = rank;
+      at = i;
+    }
+  }
+  EXPECT_LE(worst, kBoundLse) << "lse (" << s.describe() << "): max |diff| " << worst
+                              << " at [b, h, t] = [" << at / (s.heads * s.seq) << ", "
+                              << at / s.seq % s.heads << ", " << at % s.seq << "]: got "
+                              << (at >= 0 ? got.as<const float>()[at] : 0.f) << " want "
+                              << (at >= 0 ? ref.as<const float>()[at] : 0.f);
+  std::fprintf(stderr, "[attention] %s lse: max |diff| %.3g\n", s.describe().c_str(), worst);
+}
+
+void expect_identical(const TensorView& a, const TensorView& b, const AttentionShape& s,
+                      const char* what) {
+  const ByteDiff d = byte_diff(a, b);
+  EXPECT_EQ(d.count, 0) << what << " (" << s.describe() << ") differs between two runs: " << d.count
+                        << " bytes, first at byte " << d.first;
+}
+
+void check_attention(const AttentionShape& s) {
+  SCOPED_TRACE(s.describe());
+  ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
+  const std::uint64_t seed = testing::fresh_seed();
+  const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
+  const Shape lse_shape{s.batch, s.heads, s.seq};
+  // std 1: scores q.k / sqrt(hd) have std ~1, so the softmax is far from uniform or one-hot.
+  const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
+  const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
+
+  // Reference: CPU backend, bf16 inputs, f32 outputs (no reference-side rounding).
+  const std::unique_ptr<Backend> cpu = make_cpu_backend();
+  HostTensor ref_out(DType::f32, out_shape), ref_lse(DType::f32, lse_shape);
+  HostTensor ref_dqkv(DType::f32, qkv_shape);
+  cpu->attention_forward(qkv.view(), s.heads, s.seq, ref_out.view(), ref_lse.view());
+  cpu->attention_backward(qkv.view(), ref_out.view(), ref_lse.view(), dout.view(), s.heads, s.seq,
+                          ref_dqkv.view());
+
+  const DeviceTensor d_qkv = to_device(qkv.view()), d_dout = to_device(dout.view());
+  DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
+  DeviceTensor d_lse = poisoned_device(DType::f32, lse_shape);
+  DeviceTensor d_out2 = poisoned_device(DType::bf16, out_shape);
+  DeviceTensor d_lse2 = poisoned_device(DType::f32, lse_shape);
+  DeviceTensor d_dqkv = poisoned_device(DType::bf16, qkv_shape);
+  DeviceTensor d_dqkv2 = poisoned_device(DType::bf16, qkv_shape);
+  const std::size_t ws_bytes =
+      cuda_ops::attention_backward_workspace_bytes(s.batch, s.seq, s.heads);
+  const DeviceTensor workspace = poisoned_device(DType::u8, {static_cast<std::int64_t>(ws_bytes)});
+
+  auto forward = [&](DeviceTensor& out, DeviceTensor& lse) {
+    cuda_ops::attention_forward(d_qkv.view().data, out.view().data, lse.view().as<float>(), s.batch,
+                                s.seq, s.heads, s.head_dim, nullptr);
+    FP8LAB_LAUNCH_CHECK("attention_forward");
+  };
+  auto backward = [&](DeviceTensor& dqkv) {
+    cuda_ops::attention_backward(
+        d_qkv.view().data, d_out.view().data, d_lse.view().as<const float>(), d_dout.view().data,
+        dqkv.view().data, s.batch, s.seq, s.heads, s.head_dim, workspace.view().data, nullptr);
+    FP8LAB_LAUNCH_CHECK("attention_backward");
+  };
+  forward(d_out, d_lse);
+  forward(d_out2, d_lse2);
+  backward(d_dqkv);
+  fill_bytes_cuda(workspace.view(), 0xFF);  // the second run must not depend on stale scratch
+  backward(d_dqkv2);
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+
+  const HostTensor out = to_host(d_out.view()), lse = to_host(d_lse.view());
+  const HostTensor dqkv = to_host(d_dqkv.view());
+  const std::int64_t d = s.d_model();
+  expect_slice_close(out.view(), ref_out.view(), 0, d, kBoundOut, s, "out");
+  expect_lse_close(lse.view(), ref_lse.view(), s);
+  expect_slice_close(dqkv.view(), ref_dqkv.view(), 0, d, kBoundGrad, s, "dq");
+  expect_slice_close(dqkv.view(), ref_dqkv.view(), d, d, kBoundGrad, s, "dk");
+  expect_slice_close(dqkv.view(), ref_dqkv.view(), 2 * d, d, kBoundGrad, s, "dv");
+
+  expect_identical(out.view(), to_host(d_out2.view()).view(), s, "out");
+  expect_identical(lse.view(), to_host(d_lse2.view()).view(), s, "lse");
+  expect_identical(dqkv.view(), to_host(d_dqkv2.view()).view(), s, "dqkv");
+}
+
+using AttentionParam = std::tuple<int, int>;  // head_dim, seq_len
+
+class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
+
+TEST_P(CudaAttention, MatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  // Batch and heads vary with the length so several (b, h) layouts meet every tail.
+  const int batch = 1 + seq % 3, heads = 1 + (seq / 7) % 3;
+  check_attention({batch, heads, seq, head_dim});
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadDimsAndLengths, CudaAttention,
+                         ::testing::Combine(::testing::Values(32, 64, 128),
+                                            ::testing::Values(1, 17, 64, 100, 128, 257)),
+                         [](const ::testing::TestParamInfo<AttentionParam>& param_info) {
+                           return "hd" + std::to_string(std::get<0>(param_info.param)) + "_T" +
+                                  std::to_string(std::get<1>(param_info.param));
+                         });
+
+TEST(CudaAttentionLong, LongSequences) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  check_attention({1, 2, 1024, 64});
+  check_attention({1, 1, 1000, 128});
+  check_attention({2, 1, 777, 32});
+}
+
+TEST(CudaAttentionLong, ManyHeads) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  check_attention({4, 16, 80, 64});
+}
+
+}  // namespace
+}  // namespace fp8lab
+#endif  // FP8LAB_HAVE_CUDA
