@@ -1,5 +1,6 @@
 // `fp8lab bench linear`: the isolated linear layer on the GPU (see fp8lab/bench_linear.hpp).
 #include "command_registry.hpp"
+#include "commands/bench_model.hpp"
 #include "fp8lab/error.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
@@ -80,9 +81,12 @@ void setup(CLI::App& bench) {
                 "fp8lab was built without the CUDA backend: bench linear needs it");
   });
 #endif
+  add_bench_model(bench);
 }
 
-const CommandRegistration registration{{"bench", "GPU benchmarks (bench linear)", setup}};
+const CommandRegistration registration{
+    {"bench", "Benchmarks: bench linear (the FP8 linear layer), bench model (the whole GPT)",
+     setup}};
 
 }  // namespace
 }  // namespace fp8lab::cli

@@ -72,7 +72,7 @@ void setup_eval(CLI::App& sub) {
   sub.add_option("--seed", o->eval.seed, "order seed for --order shuffled")->capture_default_str();
   sub.add_option("--exclude-token", o->eval.exclude_token, "auto | none | a token id")
       ->capture_default_str();
-  sub.add_option("--backend", o->eval.backend, "cpu (cuda once its backend exists)")->capture_default_str();
+  sub.add_option("--backend", o->eval.backend, "cpu or cuda")->capture_default_str();
   sub.add_flag("--json", o->json, "print one JSON object instead of text");
   sub.add_option("--json-file", o->json_file, "also write the JSON report to this file");
   sub.callback([o] { run_eval(*o); });

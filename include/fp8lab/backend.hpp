@@ -160,7 +160,11 @@ class Backend {
 // The reference backend: host memory, OpenMP + BLAS.
 std::unique_ptr<Backend> make_cpu_backend();
 
-// "cpu" (and "cuda" once its backend exists); throws fp8lab::Error naming unknown backends.
+// The CUDA backend (src/nn/cuda_backend.cpp); throws fp8lab::Error saying why it cannot start
+// (no GPU, not sm_90, or an fp8lab built without CUDA).
+std::unique_ptr<Backend> make_cuda_backend();
+
+// "cpu" or "cuda"; throws fp8lab::Error naming unknown backends.
 std::unique_ptr<Backend> make_backend(std::string_view name);
 
 }  // namespace fp8lab

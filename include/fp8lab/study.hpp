@@ -31,6 +31,9 @@ struct StudyPlan {
   std::vector<StudyArm> arms;
   std::vector<std::string> train_args;      // shared by every arm: preset, steps, data, seed, ...
   std::vector<std::string> eval_args;       // shared by every evaluation: held-out data, batch
+  // `fp8lab bench model` arguments of the frozen resource check (preset, batch, backend, ...);
+  // the study adds --arms (one per study arm) and --json. Empty: no resource check.
+  std::vector<std::string> resource_check_args;
   nlohmann::json source;                    // the config as read, kept for the record
 };
 

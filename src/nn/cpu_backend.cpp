@@ -69,7 +69,8 @@ std::unique_ptr<Backend> make_cpu_backend() {
 
 std::unique_ptr<Backend> make_backend(std::string_view name) {
   if (name == "cpu") return make_cpu_backend();
-  FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown backend '{}' (available: cpu)", name);
+  if (name == "cuda") return make_cuda_backend();
+  FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown backend '{}' (available: cpu, cuda)", name);
 }
 
 namespace cpu {

@@ -49,8 +49,8 @@ void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_t
                    ElemType dx_type, std::int64_t n, cudaStream_t stream);
 
 // One AdamW update (f32 param, grad, m, v of n elements), the CPU optimizer's arithmetic:
-// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; p -= lr * wd * p;
-// p -= lr * (m / bc1) / (sqrt(v / bc2) + eps).
+// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+// p -= lr * ((m / bc1) / (sqrt(v / bc2) + eps) + wd * p).
 struct AdamWArgs {
   float lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2;
 };

@@ -67,6 +67,11 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
   for (const auto& arm : plan.arms) study_reference(plan, arm);
   plan.train_args = string_list(config, "train_args");
   plan.eval_args = string_list(config, "eval_args");
+  plan.resource_check_args = string_list(config, "resource_check_args");
+  for (const auto& arg : plan.resource_check_args) {
+    FP8LAB_CHECK(arg != "--arms" && arg != "--json",
+                 "study config: resource_check_args must not set {} (the study sets it)", arg);
+  }
   for (const auto& arg : plan.train_args) {
     FP8LAB_CHECK(arg != "--policy" && arg != "--out" && arg != "--mlp-recompute",
                  "study config: train_args must not set {} (the study sets it per arm)", arg);

@@ -71,6 +71,39 @@ double flops_for(const json& run_config, double tokens) {
                                             m.at("vocab_size").get<std::int64_t>(), 4 * d);
 }
 
+// The frozen resource check's table (fp8lab bench model's JSON), or nothing when it did not run.
+std::string resource_check_markdown(const fs::path& file) {
+  if (!fs::exists(file)) return "";
+  const json r = read_json_file(file);
+  std::vector<std::vector<std::string>> rows;
+  const json* first = nullptr;
+  for (const auto& a : r.at("arms")) {
+    if (first == nullptr) first = &a;
+    const json& f = a.at("frozen");
+    const json& st = a.at("step");
+    const double ref_ms = first->at("frozen").at("median_ms").get<double>();
+    const double ref_peak = first->at("frozen").at("peak_mib").get<double>();
+    rows.push_back({a.at("arm").get<std::string>(),
+                    fmt::format("{:.2f}", f.at("median_ms").get<double>()),
+                    fmt::format("{:.0f}", f.at("peak_mib").get<double>()),
+                    &a == first ? "—" : percent_delta(f.at("median_ms").get<double>(), ref_ms),
+                    &a == first ? "—" : percent_delta(f.at("peak_mib").get<double>(), ref_peak),
+                    fmt::format("{:.0f}", f.at("first_call_ms").get<double>()),
+                    fmt::format("{:.0f}", st.at("tokens_per_s").get<double>()),
+                    fmt::format("{:.0f}", st.at("peak_mib").get<double>())});
+  }
+  std::string md = fmt::format(
+      "\n## Frozen resource check\n\n`fp8lab bench model`, {} backend, preset {} at B{} x T{}: "
+      "the same weights (sha256 `{}`) and batch for every arm, median of {} forward+backward "
+      "passes; then the full training step (AdamW included).\n\n",
+      r.value("backend", "?"), r.value("preset", "?"), r.value("batch", 0), r.value("seq_len", 0),
+      first ? first->value("weights_sha256", "?") : "?", r.value("repeats", 0));
+  md += markdown_table({"arm", "fwd+bwd ms", "peak MiB", "Δtime", "Δpeak", "first call ms",
+                        "step tokens/s", "step peak MiB"},
+                       rows);
+  return md;
+}
+
 }  // namespace
 
 void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
@@ -137,6 +170,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                     "trainer's peak backend memory. Training compute: {:.3g} FLOPs in all "
                     "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n",
                     plan.control, total_flops);
+  md += resource_check_markdown(o.out / "resource_check.json");
   std::ofstream(o.out / "results.md") << md;
   std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},
                                                 {"arms", results}, {"total_train_flops", total_flops}}.dump(2)
@@ -170,6 +204,9 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   }
   for (const char* f : {"study.json", "results.md", "results.json", "loss.svg"}) {
     manifest["files"][f] = sha256_file(o.out / f);
+  }
+  for (const char* f : {"resource_check.json", "resource_check.log"}) {
+    if (fs::exists(o.out / f)) manifest["files"][f] = sha256_file(o.out / f);
   }
   hash_tree(o.out, o.out / "arms", manifest["files"]);
   std::ofstream(o.out / "manifest.json") << manifest.dump(2) << "\n";

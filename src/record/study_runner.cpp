@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -89,7 +90,12 @@ void check_matched(const StudyPlan& plan, const fs::path& out) {
                       "arm '{}' started from weights {} but its reference '{}' from {}: the study is not "
                       "matched", arm.name, record.at("init_sha256").dump(), ref.name,
                       ref_record.at("init_sha256").dump());
-    const json config = comparable_config(run), ref_config = comparable_config(ref_run);
+    json config = comparable_config(run), ref_config = comparable_config(ref_run);
+    if (arm.resource_only) {
+      // A resource arm measures time and memory, never loss: it may train fewer steps.
+      config["train"].erase("steps");
+      ref_config["train"].erase("steps");
+    }
     if (config != ref_config) {
       FP8LAB_FAIL(ErrorKind::internal, "arm '{}' differs from its reference '{}' in more than precision: {}",
                   arm.name, ref.name, json::diff(ref_config, config).dump());
@@ -149,6 +155,24 @@ void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, cons
   write_text(dir / "DONE", "finished\n");
 }
 
+// The frozen resource check: `fp8lab bench model` on every arm's precision, from the same
+// weights (the study's init seed, passed in resource_check_args) and the same batch.
+void run_resource_check(const StudyPlan& plan, const StudyRunOptions& o) {
+  const fs::path result = o.out / "resource_check.json";
+  if (plan.resource_check_args.empty() || fs::exists(result)) return;
+  std::vector<std::string> args{o.executable.string(), "bench", "model"};
+  args.insert(args.end(), plan.resource_check_args.begin(), plan.resource_check_args.end());
+  args.push_back("--arms");
+  for (const auto& arm : plan.arms) {
+    const std::string name = arm.policy + (arm.mlp_recompute ? "+recompute" : "");
+    if (std::find(args.begin(), args.end(), name) == args.end()) args.push_back(name);
+  }
+  args.insert(args.end(), {"--json", result.string() + ".part"});
+  std::printf("[resource check] fp8lab bench model on %zu arms\n", plan.arms.size());
+  run_child(args, o.out / "resource_check.log", "[resource check] ");
+  fs::rename(result.string() + ".part", result);
+}
+
 }  // namespace
 
 void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
@@ -172,6 +196,7 @@ void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   }
   order.insert(order.end(), rest.begin(), rest.end());
   for (std::size_t i : order) run_arm(plan, plan.arms[i], i, o);
+  run_resource_check(plan, o);
   write_study_record(plan, o);
 }
 

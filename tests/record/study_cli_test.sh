@@ -25,6 +25,9 @@ cat > "$work/study.json" <<JSON
                 "--set", "model.n_heads=2", "--set", "model.seq_len=32", "--set", "train.micro_batch=4",
                 "--set", "data.kind=shards", "--set", "data.train=$work/data"],
  "eval_args": ["--data", "$work/data", "--max-batches", "3"],
+ "resource_check_args": ["--backend", "cpu", "--preset", "tiny", "--set", "model.d_model=32",
+                         "--set", "model.n_layers=1", "--set", "model.n_heads=2", "--seq-len", "32",
+                         "--batch", "4", "--repeats", "2", "--warmup", "0"],
  "arms": [{"name": "bf16", "policy": "bf16"},
           {"name": "fp8-mlp", "policy": "fp8-mlp"},
           {"name": "bf16-recompute", "policy": "bf16", "mlp_recompute": true, "resource_only": true},
@@ -41,6 +44,15 @@ done
 [ -e "$work/out/arms/fp8-mlp/eval_bf16.json" ] || fail "fp8-mlp not scored under bf16"
 grep -q '| fp8-mlp | candidate | fp8-mlp |' "$work/out/results.md" || fail "results table lacks the candidate row"
 grep -q '<polyline' "$work/out/loss.svg" || fail "loss.svg has no curve"
+grep -q '## Frozen resource check' "$work/out/results.md" || fail "results.md lacks the resource check"
+python3 - "$work/out/resource_check.json" <<'PY' || fail "resource check JSON incomplete"
+import json, sys
+r = json.load(open(sys.argv[1]))
+arms = [a["arm"] for a in r["arms"]]
+assert arms == ["bf16", "fp8-mlp", "bf16+recompute"], arms
+assert len({a["weights_sha256"] for a in r["arms"]}) == 1, "arms saw different weights"
+assert all(a["frozen"]["median_ms"] > 0 and a["step"]["peak_mib"] > 0 for a in r["arms"])
+PY
 inits=$(grep -ho '"init_sha256": *"[0-9a-f]*"' "$work"/out/arms/{bf16,fp8-mlp,bf16-recompute}/run/run.json | sort -u | wc -l)
 [ "$inits" = 1 ] || fail "the control's group started from $inits different weights"
 inits=$(grep -ho '"init_sha256": *"[0-9a-f]*"' "$work"/out/arms/*/run/run.json | sort -u | wc -l)

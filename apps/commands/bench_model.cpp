@@ -1,0 +1,77 @@
+// `fp8lab bench model`: the frozen resource check and the training step per arm (see
+// fp8lab/bench_model.hpp).
+#include "commands/bench_model.hpp"
+
+#include "fp8lab/bench_model.hpp"
+#include "fp8lab/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+namespace fp8lab::cli {
+namespace {
+
+struct BenchModelArgs {
+  ModelBenchConfig config;
+  std::vector<std::string> arms{"bf16", "fp8-mlp", "fp8-linears", "bf16+recompute"};
+  std::string json;
+};
+
+void run(BenchModelArgs& args) {
+  ModelBenchConfig config = args.config;
+  for (const std::string& a : args.arms) config.arms.push_back(parse_model_bench_arm(a));
+  ModelBenchResult result = run_model_bench(config);
+  if (!config.peer_json.empty()) {
+    std::ifstream in(config.peer_json);
+    FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "--peer: cannot read '{}'", config.peer_json);
+    result.peer = nlohmann::json::parse(in);
+  }
+  std::fputs(model_bench_report(result).c_str(), stdout);
+  if (!args.json.empty()) {
+    std::ofstream out(args.json);
+    FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "--json: cannot write '{}'", args.json);
+    out << model_bench_json(result).dump(2) << "\n";
+  }
+}
+
+}  // namespace
+
+void add_bench_model(CLI::App& bench) {
+  CLI::App* model = bench.add_subcommand(
+      "model",
+      "Whole-model resource check per precision arm: frozen forward+backward (median ms, peak "
+      "MiB, first call, SHA-256 of weights and batch) and the full training step (tokens/s, peak "
+      "MiB), beside the PyTorch peer's JSON");
+  auto args = std::make_shared<BenchModelArgs>();
+  ModelBenchConfig& c = args->config;
+  model->add_option("--backend", c.backend, "cuda or cpu")->capture_default_str();
+  model->add_option("--preset", c.preset, "tiny, gpt50m, gpt350m, gpt1.3b")->capture_default_str();
+  model->add_option("--batch", c.batch, "micro-batch (0: gpt50m 64, gpt350m 16, gpt1.3b 8)")
+      ->capture_default_str();
+  model->add_option("--seq-len", c.seq_len, "override the preset's T (0: keep)");
+  model->add_option("--set", c.sets, "model.KEY=VALUE overrides of the preset, as in train");
+  model->add_option("--arms", args->arms,
+                    "bf16, fp8-mlp, fp8-linears, each optionally +recompute")
+      ->capture_default_str();
+  model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
+      ->capture_default_str();
+  model->add_option("--warmup", c.warmup, "untimed repeats after the first call")
+      ->capture_default_str();
+  model->add_flag("!--no-frozen", c.frozen, "skip the frozen forward+backward check");
+  model->add_flag("!--no-step", c.train_step, "skip the training-step benchmark");
+  model->add_option("--loss-chunk-rows", c.loss_chunk_rows, "rows per classifier chunk")
+      ->capture_default_str();
+  model->add_option("--seed", c.seed, "seed of the weights (init) and the batch")
+      ->capture_default_str();
+  model->add_option("--checkpoint", c.checkpoint,
+                    "weights from this checkpoint directory (or .safetensors) instead of init");
+  model->add_option("--peer", c.peer_json, "JSON from bench/peers/gpt_peer.py (same run)");
+  model->add_option("--commit", c.commit, "source commit recorded in the JSON");
+  model->add_option("--json", args->json, "write the results as JSON to this file");
+  model->callback([args] { run(*args); });
+}
+
+}  // namespace fp8lab::cli

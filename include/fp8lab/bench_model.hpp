@@ -1,0 +1,74 @@
+// `fp8lab bench model`: the frozen resource check and the training-step benchmark of the whole
+// GPT, per precision arm, on one backend (the GPU; the CPU runs it too, for tests).
+//
+// Frozen check: the same weights (init seed or a checkpoint's) and the same batch for every arm,
+// `repeats` forward+backward passes without an optimizer: median ms, peak MiB, first-call time,
+// SHA-256 of the weights, inputs and targets (equal hashes prove the arms saw the same problem).
+// Training step: forward+backward, gradient norm and clipping, fused AdamW and the bf16 weight
+// refresh, exactly the Trainer's step: median ms, tokens/s and peak MiB (optimizer moments in).
+// The PyTorch peer (bench/peers/gpt_peer.py, run in the same device call) is read from its JSON
+// and the ratios printed beside each arm.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fp8lab/config.hpp"
+
+namespace fp8lab {
+
+struct ModelBenchArm {
+  std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
+  PrecisionConfig precision;
+};
+// "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute"; throws naming bad names.
+ModelBenchArm parse_model_bench_arm(const std::string& name);
+
+struct ModelBenchConfig {
+  std::string backend = "cuda";
+  std::string preset = "gpt50m";
+  std::int64_t batch = 0;  // micro-batch; 0: the preset's (gpt50m 64, gpt350m 16, gpt1.3b 8)
+  std::int64_t seq_len = 0;  // 0: the preset's
+  std::vector<std::string> sets;  // "model.KEY=VALUE" overrides of the preset (as train --set)
+  std::vector<ModelBenchArm> arms;
+  int warmup = 3;
+  int repeats = 25;
+  bool frozen = true;      // the frozen forward+backward check
+  bool train_step = true;  // the full training step
+  std::int64_t loss_chunk_rows = 4096;
+  std::uint64_t seed = 1234;  // weights (init) and batch
+  std::string checkpoint;     // optional: weights from this checkpoint directory instead
+  std::string peer_json;      // optional: bench/peers/gpt_peer.py's results
+  std::string commit;
+};
+
+struct ModelBenchTiming {
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;
+  double first_call_ms = 0;
+  double peak_mib = 0;
+  double tokens_per_s = 0;
+};
+
+struct ModelBenchArmResult {
+  std::string arm;
+  ModelBenchTiming frozen, step;
+  double loss = 0;  // of the frozen batch
+  std::string weights_sha256, inputs_sha256, targets_sha256;
+};
+
+struct ModelBenchResult {
+  ModelBenchConfig config;
+  ModelConfig model;
+  std::int64_t parameters = 0;
+  std::vector<ModelBenchArmResult> arms;
+  nlohmann::json peer;  // null when no peer JSON was given
+  std::string device;
+};
+
+ModelBenchResult run_model_bench(const ModelBenchConfig& config);
+std::string model_bench_report(const ModelBenchResult& result);
+nlohmann::json model_bench_json(const ModelBenchResult& result);
+
+}  // namespace fp8lab

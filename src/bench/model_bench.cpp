@@ -1,0 +1,305 @@
+// `fp8lab bench model` (see fp8lab/bench_model.hpp): runs the arms, one fresh backend each, so
+// each arm's peak is its own.
+#include "fp8lab/bench_model.hpp"
+
+#include "fp8lab/backend.hpp"
+#include "fp8lab/checkpoint.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/model.hpp"
+#include "fp8lab/optimizer.hpp"
+#include "fp8lab/rng.hpp"
+#include "fp8lab/sha256.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace fp8lab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double mib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+// Median and the 10th/90th percentiles of the repeat times.
+void order_statistics(std::vector<double> t, ModelBenchTiming& out) {
+  std::sort(t.begin(), t.end());
+  const auto at = [&](double q) {
+    return t[static_cast<std::size_t>(std::lround(q * static_cast<double>(t.size() - 1)))];
+  };
+  out.median_ms = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  out.p10_ms = at(0.1);
+  out.p90_ms = at(0.9);
+}
+
+std::int64_t preset_batch(const std::string& preset) {
+  if (preset == "gpt50m") return 64;
+  if (preset == "gpt350m") return 16;
+  if (preset == "gpt1.3b") return 8;
+  return 8;
+}
+
+struct Batch {
+  std::vector<std::int32_t> inputs, targets;
+};
+
+// Uniform tokens from the seed; targets are the inputs shifted by one (the last one drawn too).
+Batch make_batch(std::int64_t m, std::int64_t vocab, std::uint64_t seed) {
+  Batch b;
+  b.inputs.resize(static_cast<std::size_t>(m));
+  b.targets.resize(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i <= m; ++i) {
+    const auto t = static_cast<std::int32_t>(random_u32(seed, 77, static_cast<std::uint64_t>(i)) %
+                                             static_cast<std::uint32_t>(vocab));
+    if (i < m) b.inputs[static_cast<std::size_t>(i)] = t;
+    if (i > 0) b.targets[static_cast<std::size_t>(i - 1)] = t;
+  }
+  return b;
+}
+
+ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
+                            const ModelBenchArm& arm, const Batch& batch) {
+  ModelBenchArmResult r;
+  r.arm = arm.name;
+  const std::int64_t b = cfg.batch, m = b * mc.seq_len;
+  const float grad_scale = 1.f / static_cast<float>(m);
+  const int chunk = static_cast<int>(cfg.loss_chunk_rows);
+  r.inputs_sha256 = sha256_hex(batch.inputs.data(), batch.inputs.size() * 4);
+  r.targets_sha256 = sha256_hex(batch.targets.data(), batch.targets.size() * 4);
+  auto weights = [&](GptModel& model) {
+    if (cfg.checkpoint.empty()) {
+      model.init_parameters(cfg.seed);
+    } else {
+      std::filesystem::path p = cfg.checkpoint;
+      if (std::filesystem::is_directory(p)) p /= "model.safetensors";
+      load_weights(p, model);
+    }
+  };
+  if (cfg.frozen) {
+    auto backend = make_backend(cfg.backend);
+    GptModel model(mc, arm.precision, b, *backend);
+    weights(model);
+    r.weights_sha256 = model.parameter_sha256();
+    auto pass = [&] {
+      model.zero_grads();
+      const LossSums s = model.forward_backward(batch.inputs.data(), batch.targets.data(),
+                                                grad_scale, -1, chunk);
+      backend->synchronize();
+      return s;
+    };
+    const auto first = Clock::now();
+    const LossSums s = pass();
+    r.frozen.first_call_ms = ms_since(first);
+    r.loss = s.loss_sum / static_cast<double>(std::max<std::int64_t>(s.counted, 1));
+    for (int i = 0; i < cfg.warmup; ++i) pass();
+    std::vector<double> times;
+    for (int i = 0; i < cfg.repeats; ++i) {
+      const auto start = Clock::now();
+      pass();
+      times.push_back(ms_since(start));
+    }
+    order_statistics(times, r.frozen);
+    r.frozen.peak_mib = mib(backend->memory_stats().peak_bytes);
+    r.frozen.tokens_per_s = static_cast<double>(m) / (r.frozen.median_ms / 1e3);
+  }
+  if (cfg.train_step) {
+    auto backend = make_backend(cfg.backend);
+    GptModel model(mc, arm.precision, b, *backend);
+    weights(model);
+    if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
+    OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
+    AdamW opt(oc, model);
+    const float clip = 1.0f;
+    // The Trainer's step: gradients, one norm reduction, clipping, AdamW, bf16 weight refresh.
+    auto step = [&] {
+      model.zero_grads();
+      model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
+      const double norm = std::sqrt(backend->sum_of_squares(model.grads()));
+      if (norm > clip) backend->scale_inplace(model.grads(), static_cast<float>(clip / norm));
+      opt.step(1e-4f);
+      model.refresh_working_weights();
+      backend->synchronize();
+    };
+    const auto first = Clock::now();
+    step();
+    r.step.first_call_ms = ms_since(first);
+    for (int i = 0; i < cfg.warmup; ++i) step();
+    std::vector<double> times;
+    for (int i = 0; i < cfg.repeats; ++i) {
+      const auto start = Clock::now();
+      step();
+      times.push_back(ms_since(start));
+    }
+    order_statistics(times, r.step);
+    r.step.peak_mib = mib(backend->memory_stats().peak_bytes);
+    r.step.tokens_per_s = static_cast<double>(m) / (r.step.median_ms / 1e3);
+  }
+  return r;
+}
+
+// The peer's entry (bench/peers/gpt_peer.py: {"preset", "arms": {name: {"frozen", "train"}}})
+// for this preset and arm, or null. The peer names MLP activation checkpointing "-ckpt".
+const nlohmann::json* peer_arm(const nlohmann::json& peer, const std::string& preset,
+                               const std::string& arm) {
+  if (peer.is_null() || peer.value("preset", "") != preset || !peer.contains("arms")) return nullptr;
+  std::string name = arm;
+  const std::string suffix = "+recompute";
+  if (name.size() > suffix.size() && name.ends_with(suffix))
+    name = name.substr(0, name.size() - suffix.size()) + "-ckpt";
+  const auto& arms = peer.at("arms");
+  if (!arms.contains(name) || arms.at(name).contains("error")) return nullptr;
+  return &arms.at(name);
+}
+
+double peer_value(const nlohmann::json& p, const char* part, const char* key) {
+  if (!p.contains(part)) return 0.0;
+  return p.at(part).value(key, 0.0);
+}
+
+}  // namespace
+
+ModelBenchArm parse_model_bench_arm(const std::string& name) {
+  ModelBenchArm arm;
+  arm.name = name;
+  std::string policy = name;
+  const std::string suffix = "+recompute";
+  if (policy.size() > suffix.size() &&
+      policy.compare(policy.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    arm.precision.mlp_recompute = true;
+    policy.resize(policy.size() - suffix.size());
+  }
+  arm.precision.policy = parse_policy(policy);
+  return arm;
+}
+
+ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
+  ModelBenchResult result;
+  result.config = config;
+  ModelBenchConfig& cfg = result.config;
+  if (cfg.batch == 0) cfg.batch = preset_batch(cfg.preset);
+  FP8LAB_CHECK(cfg.batch > 0, "--batch {} must be positive", cfg.batch);
+  FP8LAB_CHECK(cfg.repeats >= 1 && cfg.warmup >= 0, "--repeats {} / --warmup {} out of range",
+               cfg.repeats, cfg.warmup);
+  FP8LAB_CHECK(!cfg.arms.empty(), "bench model: no arms");
+  RunConfig run = run_preset(cfg.preset);
+  for (const std::string& set : cfg.sets) {
+    FP8LAB_CHECK(set.rfind("model.", 0) == 0, "--set '{}': bench model takes model.* keys only",
+                 set);
+    apply_override(run, set);
+  }
+  result.model = run.model;
+  if (cfg.seq_len > 0) result.model.seq_len = cfg.seq_len;
+  result.model.validate();
+  result.parameters = ParameterLayout(result.model).total();
+  const Batch batch =
+      make_batch(cfg.batch * result.model.seq_len, result.model.vocab_size, cfg.seed);
+  for (const ModelBenchArm& arm : cfg.arms) {
+    std::fprintf(stderr, "bench model: %s B%lld x T%lld, arm %s ...\n", cfg.preset.c_str(),
+                 static_cast<long long>(cfg.batch), static_cast<long long>(result.model.seq_len),
+                 arm.name.c_str());
+    result.arms.push_back(run_arm(cfg, result.model, arm, batch));
+  }
+  for (const auto& a : result.arms) {
+    FP8LAB_CHECK(a.weights_sha256 == result.arms.front().weights_sha256,
+                 "arm {} started from other weights than arm {}", a.arm, result.arms.front().arm);
+  }
+  return result;
+}
+
+std::string model_bench_report(const ModelBenchResult& r) {
+  std::string out;
+  char line[512];
+  const auto& c = r.config;
+  std::snprintf(line, sizeof line,
+                "fp8lab bench model: %s (%lld parameters), B%lld x T%lld = %lld tokens, backend "
+                "%s, %d repeats (median)\n",
+                c.preset.c_str(), static_cast<long long>(r.parameters),
+                static_cast<long long>(c.batch), static_cast<long long>(r.model.seq_len),
+                static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(), c.repeats);
+  out += line;
+  if (!r.arms.empty()) {
+    std::snprintf(line, sizeof line, "weights sha256 %.16s…  inputs %.16s…  targets %.16s…\n",
+                  r.arms[0].weights_sha256.c_str(), r.arms[0].inputs_sha256.c_str(),
+                  r.arms[0].targets_sha256.c_str());
+    out += line;
+  }
+  out +=
+      "| arm | fwd+bwd ms | fwd+bwd peak MiB | first call ms | step ms | tokens/s | step peak MiB "
+      "| step vs torch (tok/s) | peak vs torch |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& a : r.arms) {
+    std::string vs_speed = "-", vs_peak = "-";
+    if (const nlohmann::json* p = peer_arm(r.peer, c.preset, a.arm)) {
+      const double peer_tps = peer_value(*p, "train", "tokens_per_s");
+      const double peer_peak = peer_value(*p, "train", "peak_mib");
+      if (peer_tps > 0 && a.step.tokens_per_s > 0) {
+        std::snprintf(line, sizeof line, "%.2fx", a.step.tokens_per_s / peer_tps);
+        vs_speed = line;
+      }
+      if (peer_peak > 0 && a.step.peak_mib > 0) {
+        std::snprintf(line, sizeof line, "%.2fx", a.step.peak_mib / peer_peak);
+        vs_peak = line;
+      }
+    }
+    std::snprintf(line, sizeof line, "| %s | %.2f | %.0f | %.0f | %.2f | %.0f | %.0f | %s | %s |\n",
+                  a.arm.c_str(), a.frozen.median_ms, a.frozen.peak_mib, a.frozen.first_call_ms,
+                  a.step.median_ms, a.step.tokens_per_s, a.step.peak_mib, vs_speed.c_str(),
+                  vs_peak.c_str());
+    out += line;
+  }
+  if (!r.peer.is_null()) {
+    out += "PyTorch peer (same run):\n| arm | fwd+bwd ms | fwd+bwd peak MiB | step ms | tokens/s | "
+           "step peak MiB |\n|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& a : r.arms) {
+      if (const nlohmann::json* p = peer_arm(r.peer, c.preset, a.arm)) {
+        std::snprintf(line, sizeof line, "| %s | %.2f | %.0f | %.2f | %.0f | %.0f |\n",
+                      a.arm.c_str(), peer_value(*p, "frozen", "median_ms"),
+                      peer_value(*p, "frozen", "peak_mib"), peer_value(*p, "train", "median_ms"),
+                      peer_value(*p, "train", "tokens_per_s"), peer_value(*p, "train", "peak_mib"));
+        out += line;
+      }
+    }
+  }
+  return out;
+}
+
+nlohmann::json model_bench_json(const ModelBenchResult& r) {
+  nlohmann::json arms = nlohmann::json::array();
+  auto timing = [](const ModelBenchTiming& t) {
+    return nlohmann::json{{"median_ms", t.median_ms},     {"p10_ms", t.p10_ms},
+                          {"p90_ms", t.p90_ms},           {"first_call_ms", t.first_call_ms},
+                          {"peak_mib", t.peak_mib},       {"tokens_per_s", t.tokens_per_s}};
+  };
+  for (const auto& a : r.arms) {
+    arms.push_back({{"arm", a.arm},
+                    {"frozen", timing(a.frozen)},
+                    {"step", timing(a.step)},
+                    {"loss", a.loss},
+                    {"weights_sha256", a.weights_sha256},
+                    {"inputs_sha256", a.inputs_sha256},
+                    {"targets_sha256", a.targets_sha256}});
+  }
+  const auto& c = r.config;
+  return {{"benchmark", "fp8lab bench model"},
+          {"commit", c.commit},
+          {"backend", c.backend},
+          {"preset", c.preset},
+          {"batch", c.batch},
+          {"seq_len", r.model.seq_len},
+          {"model", to_json(r.model)},
+          {"parameters", r.parameters},
+          {"warmup", c.warmup},
+          {"repeats", c.repeats},
+          {"loss_chunk_rows", c.loss_chunk_rows},
+          {"seed", c.seed},
+          {"checkpoint", c.checkpoint},
+          {"arms", arms},
+          {"peer", r.peer}};
+}
+
+}  // namespace fp8lab

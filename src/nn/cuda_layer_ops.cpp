@@ -1,0 +1,175 @@
+// CudaBackend: embedding, RMSNorm, attention and GELU. Each op checks its views here (the .cu
+// launchers see raw pointers only), takes scratch from the pool and checks the launch.
+#if defined(FP8LAB_HAVE_CUDA)
+#include "fp8lab/cuda_check.hpp"
+#include "nn/cuda_backend.hpp"
+#include "nn/cuda_backend_internal.hpp"
+
+namespace fp8lab::cuda {
+namespace {
+
+struct EmbeddingGeometry {
+  std::int64_t rows;
+  int seq, d, vocab;
+};
+
+EmbeddingGeometry check_embedding_args(const TensorView& tokens, const TensorView& wte,
+                                       const TensorView& wpe, const TensorView& acts,
+                                       const char* acts_name) {
+  check_device(tokens, Device::cuda, "tokens");
+  check_dtype(tokens, DType::i32, "tokens");
+  check_f32(wte, "wte");
+  check_f32(wpe, "wpe");
+  check_rank(wte, 2, "wte");
+  check_rank(wpe, 2, "wpe");
+  check_rank(acts, 2, acts_name);
+  elem_type(acts, acts_name);
+  const std::int64_t d = wte.shape[1];
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    wpe.shape[1] == d && acts.shape[1] == d && acts.shape[0] == tokens.numel() &&
+                        tokens.numel() % wpe.shape[0] == 0,
+                    "embedding: tokens {}, wte {}, wpe {}, {} {} do not fit [M], [V, D], [T, D], "
+                    "[M, D] with M a multiple of T",
+                    tokens.describe(), wte.describe(), wpe.describe(), acts_name, acts.describe());
+  return {tokens.numel(), to_int(wpe.shape[0], "seq_len"), to_int(d, "d_model"),
+          to_int(wte.shape[0], "vocab")};
+}
+
+void check_norm_args(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                     const TensorView& other, const char* other_name) {
+  check_rank(x, 2, "rmsnorm x");
+  elem_type(x, "rmsnorm x");
+  elem_type(other, other_name);
+  check_f32(w, "rmsnorm weight");
+  check_f32(rstd, "rmsnorm rstd");
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    w.numel() == x.shape[1] && rstd.numel() == x.shape[0] &&
+                        other.shape == x.shape,
+                    "rmsnorm: x {}, w {}, rstd {}, {} {} do not fit [M, D], [D], [M], [M, D]",
+                    x.describe(), w.describe(), rstd.describe(), other_name, other.describe());
+}
+
+struct HeadGeometry {
+  int batch, seq, heads, head_dim;
+};
+
+HeadGeometry check_attention_args(const TensorView& qkv, int n_heads, int seq_len,
+                                  const TensorView& lse) {
+  check_rank(qkv, 2, "attention qkv");
+  check_bf16(qkv, "attention qkv (the CUDA attention is bf16)");
+  check_f32(lse, "attention lse");
+  const std::int64_t m = qkv.shape[0], three_d = qkv.shape[1];
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    n_heads > 0 && seq_len > 0 && three_d % (3 * n_heads) == 0 && m % seq_len == 0,
+                    "attention: qkv {} does not split into 3 x {} heads over rows of seq_len {}",
+                    qkv.describe(), n_heads, seq_len);
+  const HeadGeometry g{to_int(m / seq_len, "batch"), seq_len, n_heads,
+                       to_int(three_d / 3 / n_heads, "head_dim")};
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, cuda_ops::attention_supports_head_dim(g.head_dim),
+                    "attention: head_dim {} (d_model {} / {} heads) is not supported by the CUDA "
+                    "flash attention (32, 64 or 128)",
+                    g.head_dim, three_d / 3, n_heads);
+  FP8LAB_CHECK_KIND(ErrorKind::shape,
+                    lse.numel() == static_cast<std::int64_t>(g.batch) * g.heads * g.seq,
+                    "attention: lse {} is not [B={}, H={}, T={}]", lse.describe(), g.batch, g.heads,
+                    g.seq);
+  return g;
+}
+
+}  // namespace
+
+void CudaBackend::embedding_forward(const TensorView& tokens, const TensorView& wte,
+                                    const TensorView& wpe, const TensorView& out) {
+  const EmbeddingGeometry g = check_embedding_args(tokens, wte, wpe, out, "out");
+  cuda_ops::embedding_forward(tokens.as<const std::int32_t>(), wte.as<const float>(),
+                              wpe.as<const float>(), out.data, elem_type(out, "out"), g.rows,
+                              g.seq, g.d, g.vocab, flag_bad_token(), stream_);
+  check_launch("embedding_forward", __FILE__, __LINE__);
+}
+
+void CudaBackend::embedding_backward(const TensorView& tokens, const TensorView& dout,
+                                     const TensorView& dwte_accum, const TensorView& dwpe_accum) {
+  const EmbeddingGeometry g = check_embedding_args(tokens, dwte_accum, dwpe_accum, dout, "dout");
+  PoolBlock scratch(this, cuda_ops::embedding_backward_workspace_bytes(g.rows, g.vocab),
+                    MemoryKind::workspace, "embedding backward sort");
+  cuda_ops::embedding_backward(tokens.as<const std::int32_t>(), dout.data, elem_type(dout, "dout"),
+                               dwte_accum.as<float>(), dwpe_accum.as<float>(), g.rows, g.seq, g.d,
+                               g.vocab, scratch.get(), stream_);
+  check_launch("embedding_backward", __FILE__, __LINE__);
+}
+
+void CudaBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
+                                  const TensorView& y, const TensorView& rstd) {
+  check_norm_args(x, w, rstd, y, "rmsnorm y");
+  cuda_ops::rmsnorm_forward(x.data, elem_type(x, "x"), w.as<const float>(), eps, y.data,
+                            elem_type(y, "y"), rstd.as<float>(), x.shape[0],
+                            to_int(x.shape[1], "d_model"), stream_);
+  check_launch("rmsnorm_forward", __FILE__, __LINE__);
+}
+
+void CudaBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                                   const TensorView& dy, const TensorView& dx_accum,
+                                   const TensorView& dw_accum) {
+  check_norm_args(x, w, rstd, dy, "rmsnorm dy");
+  check_norm_args(x, w, rstd, dx_accum, "rmsnorm dx");
+  check_f32(dw_accum, "rmsnorm dw");
+  check_shape(dw_accum, w.shape, "rmsnorm dw");
+  const int d = to_int(x.shape[1], "d_model");
+  PoolBlock scratch(this, cuda_ops::rmsnorm_backward_workspace_bytes(x.shape[0], d),
+                    MemoryKind::workspace, "rmsnorm backward partials");
+  cuda_ops::rmsnorm_backward(x.data, elem_type(x, "x"), w.as<const float>(),
+                             rstd.as<const float>(), dy.data, elem_type(dy, "dy"), dx_accum.data,
+                             elem_type(dx_accum, "dx"), dw_accum.as<float>(), x.shape[0], d,
+                             scratch.get(), stream_);
+  check_launch("rmsnorm_backward", __FILE__, __LINE__);
+}
+
+void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_len,
+                                    const TensorView& out, const TensorView& lse) {
+  const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
+  check_bf16(out, "attention out");
+  check_shape(out, {qkv.shape[0], qkv.shape[1] / 3}, "attention out");
+  cuda_ops::attention_forward(qkv.data, out.data, lse.as<float>(), g.batch, g.seq, g.heads,
+                              g.head_dim, stream_);
+  check_launch("attention_forward", __FILE__, __LINE__);
+}
+
+void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& out,
+                                     const TensorView& lse, const TensorView& dout, int n_heads,
+                                     int seq_len, const TensorView& dqkv) {
+  const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
+  for (const auto& [t, what] : {std::pair{&out, "attention out"}, {&dout, "attention dout"}}) {
+    check_bf16(*t, what);
+    check_shape(*t, {qkv.shape[0], qkv.shape[1] / 3}, what);
+  }
+  check_bf16(dqkv, "attention dqkv");
+  check_shape(dqkv, qkv.shape, "attention dqkv");
+  PoolBlock scratch(this, cuda_ops::attention_backward_workspace_bytes(g.batch, g.seq, g.heads),
+                    MemoryKind::workspace, "attention backward rowsum(dO*O)");
+  cuda_ops::attention_backward(qkv.data, out.data, lse.as<const float>(), dout.data, dqkv.data,
+                               g.batch, g.seq, g.heads, g.head_dim, scratch.get(), stream_);
+  check_launch("attention_backward", __FILE__, __LINE__);
+}
+
+void CudaBackend::gelu_forward(const TensorView& x, const TensorView& y) {
+  const cuda_ops::ElemType xt = elem_type(x, "gelu x"), yt = elem_type(y, "gelu y");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, x.numel() == y.numel(), "gelu: x {} and y {} differ in size",
+                    x.describe(), y.describe());
+  if (x.numel() == 0) return;
+  cuda_ops::gelu_forward(x.data, xt, y.data, yt, x.numel(), stream_);
+  check_launch("gelu_forward", __FILE__, __LINE__);
+}
+
+void CudaBackend::gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) {
+  const cuda_ops::ElemType xt = elem_type(x, "gelu x"), dyt = elem_type(dy, "gelu dy"),
+                           dxt = elem_type(dx, "gelu dx");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, x.numel() == dy.numel() && x.numel() == dx.numel(),
+                    "gelu backward: x {}, dy {}, dx {} differ in size", x.describe(),
+                    dy.describe(), dx.describe());
+  if (x.numel() == 0) return;
+  cuda_ops::gelu_backward(x.data, xt, dy.data, dyt, dx.data, dxt, x.numel(), stream_);
+  check_launch("gelu_backward", __FILE__, __LINE__);
+}
+
+}  // namespace fp8lab::cuda
+#endif  // FP8LAB_HAVE_CUDA

@@ -1,0 +1,191 @@
+// CudaBackend: the linear layers (through the CUDA linear, fp8lab/linear_cuda.hpp) and the tied
+// LM head's chunked cross-entropy.
+//
+// FP8 saved state: the forward's fused cast writes Xq, Xqᵀ, Wq and Wqᵀ, but the backward reads
+// only Xqᵀ and Wqᵀ (and the scales). So the state lives in two pool blocks: `kept` (the
+// transposed layouts and the three Fp8Metas) lives until the backward, `transient` (Xq, Wq) is
+// given back as soon as the forward GEMM is queued. That halves what an FP8 linear keeps
+// between forward and backward: M·K bytes for its input against 2·M·K for a bf16 input.
+#if defined(FP8LAB_HAVE_CUDA)
+#include "fp8lab/cuda_check.hpp"
+#include "fp8lab/fp8_cuda.hpp"
+#include "fp8lab/gemm_cuda.hpp"
+#include "fp8lab/linear_cuda.hpp"
+#include "nn/cuda_backend.hpp"
+#include "nn/cuda_backend_internal.hpp"
+
+#include <algorithm>
+
+namespace fp8lab::cuda {
+namespace {
+
+struct CudaLinearContext final : LinearContext {
+  LinearCudaConfig config;
+  LinearSavedCuda saved;
+  PoolBlock kept;  // fp8: Xqᵀ, Wqᵀ, metas
+  int dy_flag_id = 0;
+};
+
+// Carves consecutive 256-byte aligned views out of one pool block.
+class Carver {
+ public:
+  explicit Carver(void* base) : next_(static_cast<char*>(base)) {}
+  static std::size_t size(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+  void* take(std::size_t bytes) {
+    void* p = next_;
+    next_ += size(bytes);
+    return p;
+  }
+  TensorView tensor(DType dtype, const Shape& shape) {
+    TensorView v{nullptr, dtype, shape, Device::cuda};
+    v.data = take(v.nbytes());
+    return v;
+  }
+
+ private:
+  char* next_;
+};
+
+std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+}  // namespace
+
+std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, const TensorView& x,
+                                                           const TensorView& w,
+                                                           const TensorView& y,
+                                                           std::string_view name) {
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode != LinearMode::f32,
+                    "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
+                    "LinearMode f32 (compute fp32) is the CPU reference's",
+                    name);
+  check_rank(x, 2, "linear x");
+  check_rank(w, 2, "linear w");
+  const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
+  auto ctx = std::make_unique<CudaLinearContext>();
+  ctx->config.mode = mode == LinearMode::fp8 ? LinearCudaMode::fp8_fused : LinearCudaMode::bf16;
+  ctx->config.name = std::string(name);
+  ctx->config.fast_accum = fast_accum_;
+  ctx->config.overlap = overlap_.get();
+  ctx->saved.mode = ctx->config.mode;
+  if (mode == LinearMode::bf16) {
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
+    return ctx;
+  }
+  const std::string what = ctx->config.name + " saved FP8 operands";
+  ctx->kept = PoolBlock(this,
+                        Carver::size(u(k * m)) + Carver::size(u(k * n)) +
+                            Carver::size(3 * sizeof(Fp8Meta)),
+                        MemoryKind::activations, what.c_str());
+  PoolBlock transient(this, Carver::size(u(m * k)) + Carver::size(u(n * k)),
+                      MemoryKind::workspace, "linear forward Xq, Wq");
+  Carver kept(ctx->kept.get()), scratch(transient.get());
+  LinearSavedCuda& s = ctx->saved;
+  s.xq_t = kept.tensor(DType::e4m3, {k, m});
+  s.wq_t = kept.tensor(DType::e4m3, {k, n});
+  s.meta = static_cast<Fp8Meta*>(kept.take(3 * sizeof(Fp8Meta)));
+  s.xq = scratch.tensor(DType::e4m3, {m, k});
+  s.wq = scratch.tensor(DType::e4m3, {n, k});
+  FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
+  linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_);
+  cuda_ops::record_nonfinite(s.meta + 0, 1, nonfinite_id(ctx->config.name + ".x"),
+                             flag_first_nonfinite(), stream_);
+  cuda_ops::record_nonfinite(s.meta + 1, 1, nonfinite_id(ctx->config.name + ".w"),
+                             flag_first_nonfinite(), stream_);
+  check_launch("record_nonfinite", __FILE__, __LINE__);
+  ctx->dy_flag_id = nonfinite_id(ctx->config.name + ".dy");
+  s.xq = {};  // given back with `transient` below (stream-ordered after the GEMM)
+  s.wq = {};
+  return ctx;
+}
+
+void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
+                                  const TensorView& dw_accum) {
+  auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
+  FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CUDA backend");
+  check_f32(dw_accum, "linear dw");
+  if (ctx->config.mode == LinearCudaMode::bf16) {
+    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, true, stream_);
+    return;
+  }
+  check_rank(dy, 2, "linear dy");
+  const std::int64_t m = dy.shape[0], n = dy.shape[1];
+  PoolBlock block(this, 2 * Carver::size(u(m * n)), MemoryKind::workspace, "linear dYq, dYqᵀ");
+  Carver carve(block.get());
+  LinearScratch scratch;
+  scratch.dyq = carve.tensor(DType::e5m2, {m, n});
+  scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
+  linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true, stream_);
+  cuda_ops::record_nonfinite(ctx->saved.meta + 2, 1, ctx->dy_flag_id, flag_first_nonfinite(),
+                             stream_);
+  check_launch("record_nonfinite", __FILE__, __LINE__);
+}
+
+// Chunk by chunk: logits = x_c wᵀ (f32, fp32 accumulation) -> loss rows and bf16 dlogits ->
+// dx_c = dlogits · w and dw += dlogitsᵀ · x_c. Only one chunk's logits exist at a time.
+LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
+                                    const TensorView& targets, int ignore_index, int chunk_rows,
+                                    float grad_scale, const TensorView& dx,
+                                    const TensorView& dw_accum) {
+  check_bf16(x, "cross_entropy x");
+  check_bf16(w, "cross_entropy w (the bf16 working copy of the tied embedding)");
+  check_rank(x, 2, "cross_entropy x");
+  check_rank(w, 2, "cross_entropy w");
+  check_device(targets, Device::cuda, "cross_entropy targets");
+  check_dtype(targets, DType::i32, "cross_entropy targets");
+  const std::int64_t rows = x.shape[0], d = x.shape[1], vocab = w.shape[0];
+  FP8LAB_CHECK_KIND(ErrorKind::shape, w.shape[1] == d && targets.numel() == rows,
+                    "cross_entropy: x {}, w {}, targets {} do not fit [M, D], [V, D], [M]",
+                    x.describe(), w.describe(), targets.describe());
+  FP8LAB_CHECK(chunk_rows > 0, "cross_entropy: chunk_rows {} must be positive", chunk_rows);
+  const bool training = dx.data != nullptr;
+  if (training) {
+    check_bf16(dx, "cross_entropy dx");
+    check_shape(dx, x.shape, "cross_entropy dx");
+    check_f32(dw_accum, "cross_entropy dw");
+    check_shape(dw_accum, w.shape, "cross_entropy dw");
+  }
+  const std::int64_t chunk = std::min<std::int64_t>(chunk_rows, rows);
+  PoolBlock logits_block(this, u(chunk * vocab) * 4, MemoryKind::workspace, "logits chunk (f32)");
+  PoolBlock dlogits_block(this, training ? u(chunk * vocab) * 2 : 0, MemoryKind::workspace,
+                          "dlogits chunk (bf16)");
+  PoolBlock loss_block(this, u(rows) * 4, MemoryKind::workspace, "loss rows");
+  FP8LAB_CUDA_CHECK(cudaMemsetAsync(flag_loss_sum(), 0, sizeof(double), stream_));
+  FP8LAB_CUDA_CHECK(cudaMemsetAsync(flag_counted(), 0, sizeof(long long), stream_));
+  auto rows_of = [](const TensorView& t, std::int64_t r0, std::int64_t n) {
+    TensorView v = t;
+    v.data = static_cast<char*>(t.data) + u(r0 * t.shape[1]) * dtype_size(t.dtype);
+    v.shape = {n, t.shape[1]};
+    return v;
+  };
+  auto* loss = static_cast<float*>(loss_block.get());
+  for (std::int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    const std::int64_t n = std::min(chunk, rows - r0);
+    const TensorView xc = rows_of(x, r0, n);
+    const TensorView logits{logits_block.get(), DType::f32, {n, vocab}, Device::cuda};
+    gemm_->matmul({xc, true}, {w, true}, logits, {}, stream_);
+    const TensorView dlogits{dlogits_block.get(), DType::bf16, {n, vocab}, Device::cuda};
+    cuda_ops::cross_entropy_rows(logits.data, cuda_ops::ElemType::f32,
+                                 targets.as<const std::int32_t>() + r0, ignore_index, grad_scale,
+                                 training ? static_cast<std::uint16_t*>(dlogits.data) : nullptr,
+                                 loss + r0, n, to_int(vocab, "vocab"), flag_bad_target(), stream_);
+    check_launch("cross_entropy_rows", __FILE__, __LINE__);
+    if (!training) continue;
+    gemm_->matmul({dlogits, true}, {w, false}, rows_of(dx, r0, n), {}, stream_);
+    gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {false, true}, stream_);
+  }
+  cuda_ops::loss_reduce(loss, targets.as<const std::int32_t>(), ignore_index, rows,
+                        flag_loss_sum(), flag_counted(), stream_);
+  check_launch("loss_reduce", __FILE__, __LINE__);
+  LossSums sums;
+  long long counted = 0;
+  FP8LAB_CUDA_CHECK(cudaMemcpyAsync(&sums.loss_sum, flag_loss_sum(), sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream_));
+  FP8LAB_CUDA_CHECK(
+      cudaMemcpyAsync(&counted, flag_counted(), sizeof(counted), cudaMemcpyDeviceToHost, stream_));
+  synchronize();  // also reports a bad target or a non-finite FP8 cast of this forward
+  sums.counted = counted;
+  return sums;
+}
+
+}  // namespace fp8lab::cuda
+#endif  // FP8LAB_HAVE_CUDA
