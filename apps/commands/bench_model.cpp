@@ -62,6 +62,8 @@ void add_bench_model(CLI::App& bench) {
       ->capture_default_str();
   model->add_flag("!--no-frozen", c.frozen, "skip the frozen forward+backward check");
   model->add_flag("!--no-step", c.train_step, "skip the training-step benchmark");
+  model->add_flag("--op-times", c.op_times,
+                  "CUDA: time one more training step op by op and print the breakdown");
   model->add_option("--loss-chunk-rows", c.loss_chunk_rows, "rows per classifier chunk")
       ->capture_default_str();
   model->add_option("--seed", c.seed, "seed of the weights (init) and the batch")

@@ -39,6 +39,7 @@ struct ModelBenchConfig {
   bool train_step = true;  // the full training step
   std::int64_t loss_chunk_rows = 4096;
   std::uint64_t seed = 1234;  // weights (init) and batch
+  bool op_times = false;      // CUDA: one extra timed step with per-op GPU times
   std::string checkpoint;     // optional: weights from this checkpoint directory instead
   std::string peer_json;      // optional: bench/peers/gpt_peer.py's results
   std::string commit;
@@ -55,6 +56,12 @@ struct ModelBenchArmResult {
   std::string arm;
   ModelBenchTiming frozen, step;
   double loss = 0;  // of the frozen batch
+  struct OpShare {
+    std::string op;
+    double ms = 0;
+    int calls = 0;
+  };
+  std::vector<OpShare> op_times;  // one training step's GPU time per op (--op-times)
   std::string weights_sha256, inputs_sha256, targets_sha256;
 };
 

@@ -10,6 +10,10 @@
 #include "fp8lab/rng.hpp"
 #include "fp8lab/sha256.hpp"
 
+#if defined(FP8LAB_HAVE_CUDA)
+#include "nn/cuda_backend.hpp"
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -139,6 +143,15 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     order_statistics(times, r.step);
     r.step.peak_mib = mib(backend->memory_stats().peak_bytes);
     r.step.tokens_per_s = static_cast<double>(m) / (r.step.median_ms / 1e3);
+#if defined(FP8LAB_HAVE_CUDA)
+    if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(backend.get()); cuda && cfg.op_times) {
+      cuda->set_op_timing(true);
+      step();
+      cuda->set_op_timing(false);
+      for (const cuda::OpTime& t : cuda->take_op_times())
+        r.op_times.push_back({t.name, t.ms, t.calls});
+    }
+#endif
   }
   return r;
 }
@@ -252,6 +265,23 @@ std::string model_bench_report(const ModelBenchResult& r) {
                   vs_peak.c_str());
     out += line;
   }
+  for (const auto& a : r.arms) {
+    if (a.op_times.empty()) continue;
+    double total = 0;
+    for (const auto& t : a.op_times) total += t.ms;
+    std::snprintf(line, sizeof line,
+                  "GPU time per op, one training step of %s (op timing on; %.1f ms in ops):\n"
+                  "| op | calls | ms | share |\n|---|---:|---:|---:|\n",
+                  a.arm.c_str(), total);
+    out += line;
+    auto sorted = a.op_times;
+    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.ms > y.ms; });
+    for (const auto& t : sorted) {
+      std::snprintf(line, sizeof line, "| %s | %d | %.2f | %.1f%% |\n", t.op.c_str(), t.calls, t.ms,
+                    100.0 * t.ms / total);
+      out += line;
+    }
+  }
   if (!r.peer.is_null()) {
     out += "PyTorch peer (same run):\n| arm | fwd+bwd ms | fwd+bwd peak MiB | step ms | tokens/s | "
            "step peak MiB |\n|---|---:|---:|---:|---:|---:|\n";
@@ -276,7 +306,10 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
                           {"peak_mib", t.peak_mib},       {"tokens_per_s", t.tokens_per_s}};
   };
   for (const auto& a : r.arms) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& t : a.op_times) ops.push_back({{"op", t.op}, {"ms", t.ms}, {"calls", t.calls}});
     arms.push_back({{"arm", a.arm},
+                    {"op_times", ops},
                     {"frozen", timing(a.frozen)},
                     {"step", timing(a.step)},
                     {"loss", a.loss},

@@ -10,6 +10,7 @@
 #include "nn/cuda_backend_internal.hpp"
 #include "nn/cuda_ops_launch.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 
@@ -96,6 +97,11 @@ CudaBackend::CudaBackend() {
 
 CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
+  for (const TimedOp& t : timed_ops_) {
+    cudaEventDestroy(t.start);
+    cudaEventDestroy(t.stop);
+  }
+  for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
   flags_block_.reset();
   overlap_.reset();
   gemm_.reset();
@@ -216,14 +222,59 @@ int* CudaBackend::flag_first_nonfinite() { return &flags_->first_nonfinite; }
 double* CudaBackend::flag_loss_sum() { return &flags_->loss_sum; }
 long long* CudaBackend::flag_counted() { return &flags_->counted; }
 
+// ---- op timing ---------------------------------------------------------------------------------
+
+cudaEvent_t CudaBackend::take_event() {
+  if (!free_events_.empty()) {
+    cudaEvent_t e = free_events_.back();
+    free_events_.pop_back();
+    return e;
+  }
+  cudaEvent_t e = nullptr;
+  FP8LAB_CUDA_CHECK(cudaEventCreate(&e));
+  return e;
+}
+
+OpTimer::OpTimer(CudaBackend& backend, const char* name) : backend_(backend), name_(name) {
+  if (!backend_.op_timing_) return;
+  start_ = backend_.take_event();
+  FP8LAB_CUDA_CHECK(cudaEventRecord(start_, backend_.stream_));
+}
+
+OpTimer::~OpTimer() {
+  if (start_ == nullptr) return;
+  cudaEvent_t stop = backend_.take_event();
+  cudaEventRecord(stop, backend_.stream_);
+  backend_.timed_ops_.push_back({name_, start_, stop});
+}
+
+std::vector<OpTime> CudaBackend::take_op_times() {
+  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  std::vector<OpTime> out;
+  for (const TimedOp& t : timed_ops_) {
+    float ms = 0;
+    FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
+    auto it = std::find_if(out.begin(), out.end(), [&](const OpTime& o) { return o.name == t.name; });
+    if (it == out.end()) it = out.insert(out.end(), OpTime{t.name, 0.0, 0});
+    it->ms += ms;
+    ++it->calls;
+    free_events_.push_back(t.start);
+    free_events_.push_back(t.stop);
+  }
+  timed_ops_.clear();
+  return out;
+}
+
 // ---- elementwise -------------------------------------------------------------------------------
 
 void CudaBackend::fill_zero(const TensorView& t) {
+  OpTimer timer(*this, "fill_zero");
   check_device(t, Device::cuda, "fill_zero tensor");
   if (t.nbytes()) FP8LAB_CUDA_CHECK(cudaMemsetAsync(t.data, 0, t.nbytes(), stream_));
 }
 
 void CudaBackend::convert(const TensorView& src, const TensorView& dst) {
+  OpTimer timer(*this, "convert");
   const cuda_ops::ElemType st = elem_type(src, "convert source");
   const cuda_ops::ElemType dt = elem_type(dst, "convert destination");
   FP8LAB_CHECK_KIND(ErrorKind::shape, src.numel() == dst.numel(),
@@ -239,6 +290,7 @@ void CudaBackend::convert(const TensorView& src, const TensorView& dst) {
 }
 
 void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
+  OpTimer timer(*this, "add_inplace");
   const cuda_ops::ElemType st = elem_type(src, "add source");
   const cuda_ops::ElemType dt = elem_type(dst, "add destination");
   FP8LAB_CHECK_KIND(ErrorKind::shape, src.numel() == dst.numel(),
@@ -249,6 +301,7 @@ void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
 }
 
 void CudaBackend::scale_inplace(const TensorView& t, float factor) {
+  OpTimer timer(*this, "scale_inplace");
   check_f32(t, "scaled tensor");
   if (t.numel() == 0) return;
   cuda_ops::scale_inplace_f32(t.as<float>(), factor, t.numel(), stream_);
@@ -258,6 +311,7 @@ void CudaBackend::scale_inplace(const TensorView& t, float factor) {
 // ---- reductions and the optimizer --------------------------------------------------------------
 
 double CudaBackend::sum_of_squares(const TensorView& t) {
+  OpTimer timer(*this, "sum_of_squares");
   check_f32(t, "sum_of_squares input");
   if (t.numel() == 0) return 0.0;
   PoolBlock scratch(this, cuda_ops::sum_of_squares_workspace_bytes(), MemoryKind::workspace,
@@ -273,6 +327,7 @@ double CudaBackend::sum_of_squares(const TensorView& t) {
 }
 
 bool CudaBackend::all_finite(const TensorView& t) {
+  OpTimer timer(*this, "all_finite");
   const cuda_ops::ElemType type = elem_type(t, "all_finite input");
   if (t.numel() == 0) return true;
   cuda_ops::all_finite(t.data, type, t.numel(), &flags_->all_finite, stream_);
@@ -286,6 +341,7 @@ bool CudaBackend::all_finite(const TensorView& t) {
 
 void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad,
                                const TensorView& m, const TensorView& v, const AdamWStep& s) {
+  OpTimer timer(*this, "adamw_update");
   for (const TensorView* t : {&param, &grad, &m, &v}) check_f32(*t, "adamw tensor");
   FP8LAB_CHECK_KIND(
       ErrorKind::shape,

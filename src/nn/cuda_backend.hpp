@@ -56,6 +56,14 @@ class PoolBlock {
   MemoryKind kind_ = MemoryKind::workspace;
 };
 
+// The GPU time of each op, for the benchmarks' breakdown: with op timing on, every op records
+// CUDA events around its launches; take_op_times() sums them per op name.
+struct OpTime {
+  std::string name;
+  double ms = 0;
+  int calls = 0;
+};
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend();
@@ -108,6 +116,8 @@ class CudaBackend final : public Backend {
   void reset_peak();                           // peak := current (e.g. after set-up)
   std::size_t pool_reserved_peak() const;      // bytes the pool took from the device, at most
   void set_fast_accum(bool on) { fast_accum_ = on; }  // FP8 GEMMs (default off: precise)
+  void set_op_timing(bool on) { op_timing_ = on; }
+  std::vector<OpTime> take_op_times();  // synchronises; sums per op, in first-seen order
 
   // Pool access for PoolBlock.
   void* pool_allocate(std::size_t bytes, MemoryKind kind, const char* what);
@@ -136,6 +146,30 @@ class CudaBackend final : public Backend {
   std::map<std::string, int, std::less<>> nonfinite_ids_;
   mutable std::mutex mutex_;
   MemoryStats stats_;
+
+  friend class OpTimer;
+  bool op_timing_ = false;
+  struct TimedOp {
+    const char* name;
+    cudaEvent_t start, stop;
+  };
+  std::vector<TimedOp> timed_ops_;
+  std::vector<cudaEvent_t> free_events_;
+  cudaEvent_t take_event();
+};
+
+// Scope guard of one timed op (does nothing while op timing is off).
+class OpTimer {
+ public:
+  OpTimer(CudaBackend& backend, const char* name);
+  ~OpTimer();
+  OpTimer(const OpTimer&) = delete;
+  OpTimer& operator=(const OpTimer&) = delete;
+
+ private:
+  CudaBackend& backend_;
+  const char* name_;
+  cudaEvent_t start_ = nullptr;
 };
 
 }  // namespace cuda

@@ -80,6 +80,7 @@ HeadGeometry check_attention_args(const TensorView& qkv, int n_heads, int seq_le
 
 void CudaBackend::embedding_forward(const TensorView& tokens, const TensorView& wte,
                                     const TensorView& wpe, const TensorView& out) {
+  OpTimer timer(*this, "embedding_forward");
   const EmbeddingGeometry g = check_embedding_args(tokens, wte, wpe, out, "out");
   cuda_ops::embedding_forward(tokens.as<const std::int32_t>(), wte.as<const float>(),
                               wpe.as<const float>(), out.data, elem_type(out, "out"), g.rows,
@@ -89,6 +90,7 @@ void CudaBackend::embedding_forward(const TensorView& tokens, const TensorView& 
 
 void CudaBackend::embedding_backward(const TensorView& tokens, const TensorView& dout,
                                      const TensorView& dwte_accum, const TensorView& dwpe_accum) {
+  OpTimer timer(*this, "embedding_backward");
   const EmbeddingGeometry g = check_embedding_args(tokens, dwte_accum, dwpe_accum, dout, "dout");
   PoolBlock scratch(this, cuda_ops::embedding_backward_workspace_bytes(g.rows, g.vocab),
                     MemoryKind::workspace, "embedding backward sort");
@@ -100,6 +102,7 @@ void CudaBackend::embedding_backward(const TensorView& tokens, const TensorView&
 
 void CudaBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
                                   const TensorView& y, const TensorView& rstd) {
+  OpTimer timer(*this, "rmsnorm_forward");
   check_norm_args(x, w, rstd, y, "rmsnorm y");
   cuda_ops::rmsnorm_forward(x.data, elem_type(x, "x"), w.as<const float>(), eps, y.data,
                             elem_type(y, "y"), rstd.as<float>(), x.shape[0],
@@ -110,6 +113,7 @@ void CudaBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, floa
 void CudaBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                                    const TensorView& dy, const TensorView& dx_accum,
                                    const TensorView& dw_accum) {
+  OpTimer timer(*this, "rmsnorm_backward");
   check_norm_args(x, w, rstd, dy, "rmsnorm dy");
   check_norm_args(x, w, rstd, dx_accum, "rmsnorm dx");
   check_f32(dw_accum, "rmsnorm dw");
@@ -126,6 +130,7 @@ void CudaBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, con
 
 void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_len,
                                     const TensorView& out, const TensorView& lse) {
+  OpTimer timer(*this, "attention_forward");
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
   check_bf16(out, "attention out");
   check_shape(out, {qkv.shape[0], qkv.shape[1] / 3}, "attention out");
@@ -137,6 +142,7 @@ void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_
 void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& out,
                                      const TensorView& lse, const TensorView& dout, int n_heads,
                                      int seq_len, const TensorView& dqkv) {
+  OpTimer timer(*this, "attention_backward");
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
   for (const auto& [t, what] : {std::pair{&out, "attention out"}, {&dout, "attention dout"}}) {
     check_bf16(*t, what);
@@ -152,6 +158,7 @@ void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& ou
 }
 
 void CudaBackend::gelu_forward(const TensorView& x, const TensorView& y) {
+  OpTimer timer(*this, "gelu_forward");
   const cuda_ops::ElemType xt = elem_type(x, "gelu x"), yt = elem_type(y, "gelu y");
   FP8LAB_CHECK_KIND(ErrorKind::shape, x.numel() == y.numel(), "gelu: x {} and y {} differ in size",
                     x.describe(), y.describe());
@@ -161,6 +168,7 @@ void CudaBackend::gelu_forward(const TensorView& x, const TensorView& y) {
 }
 
 void CudaBackend::gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) {
+  OpTimer timer(*this, "gelu_backward");
   const cuda_ops::ElemType xt = elem_type(x, "gelu x"), dyt = elem_type(dy, "gelu dy"),
                            dxt = elem_type(dx, "gelu dx");
   FP8LAB_CHECK_KIND(ErrorKind::shape, x.numel() == dy.numel() && x.numel() == dx.numel(),

@@ -54,6 +54,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
                                                            const TensorView& w,
                                                            const TensorView& y,
                                                            std::string_view name) {
+  OpTimer timer(*this, mode == LinearMode::fp8 ? "linear_forward fp8" : "linear_forward bf16");
   FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode != LinearMode::f32,
                     "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
                     "LinearMode f32 (compute fp32) is the CPU reference's",
@@ -102,6 +103,8 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
                                   const TensorView& dw_accum) {
   auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CUDA backend");
+  OpTimer timer(*this, ctx->config.mode == LinearCudaMode::bf16 ? "linear_backward bf16"
+                                                                 : "linear_backward fp8");
   check_f32(dw_accum, "linear dw");
   if (ctx->config.mode == LinearCudaMode::bf16) {
     linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, true, stream_);
@@ -120,12 +123,17 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   check_launch("record_nonfinite", __FILE__, __LINE__);
 }
 
-// Chunk by chunk: logits = x_c wᵀ (f32, fp32 accumulation) -> loss rows and bf16 dlogits ->
+// Chunk by chunk: logits = x_c wᵀ (fp32 accumulation) -> loss rows and bf16 dlogits ->
 // dx_c = dlogits · w and dw += dlogitsᵀ · x_c. Only one chunk's logits exist at a time.
+// Training stores the chunk's logits in bf16 and turns them into dlogits in place (what
+// PyTorch's autocast does; half the bytes of the heaviest memory traffic of the step, see
+// docs/perf-notes.md); evaluation (no dx) keeps f32 logits, so scored losses carry no bf16
+// rounding of the logits.
 LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
                                     const TensorView& targets, int ignore_index, int chunk_rows,
                                     float grad_scale, const TensorView& dx,
                                     const TensorView& dw_accum) {
+  OpTimer timer(*this, "cross_entropy");
   check_bf16(x, "cross_entropy x");
   check_bf16(w, "cross_entropy w (the bf16 working copy of the tied embedding)");
   check_rank(x, 2, "cross_entropy x");
@@ -145,9 +153,9 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
     check_shape(dw_accum, w.shape, "cross_entropy dw");
   }
   const std::int64_t chunk = std::min<std::int64_t>(chunk_rows, rows);
-  PoolBlock logits_block(this, u(chunk * vocab) * 4, MemoryKind::workspace, "logits chunk (f32)");
-  PoolBlock dlogits_block(this, training ? u(chunk * vocab) * 2 : 0, MemoryKind::workspace,
-                          "dlogits chunk (bf16)");
+  const DType logits_dtype = training ? DType::bf16 : DType::f32;
+  PoolBlock logits_block(this, u(chunk * vocab) * dtype_size(logits_dtype), MemoryKind::workspace,
+                         training ? "logits/dlogits chunk (bf16)" : "logits chunk (f32)");
   PoolBlock loss_block(this, u(rows) * 4, MemoryKind::workspace, "loss rows");
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(flag_loss_sum(), 0, sizeof(double), stream_));
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(flag_counted(), 0, sizeof(long long), stream_));
@@ -161,10 +169,11 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
   for (std::int64_t r0 = 0; r0 < rows; r0 += chunk) {
     const std::int64_t n = std::min(chunk, rows - r0);
     const TensorView xc = rows_of(x, r0, n);
-    const TensorView logits{logits_block.get(), DType::f32, {n, vocab}, Device::cuda};
+    const TensorView logits{logits_block.get(), logits_dtype, {n, vocab}, Device::cuda};
     gemm_->matmul({xc, true}, {w, true}, logits, {}, stream_);
-    const TensorView dlogits{dlogits_block.get(), DType::bf16, {n, vocab}, Device::cuda};
-    cuda_ops::cross_entropy_rows(logits.data, cuda_ops::ElemType::f32,
+    const TensorView& dlogits = logits;  // training: in place (bf16)
+    cuda_ops::cross_entropy_rows(logits.data,
+                                 training ? cuda_ops::ElemType::bf16 : cuda_ops::ElemType::f32,
                                  targets.as<const std::int32_t>() + r0, ignore_index, grad_scale,
                                  training ? static_cast<std::uint16_t*>(dlogits.data) : nullptr,
                                  loss + r0, n, to_int(vocab, "vocab"), flag_bad_target(), stream_);
