@@ -13,6 +13,8 @@ namespace fp8lab {
 
 // The git commit of the tree at `repo` and whether tracked files differ from it. When git or the
 // repository is unavailable, commit is "unknown" and dirty is true (we cannot vouch for it).
+// FP8LAB_SOURCE_COMMIT ("<sha>" or "<sha> dirty"), when set, is taken instead: a carried binary's
+// build commit (scripts/gpu-pack writes it, scripts/gpu-session exports it).
 struct SourceInfo {
   std::string commit = "unknown";
   bool dirty = true;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 namespace fp8lab {
@@ -138,15 +139,18 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
     std::string role = is_control ? "control" : a.arm->resource_only ? "resource" : "candidate";
     if (!a.arm->group.empty()) role += " (" + a.arm->group + ")";
     const double tokens = a.run.value("tokens_seen", 0.0);
+    const double ref_seconds_per_token =
+        ref.train_seconds / std::max(ref.run.value("tokens_seen", 0.0), 1.0);
     const double flops = flops_for(control_config, tokens);
     total_flops += flops;
     rows.push_back({a.arm->name, role, a.arm->policy + (a.arm->mlp_recompute ? " + recompute" : ""),
                     fmt::format("{:.4f}", ce), fmt::format("{:.3f}", e.at("perplexity").get<double>()),
                     fmt::format("{:.4f}", bpb), fmt::format("{:.4f}", a.bf16_eval.at("ce_nats").get<double>()),
-                    fmt::format("{:.1f}", a.train_seconds), fmt::format("{:.1f}", peak),
-                    is_control ? "—" : signed_delta(ce, c_ce, "{:+.4f}"),
-                    is_control ? "—" : signed_delta(bpb, c_bpb, "{:+.4f}"),
-                    is_control ? "—" : percent_delta(a.train_seconds, ref.train_seconds),
+                    fmt::format("{:.1f}", a.train_seconds), fmt::format("{:.3g}", tokens),
+                    fmt::format("{:.1f}", peak),
+                    is_control || a.arm->resource_only ? "—" : signed_delta(ce, c_ce, "{:+.4f}"),
+                    is_control || a.arm->resource_only ? "—" : signed_delta(bpb, c_bpb, "{:+.4f}"),
+                    is_control ? "—" : percent_delta(a.train_seconds / tokens, ref_seconds_per_token),
                     is_control ? "—" : percent_delta(peak, ref.run.at("peak_mib").get<double>())});
     results.push_back({{"arm", a.arm->name}, {"role", role}, {"group", a.arm->group}, {"reference", ref.arm->name}, {"policy", a.arm->policy},
                        {"mlp_recompute", a.arm->mlp_recompute}, {"eval_own_policy", a.own_eval},
@@ -162,12 +166,13 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                                plan.name, source.commit, source.dirty ? " (with uncommitted changes)" : "",
                                control->run.at("init_sha256").get<std::string>());
   md += markdown_table({"arm", "role", "policy", "CE (nats, excl. specials)", "PPL", "BPB", "CE under bf16",
-                        "train s", "peak MiB", "ΔCE", "ΔBPB", "Δtime", "Δpeak"},
+                        "train s", "tokens", "peak MiB", "ΔCE", "ΔBPB", "Δtime/token", "Δpeak"},
                        rows);
   md += fmt::format("\nCE, PPL and BPB are scored under each arm's own policy; \"CE under bf16\" scores the same "
                     "weights with every linear in BF16. Deltas are against the control `{}` (arms of a seed group: against that group's bf16 arm). Train seconds are "
                     "wall-clock seconds of the training process (model set-up included); peak MiB is the "
-                    "trainer's peak backend memory. Training compute: {:.3g} FLOPs in all "
+                    "trainer's peak backend memory; Δtime/token compares training seconds per token. A resource arm "
+                    "measures time and memory only (it may train fewer steps), so its loss is not compared. Training compute: {:.3g} FLOPs in all "
                     "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n",
                     plan.control, total_flops);
   md += resource_check_markdown(o.out / "resource_check.json");
