@@ -100,6 +100,12 @@ class Backend {
   virtual void fill_zero(const TensorView& t) = 0;
   virtual void convert(const TensorView& src, const TensorView& dst) = 0;  // f32/bf16, same numel
   virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;  // dst += src
+  // out = a + b (the residual add into the next stream buffer): by default a copy and an
+  // add_inplace; a backend may fuse them (same bits: one fp32 add, rounded once on store).
+  virtual void add(const TensorView& a, const TensorView& b, const TensorView& out) {
+    convert(a, out);
+    add_inplace(out, b);
+  }
   virtual void scale_inplace(const TensorView& t, float factor) = 0;           // f32 only
 
   // ---- ops (forward and backward) -------------------------------------------------------------
@@ -133,6 +139,8 @@ class Backend {
 
   // y = x W^T; x [M, K], w [N, K], y [M, N]. The returned state feeds linear_backward, which
   // writes dx [M, K] and accumulates dw_accum [N, K] f32. `name` labels errors (non-finite amax).
+  // With y.data == nullptr only the backward's state is made (the same bits, e.g. the same FP8
+  // casts) and the product is skipped: MLP recompute needs proj's state, not its output.
   virtual std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
                                                         const TensorView& w, const TensorView& y,
                                                         std::string_view name) = 0;

@@ -66,6 +66,7 @@ LinearSavedCuda alloc_linear_saved_cuda(DeviceArena& arena, LinearCudaMode mode,
 LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
                                         std::int64_t n);
 
+// y.data == nullptr: fill `saved` (the casts) without the GEMM, for a backward-only recompute.
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
                          cudaStream_t stream);

@@ -101,7 +101,8 @@ class GptModel {
   struct Activations;
   struct Block;
   void forward(bool training);
-  void mlp_forward(std::int64_t layer);
+  // state_only: the backward's recompute (proj's output is not needed, only its saved state).
+  void mlp_forward(std::int64_t layer, bool state_only);
   void backward();
   void block_backward(std::int64_t layer);
   TensorView working(const ParamInfo& p) const;

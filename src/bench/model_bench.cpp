@@ -267,8 +267,9 @@ std::string model_bench_report(const ModelBenchResult& r) {
   }
   for (const auto& a : r.arms) {
     if (a.op_times.empty()) continue;
-    double total = 0;
-    for (const auto& t : a.op_times) total += t.ms;
+    double total = 0;  // "op: part" entries time pieces of an op already counted
+    for (const auto& t : a.op_times)
+      if (t.op.find(':') == std::string::npos) total += t.ms;
     std::snprintf(line, sizeof line,
                   "GPU time per op, one training step of %s (op timing on; %.1f ms in ops):\n"
                   "| op | calls | ms | share |\n|---|---:|---:|---:|\n",

@@ -45,7 +45,7 @@ LossSums GptModel::loss(const std::int32_t* inputs, const std::int32_t* targets,
   return sums;
 }
 
-void GptModel::mlp_forward(std::int64_t l) {
+void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   Activations& a = *acts_;
   Block& b = a.blocks[static_cast<std::size_t>(l)];
   const TensorView& fc = own_or(b.fc, a.fc_shared);
@@ -55,8 +55,11 @@ void GptModel::mlp_forward(std::int64_t l) {
                                      working(block_param(l, "mlp.fc.weight")), fc,
                                      linear_name(l, "mlp.fc"));
   backend_.gelu_forward(fc, gelu);
+  // A recompute needs proj's saved state (its input, or its FP8 casts), not its output.
+  const TensorView no_output;
   b.mlp_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_proj), gelu,
-                                           working(block_param(l, "mlp.proj.weight")), a.branch_out,
+                                           working(block_param(l, "mlp.proj.weight")),
+                                           state_only ? no_output : a.branch_out.view(),
                                            linear_name(l, "mlp.proj"));
 }
 
@@ -80,14 +83,12 @@ void GptModel::forward(bool training) {
     b.attn_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj),
                                               b.att, working(block_param(l, "attn.proj.weight")),
                                               a.branch_out, linear_name(l, "attn.proj"));
-    backend_.convert(x_attn, x_mlp);
-    backend_.add_inplace(x_mlp, a.branch_out);
+    backend_.add(x_attn, a.branch_out, x_mlp);
 
     backend_.rmsnorm_forward(x_mlp, param(block_param(l, "ln2.weight")), eps,
                              own_or(b.ln2, a.ln_shared), b.rstd2);
-    mlp_forward(l);
-    backend_.convert(x_mlp, x_next);
-    backend_.add_inplace(x_next, a.branch_out);
+    mlp_forward(l, /*state_only=*/false);
+    backend_.add(x_mlp, a.branch_out, x_next);
     if (!training || precision_.mlp_recompute) {
       // Recompute mode: the MLP's saved state (e.g. its FP8 operands) is rebuilt in backward.
       b.fc_ctx.reset();
@@ -116,7 +117,7 @@ void GptModel::block_backward(std::int64_t l) {
   Block& b = a.blocks[static_cast<std::size_t>(l)];
   const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
   // MLP branch: x_next = x_mlp + proj(gelu(fc(ln2(x_mlp)))).
-  if (precision_.mlp_recompute) mlp_forward(l);  // same inputs, same bits as the forward
+  if (precision_.mlp_recompute) mlp_forward(l, /*state_only=*/true);  // same bits as the forward
   const TensorView& fc = own_or(b.fc, a.fc_shared);
   backend_.convert(a.dresid, a.d_branch);
   backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_gelu,

@@ -33,8 +33,21 @@ int dim(std::int64_t v) {
 }  // namespace
 
 std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const TensorView& x,
-                                                          const TensorView& w, const TensorView& y,
+                                                          const TensorView& w,
+                                                          const TensorView& y_or_null,
                                                           std::string_view name) {
+  // No output wanted (a recompute for the backward's state): compute into a scratch y; the
+  // reference keeps one code path, and the saved state is the same bits either way.
+  HostTensor scratch_y;
+  TensorView output = y_or_null;
+  if (output.data == nullptr) {
+    check_rank(x, 2, "linear x");
+    check_rank(w, 2, "linear w");
+    scratch_y = HostTensor(mode == LinearMode::f32 ? DType::f32 : DType::bf16,
+                           {x.shape[0], w.shape[0]});
+    output = scratch_y.view();
+  }
+  const TensorView& y = output;
   check_linear_shapes(x, w, y);
   auto ctx = std::make_unique<CpuLinearContext>();
   ctx->mode = mode;

@@ -300,6 +300,23 @@ void CudaBackend::add_inplace(const TensorView& dst, const TensorView& src) {
   check_launch("add_inplace", __FILE__, __LINE__);
 }
 
+void CudaBackend::add(const TensorView& a, const TensorView& b, const TensorView& out) {
+  if (a.dtype != DType::f32 || out.dtype != DType::f32) {
+    Backend::add(a, b, out);  // only the f32 residual stream has a fused kernel
+    return;
+  }
+  OpTimer timer(*this, "add");
+  check_f32(a, "add a");
+  check_f32(out, "add out");
+  const cuda_ops::ElemType bt = elem_type(b, "add b");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, a.numel() == b.numel() && a.numel() == out.numel(),
+                    "add: {} + {} -> {} differ in element count", a.describe(), b.describe(),
+                    out.describe());
+  if (a.numel() == 0) return;
+  cuda_ops::add_f32(a.as<const float>(), b.data, bt, out.as<float>(), a.numel(), stream_);
+  check_launch("add", __FILE__, __LINE__);
+}
+
 void CudaBackend::scale_inplace(const TensorView& t, float factor) {
   OpTimer timer(*this, "scale_inplace");
   check_f32(t, "scaled tensor");

@@ -80,6 +80,7 @@ class CudaBackend final : public Backend {
   void fill_zero(const TensorView& t) override;
   void convert(const TensorView& src, const TensorView& dst) override;
   void add_inplace(const TensorView& dst, const TensorView& src) override;
+  void add(const TensorView& a, const TensorView& b, const TensorView& out) override;
   void scale_inplace(const TensorView& t, float factor) override;
 
   void embedding_forward(const TensorView& tokens, const TensorView& wte, const TensorView& wpe,

@@ -15,6 +15,7 @@
 #include "nn/cuda_backend_internal.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace fp8lab::cuda {
 namespace {
@@ -170,7 +171,9 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
     const std::int64_t n = std::min(chunk, rows - r0);
     const TensorView xc = rows_of(x, r0, n);
     const TensorView logits{logits_block.get(), logits_dtype, {n, vocab}, Device::cuda};
+    std::optional<OpTimer> part(std::in_place, *this, "cross_entropy: logits GEMM");
     gemm_->matmul({xc, true}, {w, true}, logits, {}, stream_);
+    part.emplace(*this, "cross_entropy: softmax rows");
     const TensorView& dlogits = logits;  // training: in place (bf16)
     cuda_ops::cross_entropy_rows(logits.data,
                                  training ? cuda_ops::ElemType::bf16 : cuda_ops::ElemType::f32,
@@ -179,7 +182,9 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
                                  loss + r0, n, to_int(vocab, "vocab"), flag_bad_target(), stream_);
     check_launch("cross_entropy_rows", __FILE__, __LINE__);
     if (!training) continue;
+    part.emplace(*this, "cross_entropy: dx GEMM");
     gemm_->matmul({dlogits, true}, {w, false}, rows_of(dx, r0, n), {}, stream_);
+    part.emplace(*this, "cross_entropy: dw GEMM");
     gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {false, true}, stream_);
   }
   cuda_ops::loss_reduce(loss, targets.as<const std::int32_t>(), ignore_index, rows,

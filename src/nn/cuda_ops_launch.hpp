@@ -113,6 +113,11 @@ void cross_entropy_rows(const void* logits, ElemType logits_type, const std::int
 void loss_reduce(const float* loss, const std::int32_t* targets, int ignore_index, std::int64_t n,
                  double* sums, long long* counts, cudaStream_t stream);
 
+// ---- fused residual add (src/nn/cuda_backend_kernels.cu) --------------------------------------
+// out = a + b in fp32 (a, out f32; b f32 or bf16): the residual stream's next buffer in one pass.
+void add_f32(const float* a, const void* b, ElemType b_type, float* out, std::int64_t n,
+             cudaStream_t stream);
+
 // ---- FP8 bookkeeping (src/nn/cuda_backend_kernels.cu) ----------------------------------------
 // *first_bad = min(*first_bad, id) when any of metas[0..count).nonfinite is set (device ints,
 // *first_bad starts at INT_MAX). Lets the backend name the first linear with a non-finite

@@ -112,13 +112,14 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
   check_view(x, DType::bf16, {m, k}, name + ".x");
   check_view(w, DType::bf16, {n, k}, name + ".w (W is [N, K], K = x's columns)");
-  check_view(y, DType::bf16, {m, n}, name + ".y");
+  const bool want_y = y.data != nullptr;  // null: only the backward's state (a recompute)
+  if (want_y) check_view(y, DType::bf16, {m, n}, name + ".y");
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
   if (!is_fp8_mode(config.mode)) {
     saved.x = x;
     saved.w = w;
-    gemm.matmul({x, true}, {w, true}, y, {}, stream);
+    if (want_y) gemm.matmul({x, true}, {w, true}, y, {}, stream);
     return;
   }
   check_saved(saved, m, k, n, name);
@@ -133,6 +134,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
                     stream);
   if (ov) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
+  if (!want_y) return;
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
               {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {config.fast_accum, false},
               stream);
