@@ -30,9 +30,12 @@ struct GptModel::Activations {
   Buffer lnf, rstdf;              // final norm output and its rstd
   // backward scratch
   Buffer dresid;                 // f32 [M, D]: gradient of the residual stream
-  Buffer d_branch, d_att, d_ln;  // act [M, D]
-  Buffer d_qkv;                  // act [M, 3D]
-  Buffer d_gelu, d_fc;           // act [M, 4D]
+  Buffer d_branch, d_ln;  // act [M, D]
+  Buffer d_gelu, d_fc;    // act [M, 4D]
+  // The attention half of a block's backward runs after its MLP half is done with d_gelu and
+  // d_fc, so its gradients live in their memory (saves [M, 4D] of scratch):
+  TensorView d_att;  // act [M, D], inside d_gelu
+  TensorView d_qkv;  // act [M, 3D], inside d_fc
   Buffer d_lnf;                  // act [M, D]: from the loss
 };
 

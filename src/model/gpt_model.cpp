@@ -65,11 +65,13 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   a.rstdf = f32({m}, "rstdf");
   a.dresid = f32({m, d}, "dresid");
   a.d_branch = act({m, d}, "d_branch");
-  a.d_att = act({m, d}, "d_att");
   a.d_ln = act({m, d}, "d_ln");
-  a.d_qkv = act({m, 3 * d}, "d_qkv");
   a.d_gelu = act({m, ff}, "d_gelu");
   a.d_fc = act({m, ff}, "d_fc");
+  a.d_att = a.d_gelu.view();
+  a.d_att.shape = {m, d};
+  a.d_qkv = a.d_fc.view();
+  a.d_qkv.shape = {m, 3 * d};
   a.d_lnf = act({m, d}, "d_lnf");
 }
 
