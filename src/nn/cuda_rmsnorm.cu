@@ -27,8 +27,8 @@ constexpr int kWarpsPerBlock = 8;  // forward: one warp per row
 constexpr int kBlockThreads = kWarpsPerBlock * 32;
 // Backward: rows are split into at most kMaxChunks fixed chunks (a function of the row count
 // only, so the dw sums do not depend on the GPU); each CTA writes one [D] partial of dw.
-constexpr std::int64_t kMaxChunks = 512;
-constexpr int kMaxGroupsPerThread = 4;  // fast backward: D <= 8 * 256 * 4 = 8192
+// 1024 chunks: many CTAs (short waves' tails) for a partial buffer of at most 32 KiB x 1024.
+constexpr std::int64_t kMaxChunks = 1024;
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
@@ -176,92 +176,128 @@ __device__ __forceinline__ void block_allsum(double (&v)[kRows]) {
   __syncthreads();  // warp_sums is reused by the next call
 }
 
-// Fast path: CTA c handles rows [c * per, min(rows, (c + 1) * per)), kRows rows at a time (their
-// loads in flight together). Thread t owns the 8-column groups t, t + 256, ... (< D / 8), keeps
-// its dw columns in registers over the whole chunk and writes them to partial[c, :] at the end.
-template <typename X, typename G, typename DX, int kGroups, int kRows>
-__global__ void __launch_bounds__(kBlockThreads)
+// Fast path. CTA c handles chunk c, rows [c * per, min(rows, (c + 1) * per)). Its 8 warps form
+// teams of `team_warps` warps (the fewest that cover the row with kGroups 8-column groups per
+// thread: 1 warp for D <= 512, 2 for 1024, 4 for 2048); a team handles one row at a time, team i
+// taking rows begin + i, begin + i + teams, ... (a fixed assignment). Thread t of a team owns the
+// groups t, t + team_threads, ... (< D / 8), so a row lives in registers: x, dy and the old dx
+// are loaded together (the whole row in flight at once: 5 KiB per warp for f32 x, bf16 dy, f32
+// dx), the dot product is a warp butterfly plus, for multi-warp teams, a sum of the warps' values
+// in warp order. Warps of one-warp teams never wait for each other. Each thread keeps the dw sums
+// of its columns in registers over its rows; at the end the teams' sums are added in team order
+// in shared memory and written once to partial[c, :]. ~128 registers: 2 CTAs (16 warps, up to
+// 80 KiB of loads) per SM, about twice the bytes in flight that HBM3e needs at full bandwidth.
+template <typename X, typename G, typename DX, int kGroups>
+__global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
     rmsnorm_backward_vec_kernel(const X* __restrict__ x, const float* __restrict__ w,
                                 const float* __restrict__ rstd, const G* __restrict__ dy,
                                 DX* __restrict__ dx, float* __restrict__ partial,
-                                std::int64_t rows, int d, std::int64_t rows_per_chunk) {
+                                std::int64_t rows, int d, std::int64_t rows_per_chunk,
+                                int team_warps) {
+  // [d] w, then [d] the teams' dw sums. w is read from shared memory on every row rather than
+  // kept in registers (with its f64 copies the compiler would hoist): fewer registers, more CTAs.
+  extern __shared__ float smem[];
+  float* w_s = smem;
+  float* dw_sum = smem + d;
+  __shared__ double team_dots[2][kWarpsPerBlock];  // double-buffered by step parity
+  const int team_threads = team_warps * 32;
+  const int teams = kWarpsPerBlock / team_warps;
+  const int team = threadIdx.x / team_threads;
+  const int t = threadIdx.x % team_threads;
+  const int warp = threadIdx.x >> 5;
   const int groups = d / kVec;
   const std::int64_t begin = static_cast<std::int64_t>(blockIdx.x) * rows_per_chunk;
   const std::int64_t end = begin + rows_per_chunk < rows ? begin + rows_per_chunk : rows;
+  // The same for every thread of the CTA: all reach every __syncthreads below.
+  const std::int64_t steps = (end - begin + teams - 1) / teams;
 
-  float wv[kGroups][kVec], dw[kGroups][kVec];
+  for (int j = threadIdx.x; j < groups; j += kBlockThreads) {
+    float v[kVec];
+    load8(w + j * kVec, v);
+    store8(w_s + j * kVec, v);
+  }
+  __syncthreads();
+
+  bool has[kGroups];
+  float dw[kGroups][kVec];
 #pragma unroll
   for (int k = 0; k < kGroups; ++k) {
-    const int g = threadIdx.x + k * kBlockThreads;
+    has[k] = t + k * team_threads < groups;
 #pragma unroll
     for (int e = 0; e < kVec; ++e) dw[k][e] = 0.f;
-    if (g < groups) {
-      load8(w + g * kVec, wv[k]);
-    } else {
+  }
+
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const std::int64_t m = begin + s * teams + team;
+    const bool live = m < end;
+    const std::int64_t base = (live ? m : 0) * d;
+    float xv[kGroups][kVec], gv[kGroups][kVec], old[kGroups][kVec], wv[kGroups][kVec];
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) wv[k][e] = 0.f;
+    for (int k = 0; k < kGroups; ++k) {
+      const std::int64_t at = base + static_cast<std::int64_t>(t + k * team_threads) * kVec;
+      if (live && has[k]) {
+        load8(x + at, xv[k]);
+        load8(dy + at, gv[k]);
+        load8(dx + at, old[k]);
+        load8(w_s + (t + k * team_threads) * kVec, wv[k]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) xv[k][e] = gv[k][e] = old[k][e] = wv[k][e] = 0.f;
+      }
+    }
+    const float rr = live ? rstd[m] : 0.f;
+
+    double dot = 0.0;
+#pragma unroll
+    for (int k = 0; k < kGroups; ++k) {
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        dot = __dadd_rn(dot, __dmul_rn(__dmul_rn(gv[k][e], wv[k][e]), xv[k][e]));
+      }
+    }
+    dot = warp_allsum(dot);
+    if (team_warps > 1) {  // uniform over the CTA
+      double* slot = team_dots[s & 1];
+      if ((threadIdx.x & 31) == 0) slot[warp] = dot;
+      __syncthreads();
+      // Reading slot here and writing it again two steps later is safe: the next step's
+      // __syncthreads lies between the two.
+      dot = 0.0;
+      for (int i = 0; i < team_warps; ++i) dot += slot[team * team_warps + i];
+    }
+    if (!live) continue;
+    const float coef = dx_coef(dot, rr, d);
+#pragma unroll
+    for (int k = 0; k < kGroups; ++k) {
+      if (!has[k]) continue;
+      float out[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        out[e] = accumulate_value(old[k][e], dx_value(rr, wv[k][e], gv[k][e], coef, xv[k][e]));
+        dw[k][e] = __fadd_rn(dw[k][e], __fmul_rn(__fmul_rn(gv[k][e], xv[k][e]), rr));
+      }
+      store8(dx + base + static_cast<std::int64_t>(t + k * team_threads) * kVec, out);
     }
   }
 
-  for (std::int64_t m0 = begin; m0 < end; m0 += kRows) {
-    float xv[kRows][kGroups][kVec], gv[kRows][kGroups][kVec];
-    double dot[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      dot[r] = 0.0;
-      const std::int64_t m = m0 + r;
+  // dw of the chunk: team 0's sums, plus team 1's, ... in team order.
+  for (int i = 0; i < teams; ++i) {
+    if (team == i) {
 #pragma unroll
       for (int k = 0; k < kGroups; ++k) {
-        const int g = threadIdx.x + k * kBlockThreads;
-        if (m < end && g < groups) {
-          load8(x + m * d + g * kVec, xv[r][k]);
-          load8(dy + m * d + g * kVec, gv[r][k]);
-        } else {
+        if (!has[k]) continue;
+        float* p = dw_sum + (t + k * team_threads) * kVec;
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) xv[r][k][e] = gv[r][k][e] = 0.f;
-        }
+        for (int e = 0; e < kVec; ++e) p[e] = i == 0 ? dw[k][e] : __fadd_rn(p[e], dw[k][e]);
       }
     }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-      for (int k = 0; k < kGroups; ++k) {
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          dot[r] = __dadd_rn(dot[r], __dmul_rn(__dmul_rn(gv[r][k][e], wv[k][e]), xv[r][k][e]));
-        }
-      }
-    }
-    block_allsum<kRows>(dot);  // every thread reaches this: no early exits above
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const std::int64_t m = m0 + r;
-      if (m >= end) continue;
-      const float rr = rstd[m];
-      const float coef = dx_coef(dot[r], rr, d);
-#pragma unroll
-      for (int k = 0; k < kGroups; ++k) {
-        const int g = threadIdx.x + k * kBlockThreads;
-        if (g >= groups) continue;
-        float out[kVec];
-        load8(dx + m * d + g * kVec, out);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          out[e] = accumulate_value(out[e], dx_value(rr, wv[k][e], gv[r][k][e], coef, xv[r][k][e]));
-          dw[k][e] = __fadd_rn(dw[k][e], __fmul_rn(__fmul_rn(gv[r][k][e], xv[r][k][e]), rr));
-        }
-        store8(dx + m * d + g * kVec, out);
-      }
-    }
+    __syncthreads();
   }
-#pragma unroll
-  for (int k = 0; k < kGroups; ++k) {
-    const int g = threadIdx.x + k * kBlockThreads;
-    if (g < groups) {
-      float* p = partial + static_cast<std::int64_t>(blockIdx.x) * d + g * kVec;
-      reinterpret_cast<float4*>(p)[0] = make_float4(dw[k][0], dw[k][1], dw[k][2], dw[k][3]);
-      reinterpret_cast<float4*>(p)[1] = make_float4(dw[k][4], dw[k][5], dw[k][6], dw[k][7]);
-    }
+  float* out = partial + static_cast<std::int64_t>(blockIdx.x) * d;
+  for (int j = threadIdx.x; j < groups; j += kBlockThreads) {
+    const float* p = dw_sum + j * kVec;
+    reinterpret_cast<float4*>(out + j * kVec)[0] = make_float4(p[0], p[1], p[2], p[3]);
+    reinterpret_cast<float4*>(out + j * kVec)[1] = make_float4(p[4], p[5], p[6], p[7]);
   }
 }
 
@@ -296,26 +332,27 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-// dw[j] += sum over chunks c of partial[c, j]. Block: 32 columns x 8 slices; slice s sums chunks
-// s, s + 8, ... in order, then slice sums are added in slice order: a fixed tree.
-constexpr int kReduceSlices = 8;
+// dw[j] += sum over chunks c of partial[c, j]. Block: 32 columns x 32 slices; slice s sums chunks
+// s, s + 32, ... in order (8 loads in flight, the partials are fresh in L2), then the slice sums
+// are added in slice order: a fixed tree.
+constexpr int kReduceSlices = 32;
+constexpr int kReduceLoads = 8;
 
 __global__ void __launch_bounds__(32 * kReduceSlices)
     rmsnorm_dw_reduce_kernel(const float* __restrict__ partial, std::int64_t chunks, int d,
                              float* __restrict__ dw_accum) {
-  __shared__ float slice_sums[kReduceSlices][32];
+  __shared__ float slice_sums[kReduceSlices][33];
   const int col = blockIdx.x * 32 + threadIdx.x;
   const int slice = threadIdx.y;
   float s = 0.f;
   if (col < d) {
     std::int64_t c = slice;
-    // Four loads in flight; adds stay in chunk order.
-    for (; c + 3 * kReduceSlices < chunks; c += 4 * kReduceSlices) {
-      const float a = partial[c * d + col];
-      const float b = partial[(c + kReduceSlices) * d + col];
-      const float e = partial[(c + 2 * kReduceSlices) * d + col];
-      const float f = partial[(c + 3 * kReduceSlices) * d + col];
-      s = __fadd_rn(__fadd_rn(__fadd_rn(__fadd_rn(s, a), b), e), f);
+    for (; c + (kReduceLoads - 1) * kReduceSlices < chunks; c += kReduceLoads * kReduceSlices) {
+      float v[kReduceLoads];
+#pragma unroll
+      for (int i = 0; i < kReduceLoads; ++i) v[i] = partial[(c + i * kReduceSlices) * d + col];
+#pragma unroll
+      for (int i = 0; i < kReduceLoads; ++i) s = __fadd_rn(s, v[i]);
     }
     for (; c < chunks; c += kReduceSlices) s = __fadd_rn(s, partial[c * d + col]);
   }
@@ -328,14 +365,35 @@ __global__ void __launch_bounds__(32 * kReduceSlices)
   }
 }
 
-template <typename X, typename G, typename DX, int kGroups, int kRows>
+// Fast-path shape: kGroups 8-column groups per thread and team_warps warps per row, the fewest
+// warps that cover the row (more rows in flight per CTA), then more groups per thread.
+struct VecShape {
+  int groups_per_thread;  // 2 or 4; 0: the row does not fit, take the scalar kernel
+  int team_warps;
+};
+
+VecShape vec_shape(int d) {
+  const int groups = d / kVec;
+  for (int team_warps = 1; team_warps <= kWarpsPerBlock; team_warps *= 2) {
+    if (groups <= 2 * 32 * team_warps) return {2, team_warps};
+  }
+  if (groups <= 4 * kBlockThreads) return {4, kWarpsPerBlock};
+  return {0, 0};
+}
+
+template <typename X, typename G, typename DX, int kGroups>
 void launch_backward_vec(const void* x, const float* w, const float* rstd, const void* dy,
                          void* dx, float* partial, std::int64_t rows, int d, Chunking ch,
-                         cudaStream_t stream) {
-  rmsnorm_backward_vec_kernel<X, G, DX, kGroups, kRows>
-      <<<static_cast<unsigned>(ch.chunks), kBlockThreads, 0, stream>>>(
+                         int team_warps, cudaStream_t stream) {
+  const std::size_t smem = 2 * static_cast<std::size_t>(d) * sizeof(float);  // <= 64 KiB
+  if (smem > 48 * 1024) {  // past the default limit (D > 6144) the kernel must opt in
+    cudaFuncSetAttribute(rmsnorm_backward_vec_kernel<X, G, DX, kGroups>,
+                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  }
+  rmsnorm_backward_vec_kernel<X, G, DX, kGroups>
+      <<<static_cast<unsigned>(ch.chunks), kBlockThreads, smem, stream>>>(
           static_cast<const X*>(x), w, rstd, static_cast<const G*>(dy), static_cast<DX*>(dx),
-          partial, rows, d, ch.rows_per_chunk);
+          partial, rows, d, ch.rows_per_chunk, team_warps);
 }
 
 }  // namespace
@@ -374,10 +432,9 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
   if (rows <= 0 || d_model <= 0) return;
   const Chunking ch = chunking(rows);
   auto* partial = static_cast<float*>(workspace);
-  const int groups = d_model / kVec;
-  const bool vec = d_model % kVec == 0 &&
-                   groups <= kBlockThreads * kMaxGroupsPerThread && aligned16(x) &&
-                   aligned16(dy) && aligned16(dx_accum) && aligned16(w) && aligned16(workspace);
+  const VecShape shape = d_model % kVec == 0 ? vec_shape(d_model) : VecShape{0, 0};
+  const bool vec = shape.groups_per_thread != 0 && aligned16(x) && aligned16(dy) &&
+                   aligned16(dx_accum) && aligned16(w) && aligned16(workspace);
   dispatch_type(x_type, [&](auto xt) {
     dispatch_type(dy_type, [&](auto gt) {
       dispatch_type(dx_type, [&](auto dt) {
@@ -389,15 +446,12 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
               <<<static_cast<unsigned>(ch.chunks), kBlockThreads, 0, stream>>>(
                   static_cast<const X*>(x), w, rstd, static_cast<const G*>(dy),
                   static_cast<DX*>(dx_accum), partial, rows, d_model, ch.rows_per_chunk);
-        } else if (groups <= kBlockThreads) {  // D <= 2048: 4 rows in flight
-          launch_backward_vec<X, G, DX, 1, 4>(x, w, rstd, dy, dx_accum, partial, rows, d_model,
-                                              ch, stream);
-        } else if (groups <= 2 * kBlockThreads) {  // D <= 4096
-          launch_backward_vec<X, G, DX, 2, 2>(x, w, rstd, dy, dx_accum, partial, rows, d_model,
-                                              ch, stream);
+        } else if (shape.groups_per_thread == 2) {  // D <= 4096
+          launch_backward_vec<X, G, DX, 2>(x, w, rstd, dy, dx_accum, partial, rows, d_model, ch,
+                                           shape.team_warps, stream);
         } else {  // D <= 8192
-          launch_backward_vec<X, G, DX, 4, 1>(x, w, rstd, dy, dx_accum, partial, rows, d_model,
-                                              ch, stream);
+          launch_backward_vec<X, G, DX, 4>(x, w, rstd, dy, dx_accum, partial, rows, d_model, ch,
+                                           shape.team_warps, stream);
         }
       });
     });

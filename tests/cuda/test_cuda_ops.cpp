@@ -413,11 +413,14 @@ struct NormShape {
   std::int64_t rows;
   int d;
 };
-// d % 8 == 0 takes the vector kernels (backward: d <= 2048 4 rows in flight, <= 4096 two groups,
-// <= 8192 four groups); other d the scalar ones. Row counts cover partial row batches and more
-// rows than the backward's 512 chunks.
-const NormShape kNormShapes[] = {{1, 8},   {37, 768},  {130, 2048}, {1500, 64},
-                                 {9, 100}, {5, 2056},  {3, 4104},   {700, 13}};
+// d % 8 == 0 takes the vector kernels (backward: teams of 1, 2, 4, 8 warps per row for
+// d <= 512, 1024, 2048, 4096 with two 8-column groups per thread, d <= 8192 four groups); other d
+// the scalar ones. Row counts cover more rows than the backward's 1024 chunks, teams left idle in
+// a chunk's last step, and several steps per team (4099 x 2048: 5 rows per chunk, 2 teams;
+// 12000 x 512: 12 rows per chunk, 8 one-warp teams, the second step half idle).
+const NormShape kNormShapes[] = {{1, 8},     {37, 768},  {130, 2048}, {1500, 64},
+                                 {9, 100},   {5, 2056},  {3, 4104},   {700, 13},
+                                 {4099, 2048}, {12000, 512}};
 
 TEST(CudaOps, RmsnormForwardMatchesCpu) {
   FP8LAB_SKIP_WITHOUT_GPU();
