@@ -135,6 +135,7 @@ class Backend {
 
   // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
   virtual void gelu_forward(const TensorView& x, const TensorView& y) = 0;
+  // dx may be dy (in place).
   virtual void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) = 0;
 
   // y = x W^T; x [M, K], w [N, K], y [M, N]. The returned state feeds linear_backward, which

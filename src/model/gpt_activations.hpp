@@ -31,11 +31,11 @@ struct GptModel::Activations {
   // backward scratch
   Buffer dresid;                 // f32 [M, D]: gradient of the residual stream
   Buffer d_branch, d_ln;  // act [M, D]
-  Buffer d_gelu, d_fc;    // act [M, 4D]
-  // The attention half of a block's backward runs after its MLP half is done with d_gelu and
-  // d_fc, so its gradients live in their memory (saves [M, 4D] of scratch):
-  TensorView d_att;  // act [M, D], inside d_gelu
-  TensorView d_qkv;  // act [M, 3D], inside d_fc
+  Buffer d_mlp;           // act [M, 4D]: d(gelu out), then in place d(fc out)
+  // The attention half of a block's backward runs after its MLP half is done with d_mlp, so its
+  // gradients live in d_mlp's memory (M·D + 3·M·D elements = exactly [M, 4D]):
+  TensorView d_att;  // act [M, D], the first M·D elements of d_mlp
+  TensorView d_qkv;  // act [M, 3D], the 3·M·D elements after it
   Buffer d_lnf;                  // act [M, D]: from the loss
 };
 

@@ -120,10 +120,10 @@ void GptModel::block_backward(std::int64_t l) {
   if (precision_.mlp_recompute) mlp_forward(l, /*state_only=*/true);  // same bits as the forward
   const TensorView& fc = own_or(b.fc, a.fc_shared);
   backend_.convert(a.dresid, a.d_branch);
-  backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_gelu,
+  backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
                            grad(block_param(l, "mlp.proj.weight")));
-  backend_.gelu_backward(fc, a.d_gelu, a.d_fc);
-  backend_.linear_backward(*b.fc_ctx, a.d_fc, a.d_ln, grad(block_param(l, "mlp.fc.weight")));
+  backend_.gelu_backward(fc, a.d_mlp, a.d_mlp);  // in place: d(gelu out) -> d(fc out)
+  backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")));
   const ParamInfo& ln2 = block_param(l, "ln2.weight");
   backend_.rmsnorm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], param(ln2), b.rstd2,
                             a.d_ln, a.dresid, grad(ln2));

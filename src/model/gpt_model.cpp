@@ -66,11 +66,12 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   a.dresid = f32({m, d}, "dresid");
   a.d_branch = act({m, d}, "d_branch");
   a.d_ln = act({m, d}, "d_ln");
-  a.d_gelu = act({m, ff}, "d_gelu");
-  a.d_fc = act({m, ff}, "d_fc");
-  a.d_att = a.d_gelu.view();
+  a.d_mlp = act({m, ff}, "d_mlp");
+  a.d_att = a.d_mlp.view();
   a.d_att.shape = {m, d};
-  a.d_qkv = a.d_fc.view();
+  a.d_qkv = a.d_mlp.view();
+  a.d_qkv.data = static_cast<char*>(a.d_mlp.view().data) +
+                 static_cast<std::size_t>(m * d) * dtype_size(act_dtype_);
   a.d_qkv.shape = {m, 3 * d};
   a.d_lnf = act({m, d}, "d_lnf");
 }
