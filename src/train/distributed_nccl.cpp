@@ -1,0 +1,278 @@
+// The NCCL communicator. NCCL is not linked: libnccl.so.2 is dlopen()ed on first use and called
+// through function pointers typed from nccl.h (found at configure time: FP8LAB_HAVE_NCCL_H), so
+// fp8lab builds and runs single-GPU without NCCL installed.
+#include "fp8lab/distributed.hpp"
+#include "fp8lab/error.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#if defined(FP8LAB_HAVE_CUDA) && defined(FP8LAB_HAVE_NCCL_H)
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+
+#include <cstdlib>
+#include <mutex>
+#endif
+
+namespace fp8lab {
+
+#if defined(FP8LAB_HAVE_CUDA) && defined(FP8LAB_HAVE_NCCL_H)
+namespace {
+
+// Every NCCL entry point fp8lab calls, resolved once.
+struct NcclApi {
+  decltype(&::ncclGetVersion) get_version = nullptr;
+  decltype(&::ncclGetUniqueId) get_unique_id = nullptr;
+  decltype(&::ncclCommInitRank) comm_init_rank = nullptr;
+  decltype(&::ncclCommDestroy) comm_destroy = nullptr;
+  decltype(&::ncclCommAbort) comm_abort = nullptr;
+  decltype(&::ncclGetErrorString) get_error_string = nullptr;
+  decltype(&::ncclAllReduce) all_reduce = nullptr;
+  decltype(&::ncclReduce) reduce = nullptr;
+  decltype(&::ncclBroadcast) broadcast = nullptr;
+  decltype(&::ncclGroupStart) group_start = nullptr;
+  decltype(&::ncclGroupEnd) group_end = nullptr;
+};
+
+const NcclApi& nccl() {
+  static std::once_flag once;
+  static NcclApi api;
+  static std::string error;
+  std::call_once(once, [] {
+    std::vector<std::string> names;
+    if (const char* forced = std::getenv("FP8LAB_NCCL_LIBRARY")) names.emplace_back(forced);
+    names.emplace_back("libnccl.so.2");
+    names.emplace_back("libnccl.so");
+    void* handle = nullptr;
+    std::string tried;
+    for (const std::string& n : names) {
+      handle = ::dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL);
+      if (handle != nullptr) break;
+      const char* why = ::dlerror();
+      tried += fmt::format("\n  {}: {}", n, why != nullptr ? why : "not found");
+    }
+    if (handle == nullptr) {
+      error = fmt::format(
+          "cannot load the NCCL library; tried:{}\n(install it, e.g. the nvidia-nccl-cu13 wheel, "
+          "and put its lib/ directory on LD_LIBRARY_PATH, or set FP8LAB_NCCL_LIBRARY to the "
+          "file)",
+          tried);
+      return;
+    }
+    auto resolve = [&](auto& fn, const char* symbol) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(handle, symbol));
+      if (fn == nullptr && error.empty())
+        error = fmt::format("the NCCL library has no symbol {} (too old?)", symbol);
+    };
+    resolve(api.get_version, "ncclGetVersion");
+    resolve(api.get_unique_id, "ncclGetUniqueId");
+    resolve(api.comm_init_rank, "ncclCommInitRank");
+    resolve(api.comm_destroy, "ncclCommDestroy");
+    resolve(api.comm_abort, "ncclCommAbort");
+    resolve(api.get_error_string, "ncclGetErrorString");
+    resolve(api.all_reduce, "ncclAllReduce");
+    resolve(api.reduce, "ncclReduce");
+    resolve(api.broadcast, "ncclBroadcast");
+    resolve(api.group_start, "ncclGroupStart");
+    resolve(api.group_end, "ncclGroupEnd");
+  });
+  FP8LAB_CHECK_KIND(ErrorKind::io, error.empty(), "{}", error);
+  return api;
+}
+
+void check_nccl(ncclResult_t r, const char* what) {
+  FP8LAB_CHECK_KIND(ErrorKind::cuda, r == ncclSuccess, "NCCL {} failed: {} ({})", what,
+                    nccl().get_error_string(r), static_cast<int>(r));
+}
+
+void check_cuda(cudaError_t e, const char* what) {
+  FP8LAB_CHECK_KIND(ErrorKind::cuda, e == cudaSuccess, "{} failed: {}", what,
+                    cudaGetErrorString(e));
+}
+
+ncclDataType_t nccl_type(const TensorView& t, const char* what, bool sum) {
+  switch (t.dtype) {
+    case DType::f32:
+      return ncclFloat32;
+    case DType::f64:
+      return ncclFloat64;
+    default:
+      break;
+  }
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, !sum, "NCCL {}: sums f32 or f64 tensors, got {}", what,
+                    t.describe());
+  return ncclUint8;  // copies move bytes
+}
+
+class NcclComm final : public Communicator {
+ public:
+  NcclComm(const DistributedEnv& env, const UniqueId& id, cudaStream_t stream)
+      : rank_(env.rank), world_(env.world_size), stream_(stream) {
+    ncclUniqueId nid;
+    static_assert(sizeof nid.internal == std::tuple_size_v<UniqueId>);
+    std::memcpy(nid.internal, id.data(), id.size());
+    check_nccl(nccl().comm_init_rank(&comm_, world_, nid, rank_), "ncclCommInitRank");
+    check_cuda(cudaMalloc(&scalars_, kScalarBytes), "cudaMalloc (NCCL scalars)");
+  }
+  ~NcclComm() override {
+    if (scalars_ != nullptr) cudaFree(scalars_);
+    if (comm_ != nullptr) nccl().comm_destroy(comm_);
+  }
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  std::string name() const override { return "nccl"; }
+
+  void all_reduce_sum(const TensorView& t) override {
+    check_device(t, Device::cuda, "NCCL all_reduce_sum");
+    const ncclDataType_t type = nccl_type(t, "all_reduce_sum", true);
+    check_nccl(nccl().all_reduce(t.data, t.data, static_cast<std::size_t>(t.numel()), type,
+                                 ncclSum, comm_, stream_),
+               "all_reduce");
+    wait();
+  }
+
+  // Shards differ in size by one element, which ncclReduceScatter cannot express: one ncclReduce
+  // per shard to its owner, fused into one group.
+  void reduce_scatter_sum(const TensorView& t) override {
+    check_device(t, Device::cuda, "NCCL reduce_scatter_sum");
+    const ncclDataType_t type = nccl_type(t, "reduce_scatter_sum", true);
+    check_nccl(nccl().group_start(), "group_start");
+    for (int r = 0; r < world_; ++r) {
+      const Shard s = shard_of(t.numel(), r, world_);
+      void* p = static_cast<std::uint8_t*>(t.data) +
+                static_cast<std::size_t>(s.begin) * dtype_size(t.dtype);
+      check_nccl(nccl().reduce(p, p, static_cast<std::size_t>(s.size()), type, ncclSum, r, comm_,
+                               stream_),
+                 "reduce");
+    }
+    check_nccl(nccl().group_end(), "group_end");
+    wait();
+  }
+
+  // Likewise one ncclBroadcast per shard from its owner.
+  void all_gather(const TensorView& t) override {
+    check_device(t, Device::cuda, "NCCL all_gather");
+    const std::size_t esz = dtype_size(t.dtype);
+    check_nccl(nccl().group_start(), "group_start");
+    for (int r = 0; r < world_; ++r) {
+      const Shard s = shard_of(t.numel(), r, world_);
+      void* p = static_cast<std::uint8_t*>(t.data) + static_cast<std::size_t>(s.begin) * esz;
+      check_nccl(nccl().broadcast(p, p, static_cast<std::size_t>(s.size()) * esz, ncclUint8, r,
+                                  comm_, stream_),
+                 "broadcast");
+    }
+    check_nccl(nccl().group_end(), "group_end");
+    wait();
+  }
+
+  void broadcast(const TensorView& t, int root) override {
+    check_device(t, Device::cuda, "NCCL broadcast");
+    check_nccl(nccl().broadcast(t.data, t.data, t.nbytes(), ncclUint8, root, comm_, stream_),
+               "broadcast");
+    wait();
+  }
+
+  void barrier() override {
+    // A one-element all-reduce is NCCL's barrier.
+    check_nccl(nccl().all_reduce(scalars_, scalars_, 1, ncclFloat64, ncclSum, comm_, stream_),
+               "barrier");
+    wait();
+  }
+
+  void all_reduce_sum_host(std::vector<double>& values) override {
+    const std::size_t bytes = values.size() * sizeof(double);
+    FP8LAB_CHECK(bytes <= kScalarBytes, "all_reduce_sum_host: {} values, at most {}",
+                 values.size(), kScalarBytes / sizeof(double));
+    if (values.empty()) return;
+    check_cuda(cudaMemcpyAsync(scalars_, values.data(), bytes, cudaMemcpyHostToDevice, stream_),
+               "cudaMemcpyAsync");
+    check_nccl(nccl().all_reduce(scalars_, scalars_, values.size(), ncclFloat64, ncclSum, comm_,
+                                 stream_),
+               "all_reduce (host scalars)");
+    check_cuda(cudaMemcpyAsync(values.data(), scalars_, bytes, cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync");
+    wait();
+  }
+
+ private:
+  static constexpr std::size_t kScalarBytes = 4096;
+  void wait() { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (NCCL)"); }
+
+  int rank_, world_;
+  cudaStream_t stream_;
+  ncclComm_t comm_ = nullptr;
+  void* scalars_ = nullptr;
+};
+
+}  // namespace
+
+int nccl_version() {
+  int v = 0;
+  check_nccl(nccl().get_version(&v), "ncclGetVersion");
+  return v;
+}
+
+UniqueId nccl_unique_id() {
+  ncclUniqueId nid;
+  check_nccl(nccl().get_unique_id(&nid), "ncclGetUniqueId");
+  UniqueId id;
+  std::memcpy(id.data(), nid.internal, id.size());
+  return id;
+}
+
+void use_local_cuda_device(const DistributedEnv& env) {
+  int count = 0;
+  check_cuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  FP8LAB_CHECK_KIND(ErrorKind::cuda, env.local_rank < count,
+                    "local rank {} has no GPU: this host shows {} (CUDA_VISIBLE_DEVICES?)",
+                    env.local_rank, count);
+  check_cuda(cudaSetDevice(env.local_rank), "cudaSetDevice");
+}
+
+std::unique_ptr<Communicator> make_nccl_communicator(const DistributedEnv& env, const UniqueId& id,
+                                                     void* stream) {
+  return std::make_unique<NcclComm>(env, id, static_cast<cudaStream_t>(stream));
+}
+
+#else  // no CUDA or no nccl.h at build time
+
+namespace {
+#if defined(FP8LAB_HAVE_CUDA)
+constexpr const char* kMissing = "nccl.h";
+#else
+constexpr const char* kMissing = "CUDA";
+#endif
+[[noreturn]] void no_nccl() {
+  FP8LAB_FAIL(ErrorKind::invalid_argument,
+              "this fp8lab was built without {}: the NCCL communicator is unavailable "
+              "(rebuild with the CUDA toolkit and nccl.h; see docs/distributed.md)",
+              kMissing);
+}
+}  // namespace
+
+int nccl_version() { no_nccl(); }
+UniqueId nccl_unique_id() { no_nccl(); }
+void use_local_cuda_device(const DistributedEnv&) { no_nccl(); }
+std::unique_ptr<Communicator> make_nccl_communicator(const DistributedEnv&, const UniqueId&,
+                                                     void*) {
+  no_nccl();
+}
+
+#endif
+
+std::unique_ptr<Communicator> make_nccl_communicator_from_env(const DistributedEnv& env) {
+  UniqueId id{};
+  if (env.rank == 0) id = nccl_unique_id();
+  id = exchange_unique_id(env, id);
+  auto comm = make_nccl_communicator(env, id);
+  // Every rank has joined (ncclCommInitRank is collective): the id file may go.
+  if (env.rank == 0 && !env.rendezvous_file.empty()) std::remove(env.rendezvous_file.c_str());
+  return comm;
+}
+
+}  // namespace fp8lab
