@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fp8lab {
 
@@ -53,12 +54,19 @@ CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view sou
 std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_dir, GptModel& model,
                                       const AdamW& optimizer, const CheckpointMeta& meta,
                                       std::int64_t keep);
+// The same with the moments given as host vectors of parameter_count() elements (data
+// parallelism gathers a sharded optimizer's moments first; the file does not depend on sharding).
+std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_dir, GptModel& model,
+                                      const std::vector<float>& exp_avg,
+                                      const std::vector<float>& exp_avg_sq,
+                                      const CheckpointMeta& meta, std::int64_t keep);
 
 // The directory `latest` names, or nullopt when there is no checkpoint yet.
 std::optional<std::filesystem::path> latest_checkpoint(
     const std::filesystem::path& checkpoints_dir);
 
-// Loads a checkpoint into `model` (and `optimizer` when given). Throws fp8lab::Error when the
+// Loads a checkpoint into `model` (and `optimizer` when given; a sharded optimizer takes its
+// shard of the moments, so a checkpoint loads at any world size). Throws fp8lab::Error when the
 // checkpoint's model config differs from the model's (naming the fields), when a file is
 // missing, truncated or corrupt (hash mismatch, bad safetensors), or a tensor is missing.
 CheckpointMeta load_checkpoint(const std::filesystem::path& checkpoint_dir, GptModel& model,

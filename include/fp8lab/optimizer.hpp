@@ -4,6 +4,7 @@
 
 #include "fp8lab/backend.hpp"
 #include "fp8lab/config.hpp"
+#include "fp8lab/distributed.hpp"
 #include "fp8lab/model.hpp"
 
 #include <cstdint>
@@ -24,6 +25,9 @@ class AdamW {
  public:
   // Moments are allocated through the model's backend (MemoryKind::optimizer) and zeroed.
   AdamW(const OptimConfig& optim, GptModel& model);
+  // ZeRO-1: moments for the slice `shard` of the flat parameter buffer only; step() updates only
+  // the parameters in that slice (data parallelism all-gathers the rest from their owners).
+  AdamW(const OptimConfig& optim, GptModel& model, Shard shard);
 
   // Does weight decay apply to this parameter (matrices always; norms and embeddings per config)?
   bool decays(const ParamInfo& p) const;
@@ -32,14 +36,19 @@ class AdamW {
 
   std::int64_t updates() const { return updates_; }  // Adam's t (skipped steps do not count)
   void set_updates(std::int64_t t) { updates_ = t; }
+  // The moments of the shard: numel() == shard().size().
   TensorView m() const { return m_.view(); }
   TensorView v() const { return v_.view(); }
+  // One parameter's moments; only for an optimizer that holds every parameter.
   TensorView m(const ParamInfo& p) const;
   TensorView v(const ParamInfo& p) const;
+  const Shard& shard() const { return shard_; }
+  bool holds_all() const { return shard_ == Shard{0, model_.parameter_count()}; }
 
  private:
   OptimConfig optim_;
   GptModel& model_;
+  Shard shard_;
   Buffer m_, v_;
   std::int64_t updates_ = 0;
 };

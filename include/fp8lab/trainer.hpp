@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fp8lab {
 
@@ -41,10 +42,18 @@ class TokenSource {
 // The source config.data describes, for split "train" or "val".
 std::unique_ptr<TokenSource> make_token_source(const RunConfig& config, std::string_view split);
 
+class Communicator;
+
 struct TrainerOptions {
   bool resume = false;        // continue from <run_dir>/checkpoints/latest
   bool progress_bar = false;  // redraw a bar with ETA on stderr (the CLI: when stderr is a tty)
   std::FILE* log = stdout;    // one line per logged step; nullptr for silence
+  // Data parallelism (docs/distributed.md): every rank runs a Trainer with the same config and
+  // run directory and its own communicator. The config's micro_batch x grad_accum is the GLOBAL
+  // batch: rank k runs the micro-batches a with a % world == k (grad_accum must divide by the
+  // world size), gradients are summed over ranks, AdamW's moments are sharded (ZeRO-1), and
+  // only rank 0 writes files or logs. nullptr (or a world of 1): the single-process trainer.
+  Communicator* comm = nullptr;
 };
 
 struct StepRecord {
@@ -79,6 +88,10 @@ class Trainer {
 
  private:
   void resume_from_checkpoint();
+  bool distributed() const { return world_ > 1; }
+  bool writer() const { return rank_ == 0; }  // the one rank that writes files
+  // The full flat buffer from every rank's shard_of() slice (a collective), on the host.
+  std::vector<float> gather_shards(const TensorView& shard_view);
   void write_run_record(const std::string& status, const StepRecord* last);
   [[noreturn]] void abort_non_finite(const std::string& what);
 
@@ -89,6 +102,8 @@ class Trainer {
   std::unique_ptr<GptModel> model_;
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<TokenSource> train_data_, val_data_;
+  Communicator* comm_ = nullptr;
+  int rank_ = 0, world_ = 1;
   std::int64_t step_ = 0, skipped_ = 0;
   std::string init_sha256_;
   std::string started_utc_;

@@ -134,7 +134,23 @@ CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view sou
 }
 
 fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& optimizer,
-                         const CheckpointMeta& meta_in, std::int64_t keep) {
+                         const CheckpointMeta& meta, std::int64_t keep) {
+  FP8LAB_CHECK(optimizer.holds_all(),
+               "save_checkpoint: the optimizer holds only a shard; gather its moments and pass "
+               "them as host vectors");
+  std::vector<float> m(static_cast<std::size_t>(model.parameter_count())), v(m.size());
+  model.backend().download(optimizer.m(), m.data());
+  model.backend().download(optimizer.v(), v.data());
+  return save_checkpoint(dir, model, m, v, meta, keep);
+}
+
+fs::path save_checkpoint(const fs::path& dir, GptModel& model, const std::vector<float>& m,
+                         const std::vector<float>& v, const CheckpointMeta& meta_in,
+                         std::int64_t keep) {
+  FP8LAB_CHECK(m.size() == static_cast<std::size_t>(model.parameter_count()) &&
+                   v.size() == m.size(),
+               "save_checkpoint: moments of {} and {} elements for {} parameters", m.size(),
+               v.size(), model.parameter_count());
   fs::create_directories(dir);
   const std::string name = fmt::format("step_{:08d}", meta_in.step);
   const fs::path final_dir = dir / name, tmp_dir = dir / (name + ".tmp");
@@ -145,9 +161,6 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& opti
   write_file_atomic(tmp_dir / "model.safetensors", weights.data(), weights.size());
   meta.model_sha256 = sha256_hex(weights.data(), weights.size());
   {
-    std::vector<float> m(static_cast<std::size_t>(model.parameter_count())), v(m.size());
-    model.backend().download(optimizer.m(), m.data());
-    model.backend().download(optimizer.v(), v.data());
     std::vector<SafetensorsTensor> tensors;
     for (const ParamInfo& p : model.layout().params()) {
       tensors.push_back({"exp_avg." + p.name, DType::f32, p.shape, m.data() + p.offset});
@@ -204,8 +217,9 @@ CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* opt
         load_verified(ckpt / "optimizer.safetensors", meta.optimizer_sha256);
     const std::vector<float> m = read_params(moments, model.layout(), "exp_avg.");
     const std::vector<float> v = read_params(moments, model.layout(), "exp_avg_sq.");
-    model.backend().upload(optimizer->m(), m.data());
-    model.backend().upload(optimizer->v(), v.data());
+    const std::size_t first = static_cast<std::size_t>(optimizer->shard().begin);
+    model.backend().upload(optimizer->m(), m.data() + first);
+    model.backend().upload(optimizer->v(), v.data() + first);
     optimizer->set_updates(meta.adam_updates);
   }
   FP8LAB_CHECK_KIND(ErrorKind::format, model.parameter_sha256() == meta.params_sha256,

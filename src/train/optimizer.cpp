@@ -1,6 +1,9 @@
 // AdamW, learning-rate schedule and gradient norms.
 #include "fp8lab/optimizer.hpp"
 
+#include "fp8lab/error.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -27,8 +30,15 @@ std::vector<double> gradient_sums_of_squares(GptModel& model) {
   return sums;
 }
 
-AdamW::AdamW(const OptimConfig& optim, GptModel& model) : optim_(optim), model_(model) {
-  const Shape shape{model.parameter_count()};
+AdamW::AdamW(const OptimConfig& optim, GptModel& model)
+    : AdamW(optim, model, Shard{0, model.parameter_count()}) {}
+
+AdamW::AdamW(const OptimConfig& optim, GptModel& model, Shard shard)
+    : optim_(optim), model_(model), shard_(shard) {
+  FP8LAB_CHECK(shard.begin >= 0 && shard.begin <= shard.end && shard.end <= model.parameter_count(),
+               "AdamW shard [{}, {}) outside the {} parameters", shard.begin, shard.end,
+               model.parameter_count());
+  const Shape shape{shard.size()};
   m_ = model.backend().allocate(MemoryKind::optimizer, DType::f32, shape, "adam.exp_avg");
   v_ = model.backend().allocate(MemoryKind::optimizer, DType::f32, shape, "adam.exp_avg_sq");
   model.backend().fill_zero(m_);
@@ -47,9 +57,26 @@ bool AdamW::decays(const ParamInfo& p) const {
   return true;
 }
 
-TensorView AdamW::m(const ParamInfo& p) const { return param_slice(m_.view(), p); }
+TensorView AdamW::m(const ParamInfo& p) const {
+  FP8LAB_CHECK(holds_all(), "AdamW::m({}): this optimizer holds only the shard [{}, {})", p.name,
+               shard_.begin, shard_.end);
+  return param_slice(m_.view(), p);
+}
 
-TensorView AdamW::v(const ParamInfo& p) const { return param_slice(v_.view(), p); }
+TensorView AdamW::v(const ParamInfo& p) const {
+  FP8LAB_CHECK(holds_all(), "AdamW::v({}): this optimizer holds only the shard [{}, {})", p.name,
+               shard_.begin, shard_.end);
+  return param_slice(v_.view(), p);
+}
+
+namespace {
+
+// Elements [begin, end) of a flat f32 buffer as a 1-D view.
+TensorView flat_range(const TensorView& t, std::int64_t begin, std::int64_t end) {
+  return {static_cast<float*>(t.data) + begin, DType::f32, Shape{end - begin}, t.device};
+}
+
+}  // namespace
 
 void AdamW::step(float lr) {
   ++updates_;
@@ -63,7 +90,25 @@ void AdamW::step(float lr) {
   s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(optim_.beta2), t));
   for (const ParamInfo& p : model_.layout().params()) {
     s.weight_decay = decays(p) ? optim_.weight_decay : 0.f;
-    model_.backend().adamw_update(model_.param(p), model_.grad(p), m(p), v(p), s);
+    const std::int64_t begin = std::max(p.offset, shard_.begin);
+    const std::int64_t end = std::min(p.offset + p.numel(), shard_.end);
+    if (begin >= end) continue;  // another rank's parameter
+    if (begin == p.offset && end == p.offset + p.numel()) {
+      // The whole tensor: the same calls as without sharding (the update is elementwise, so a
+      // split tensor gets the same bits too).
+      const Shape& shape = p.shape;
+      const TensorView mv = flat_range(m_.view(), begin - shard_.begin, end - shard_.begin);
+      const TensorView vv = flat_range(v_.view(), begin - shard_.begin, end - shard_.begin);
+      model_.backend().adamw_update(model_.param(p), model_.grad(p),
+                                    {mv.data, mv.dtype, shape, mv.device},
+                                    {vv.data, vv.dtype, shape, vv.device}, s);
+    } else {
+      model_.backend().adamw_update(flat_range(model_.master(), begin, end),
+                                    flat_range(model_.grads(), begin, end),
+                                    flat_range(m_.view(), begin - shard_.begin, end - shard_.begin),
+                                    flat_range(v_.view(), begin - shard_.begin, end - shard_.begin),
+                                    s);
+    }
   }
 }
 

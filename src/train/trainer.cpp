@@ -1,6 +1,7 @@
 // The training loop (see fp8lab/trainer.hpp).
 #include "fp8lab/trainer.hpp"
 
+#include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
 #include "train/run_log.hpp"
 
@@ -32,7 +33,21 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
   config_.validate();
   FP8LAB_CHECK(config_.backend == backend.name(), "config asks for backend '{}' but runs on '{}'",
                config_.backend, backend.name());
-  fs::create_directories(run_dir_ / "checkpoints");
+  if (options_.comm != nullptr) {
+    comm_ = options_.comm;
+    rank_ = comm_->rank();
+    world_ = comm_->world_size();
+  }
+  FP8LAB_CHECK(config_.train.grad_accum % world_ == 0,
+               "data parallelism over {} ranks needs train.grad_accum divisible by {} (micro_batch "
+               "x grad_accum is the global batch; each rank runs grad_accum / world micro-batches), "
+               "got grad_accum {}",
+               world_, world_, config_.train.grad_accum);
+  if (!writer()) {  // one rank speaks for all
+    options_.log = nullptr;
+    options_.progress_bar = false;
+  }
+  if (writer()) fs::create_directories(run_dir_ / "checkpoints");
   if (!options_.resume) {
     FP8LAB_CHECK(!latest_checkpoint(run_dir_ / "checkpoints"),
                  "run directory '{}' already holds checkpoints: pass --resume to continue it, or "
@@ -41,7 +56,8 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
   }
   model_ = std::make_unique<GptModel>(config_.model, config_.precision, config_.train.micro_batch,
                                       backend_);
-  optimizer_ = std::make_unique<AdamW>(config_.optim, *model_);
+  optimizer_ = std::make_unique<AdamW>(config_.optim, *model_,
+                                       shard_of(model_->parameter_count(), rank_, world_));
   train_data_ = make_token_source(config_, "train");
   if (config_.train.eval_every > 0) val_data_ = make_token_source(config_, "val");
   started_utc_ = utc_now_iso8601();
@@ -49,10 +65,17 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
     resume_from_checkpoint();
   } else {
     model_->init_parameters(config_.train.seed);
+    if (distributed()) {
+      // The initialisation is deterministic, so this changes nothing; it makes "every rank
+      // starts from rank 0's weights" a guarantee rather than an assumption.
+      backend_.synchronize();
+      comm_->broadcast(model_->master(), 0);
+      model_->refresh_working_weights();
+    }
     init_sha256_ = model_->parameter_sha256();
-    std::ofstream(run_dir_ / "metrics.jsonl", std::ios::trunc);
+    if (writer()) std::ofstream(run_dir_ / "metrics.jsonl", std::ios::trunc);
   }
-  write_json_atomic(run_dir_ / "config.json", to_json(config_));
+  if (writer()) write_json_atomic(run_dir_ / "config.json", to_json(config_));
   write_run_record("running", nullptr);
   if (options_.log) {
     std::fprintf(options_.log,
@@ -85,7 +108,7 @@ void Trainer::resume_from_checkpoint() {
   step_ = meta.step;
   skipped_ = meta.skipped_steps;
   init_sha256_ = meta.init_sha256;
-  truncate_metrics(run_dir_ / "metrics.jsonl", step_);
+  if (writer()) truncate_metrics(run_dir_ / "metrics.jsonl", step_);
   if (options_.log) {
     std::fprintf(options_.log, "resumed from %s at step %lld\n", latest->string().c_str(),
                  static_cast<long long>(step_));
@@ -115,6 +138,7 @@ StepRecord Trainer::train_step() {
   model_->zero_grads();
   try {
     for (std::int64_t a = 0; a < accum; ++a) {
+      if (a % world_ != rank_) continue;  // another rank's micro-batch
       loss_sum +=
           model_
               ->forward_backward(&inputs[a * m], &targets[a * m], 1.f / static_cast<float>(counted),
@@ -125,9 +149,23 @@ StepRecord Trainer::train_step() {
     if (e.kind() != ErrorKind::non_finite) throw;
     bad = e.message();
   }
+  if (distributed()) {
+    // Every rank must take the same branch below: agree on the loss and on any failure first.
+    std::vector<double> sums{loss_sum, bad.empty() ? 0.0 : 1.0};
+    comm_->all_reduce_sum_host(sums);
+    loss_sum = sums[0];
+    if (bad.empty() && sums[1] > 0)
+      bad = fmt::format("values on {} other rank(s) (their errors name them)", sums[1]);
+  }
   r.loss = loss_sum / static_cast<double>(counted);
   if (bad.empty() && !std::isfinite(r.loss)) bad = "loss";
   if (bad.empty()) {
+    if (distributed()) {
+      // Each rank's gradient is its share of the global mean (grad_scale = 1 / global count):
+      // their sum is the gradient of the global batch.
+      backend_.synchronize();
+      comm_->all_reduce_sum(model_->grads());
+    }
     // One reduction over the whole gradient buffer (one device sync); only when it is not finite
     // are the tensors scanned one by one, to name the first bad one.
     const double total = backend_.sum_of_squares(model_->grads());
@@ -155,6 +193,10 @@ StepRecord Trainer::train_step() {
       backend_.scale_inplace(model_->grads(), static_cast<float>(clip / (r.grad_norm + 1e-6)));
     }
     optimizer_->step(r.lr);
+    if (distributed()) {  // ZeRO-1: each rank updated its shard; everyone gets everyone's
+      backend_.synchronize();
+      comm_->all_gather(model_->master());
+    }
     model_->refresh_working_weights();
   }
   backend_.synchronize();
@@ -175,11 +217,18 @@ double Trainer::validation_loss() {
   std::int64_t counted = 0;
   for (std::int64_t b = 0; b < std::max<std::int64_t>(1, config_.train.eval_batches); ++b) {
     val_data_->next(inputs.data(), targets.data());
+    if (b % world_ != rank_) continue;  // another rank's batch
     const LossSums s = model_->evaluate(inputs.data(), targets.data(),
                                         static_cast<int>(config_.train.ignore_index),
                                         static_cast<int>(config_.train.loss_chunk_rows));
     loss += s.loss_sum;
     counted += s.counted;
+  }
+  if (distributed()) {
+    std::vector<double> sums{loss, static_cast<double>(counted)};
+    comm_->all_reduce_sum_host(sums);
+    loss = sums[0];
+    counted = static_cast<std::int64_t>(sums[1]);
   }
   return loss / static_cast<double>(std::max<std::int64_t>(counted, 1));
 }
@@ -194,8 +243,38 @@ fs::path Trainer::save_checkpoint() {
   meta.data_position = train_data_->position();
   meta.init_seed = config_.train.seed;
   meta.data_seed = config_.train.data_seed;
-  return fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, *optimizer_, meta,
-                                 config_.train.keep_checkpoints);
+  if (!distributed()) {
+    return fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, *optimizer_, meta,
+                                   config_.train.keep_checkpoints);
+  }
+  // Every rank joins the gathers of the moment shards; rank 0 writes a checkpoint that does not
+  // depend on the world size.
+  const std::vector<float> m = gather_shards(optimizer_->m()), v = gather_shards(optimizer_->v());
+  fs::path dir = run_dir_ / "checkpoints" / fmt::format("step_{:08d}", step_);
+  if (writer()) {
+    dir = fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, m, v, meta,
+                                  config_.train.keep_checkpoints);
+  }
+  comm_->barrier();  // no rank moves on (or resumes) before the checkpoint exists
+  return dir;
+}
+
+std::vector<float> Trainer::gather_shards(const TensorView& shard_view) {
+  const Shard s = optimizer_->shard();
+  const std::int64_t total = model_->parameter_count();
+  std::vector<float> host(static_cast<std::size_t>(total));
+  // A temporary full-size buffer only while checkpointing: the steady state keeps 1/world.
+  Buffer full = backend_.allocate(MemoryKind::workspace, DType::f32, Shape{total}, "zero1.gather");
+  if (s.size() > 0) {
+    backend_.download(shard_view, host.data() + s.begin);
+    const TensorView mine{static_cast<float*>(full.view().data) + s.begin, DType::f32,
+                          Shape{s.size()}, full.view().device};
+    backend_.upload(mine, host.data() + s.begin);
+  }
+  backend_.synchronize();
+  comm_->all_gather(full.view());
+  backend_.download(full.view(), host.data());
+  return host;
 }
 
 void Trainer::run() {
@@ -215,7 +294,7 @@ void Trainer::run() {
       const double eta =
           elapsed / static_cast<double>(step_ - first) * static_cast<double>(total - step_);
       if (step_ % std::max<std::int64_t>(t.log_every, 1) == 0 || step_ == total || r.val_loss) {
-        append_metrics(run_dir_ / "metrics.jsonl", r, skipped_);
+        if (writer()) append_metrics(run_dir_ / "metrics.jsonl", r, skipped_);
         bar.clear();
         if (options_.log) {
           std::fprintf(options_.log, "%s\n", format_step_line(r, total).c_str());
@@ -238,6 +317,7 @@ void Trainer::run() {
 }
 
 void Trainer::write_run_record(const std::string& status, const StepRecord* last) {
+  if (!writer()) return;
   json j{{"fp8lab_version", "0.1.0"},
          {"status", status},
          {"started_utc", started_utc_},
