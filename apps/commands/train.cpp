@@ -6,6 +6,7 @@
 #include "command_registry.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/config.hpp"
+#include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/trainer.hpp"
 
@@ -83,13 +84,30 @@ void ensure_passive_openmp() {
 void run_train(const TrainOptions& o) {
   const RunConfig config = resolve_config(o);
   if (config.backend == "cpu") ensure_passive_openmp();
+  // Data parallelism (docs/distributed.md): a launcher's variables make this process one rank.
+  const DistributedEnv env = read_distributed_env();
+  FP8LAB_CHECK(env.world_size == 1 || config.backend == "cuda",
+               "{} ranks were launched ({}), but data parallelism needs backend cuda (NCCL), not "
+               "'{}'",
+               env.world_size, env.launcher, config.backend);
+  const bool use_nccl = env.launcher != "none" && config.backend == "cuda";
+  if (use_nccl) use_local_cuda_device(env);  // before the backend picks its device
   auto backend = make_backend(config.backend);
+  std::unique_ptr<Communicator> comm;
+  if (use_nccl) {
+    comm = make_nccl_communicator_from_env(env);
+    if (env.rank == 0)
+      std::printf("fp8lab train: %d ranks through NCCL %d (%s launch)\n", env.world_size,
+                  nccl_version(), env.launcher.c_str());
+  }
   TrainerOptions options;
+  options.comm = comm.get();
   options.resume = o.resume;
   options.progress_bar = !o.no_progress && ::isatty(STDERR_FILENO) == 1;
   options.log = stdout;
   Trainer trainer(config, o.out, *backend, options);
   trainer.run();
+  if (env.rank != 0) return;
   std::printf("done: %lld steps (%lld skipped), run directory %s\n",
               static_cast<long long>(trainer.step()),
               static_cast<long long>(trainer.skipped_steps()), o.out.c_str());

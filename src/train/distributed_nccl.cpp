@@ -45,9 +45,12 @@ const NcclApi& nccl() {
   static std::string error;
   std::call_once(once, [] {
     std::vector<std::string> names;
-    if (const char* forced = std::getenv("FP8LAB_NCCL_LIBRARY")) names.emplace_back(forced);
-    names.emplace_back("libnccl.so.2");
-    names.emplace_back("libnccl.so");
+    if (const char* forced = std::getenv("FP8LAB_NCCL_LIBRARY")) {
+      names.emplace_back(forced);  // the user's choice alone: no silent fallback
+    } else {
+      names.emplace_back("libnccl.so.2");
+      names.emplace_back("libnccl.so");
+    }
     void* handle = nullptr;
     std::string tried;
     for (const std::string& n : names) {
