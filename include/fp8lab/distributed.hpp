@@ -2,8 +2,9 @@
 //
 // A Communicator runs collectives over the ranks of one group. Every rank must call the same
 // collectives in the same order with tensors of the same numel and dtype (the usual NCCL/MPI
-// contract); a rank that skips one leaves the others waiting. All calls are blocking: when one
-// returns, its output is in place and its inputs may be reused.
+// contract); a rank that skips one leaves the others waiting. All calls but
+// all_reduce_sum_async are blocking: when one returns, its output is in place and its inputs may
+// be reused. The async all-reduce (gradient buckets during the backward) completes at wait().
 //
 // Two implementations:
 // - make_local_communicators(n): n communicators over threads and shared memory, for host (CPU
@@ -61,6 +62,26 @@ class Communicator {
   // Host scalars (loss sums, flags): a convenience over all_reduce_sum for backends whose
   // tensors live on the device. Same sum order as all_reduce_sum.
   virtual void all_reduce_sum_host(std::vector<double>& values) = 0;
+
+  // ---- asynchronous all-reduce (gradient buckets overlapped with the backward) --------------
+  // Starts all_reduce_sum(t) and returns at once with a ticket; the result is the same bytes as
+  // the blocking call on the same tensor. `after_stream` (a cudaStream_t, NCCL only) is the
+  // stream whose work enqueued so far produces t: the collective starts after it, through an
+  // event, on the communicator's own stream. nullptr: t is complete when this is called.
+  // Rules (the NCCL contract, checked where cheap):
+  // - every rank starts the same async all-reduces (same numel, same dtype) in the same order,
+  //   and they run in that order, one after the other;
+  // - neither t's memory nor any other collective may be touched until the ticket has been
+  //   waited for: a blocking collective while an async one is pending is an error.
+  // The local communicators run them on one background thread per rank, so the host computes
+  // while they sum; NCCL runs them on a dedicated stream.
+  using Ticket = std::uint64_t;
+  virtual Ticket all_reduce_sum_async(const TensorView& t, void* after_stream = nullptr) = 0;
+  // Returns when ticket t and every earlier one are complete (on the host: their results may be
+  // read and the next collective called). Rethrows the failure of any of them.
+  virtual void wait(Ticket t) = 0;
+  virtual void wait_all() = 0;  // every started async all-reduce (no-op when none)
+  virtual std::int64_t pending() const = 0;  // async all-reduces started but not waited for
 };
 
 // n communicators of one in-process group (rank i = element i), each to be used by one thread.

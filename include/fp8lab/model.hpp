@@ -14,6 +14,7 @@
 #include "fp8lab/config.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -97,6 +98,20 @@ class GptModel {
   LossSums evaluate(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,
                     int loss_chunk_rows);
 
+  // Gradient readiness, for all-reducing gradient buckets while the backward still runs.
+  // The hook is called by every forward_backward's backward each time the range [begin, end) of
+  // the flat gradient buffer has received its last contribution of that backward: after the
+  // last block (its range includes ln_f, which follows it in the layout), after each earlier
+  // block, and after the embedding backward ([0, blocks.0): wte, whose LM-head contribution
+  // came first, and wpe). The ranges descend and cover [0, parameter_count()) exactly once per
+  // backward; their begins are gradient_ready_points(), in that order. "Final" is per backward:
+  // with gradient accumulation only the last micro-batch's calls mean final for the step.
+  // The hook runs when the work is ENQUEUED: on the CUDA backend the consumer must order
+  // itself after the backend's stream. No hook (the default): nothing is called.
+  using GradientReadyHook = std::function<void(std::int64_t begin, std::int64_t end)>;
+  void set_gradient_ready_hook(GradientReadyHook hook) { gradient_ready_hook_ = std::move(hook); }
+  std::vector<std::int64_t> gradient_ready_points() const;
+
  private:
   struct Activations;
   struct Block;
@@ -118,6 +133,7 @@ class GptModel {
   DType act_dtype_;
   Buffer master_, working_, grads_;
   std::unique_ptr<Activations> acts_;
+  GradientReadyHook gradient_ready_hook_;
 };
 
 }  // namespace fp8lab

@@ -43,6 +43,7 @@ class TokenSource {
 std::unique_ptr<TokenSource> make_token_source(const RunConfig& config, std::string_view split);
 
 class Communicator;
+class OverlappedGradReduce;
 
 struct TrainerOptions {
   bool resume = false;        // continue from <run_dir>/checkpoints/latest
@@ -54,6 +55,14 @@ struct TrainerOptions {
   // world size), gradients are summed over ranks, AdamW's moments are sharded (ZeRO-1), and
   // only rank 0 writes files or logs. nullptr (or a world of 1): the single-process trainer.
   Communicator* comm = nullptr;
+  // With a communicator of several ranks: all-reduce the gradients in buckets while the last
+  // micro-batch's backward still runs (each bucket as soon as its blocks' gradients are final)
+  // rather than in one all-reduce after it. Every element is summed in the same order either
+  // way: the same bytes on the local communicators (tested); see docs/distributed.md for NCCL.
+  bool overlap_grad_reduce = true;
+  // Consecutive blocks merge into one bucket until it holds this many gradient elements
+  // (default 4 Mi = 16 MiB of fp32); 0: one bucket per block.
+  std::int64_t grad_bucket_elements = std::int64_t{1} << 22;
 };
 
 struct StepRecord {
@@ -101,6 +110,8 @@ class Trainer {
   TrainerOptions options_;
   std::unique_ptr<GptModel> model_;
   std::unique_ptr<AdamW> optimizer_;
+  // After model_: destroyed first (it may still wait on the gradient buffer's collectives).
+  std::unique_ptr<OverlappedGradReduce> grad_reduce_;
   std::unique_ptr<TokenSource> train_data_, val_data_;
   Communicator* comm_ = nullptr;
   int rank_ = 0, world_ = 1;

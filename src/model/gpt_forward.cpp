@@ -102,14 +102,34 @@ void GptModel::forward(bool training) {
   backend_.rmsnorm_forward(a.resid.back(), param(params.back()), eps, a.lnf, a.rstdf);
 }
 
+std::vector<std::int64_t> GptModel::gradient_ready_points() const {
+  // A block's parameters are contiguous and start with its ln1 (parameters.cpp); everything
+  // before blocks.0 (wte, wpe) is final only after the embedding backward.
+  std::vector<std::int64_t> points;
+  for (std::int64_t l = config_.n_layers - 1; l >= 0; --l)
+    points.push_back(block_param(l, "ln1.weight").offset);
+  points.push_back(0);
+  return points;
+}
+
 void GptModel::backward() {
   Activations& a = *acts_;
   const auto& params = layout_.params();
+  // [begin, final_end) has just become final; the next range ends where this one begins.
+  std::int64_t final_end = layout_.total();
+  auto ready = [&](std::int64_t begin) {
+    if (gradient_ready_hook_) gradient_ready_hook_(begin, final_end);
+    final_end = begin;
+  };
   backend_.fill_zero(a.dresid);
   backend_.rmsnorm_backward(a.resid.back(), param(params.back()), a.rstdf, a.d_lnf, a.dresid,
                             grad(params.back()));
-  for (std::int64_t l = config_.n_layers - 1; l >= 0; --l) block_backward(l);
+  for (std::int64_t l = config_.n_layers - 1; l >= 0; --l) {
+    block_backward(l);
+    ready(block_param(l, "ln1.weight").offset);  // the block and everything after it
+  }
   backend_.embedding_backward(a.tokens, a.dresid, grad(params[0]), grad(params[1]));
+  ready(0);
 }
 
 void GptModel::block_backward(std::int64_t l) {

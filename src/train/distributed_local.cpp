@@ -5,11 +5,19 @@
 // done. An all-reduce is a reduce-scatter (rank k sums slice k over ranks 0, 1, ... in that
 // order) whose result rank k also writes into the other ranks' slice k, so every element is
 // summed by exactly one thread in a fixed order and the result is the same bytes everywhere.
+//
+// Async all-reduces run the same collective on a background thread per rank (started on first
+// use), in issue order: the bytes are those of the blocking call, and the rank's own thread
+// computes meanwhile (the gradient buckets of the backward). Because the rank's thread may not
+// call a collective while one is pending (checked), only one thread per rank is ever inside the
+// group's barriers.
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -74,16 +82,69 @@ void sum_slice(const std::vector<void*>& bufs, std::int64_t begin, std::int64_t 
 class LocalComm final : public LocalCommunicator {
  public:
   LocalComm(std::shared_ptr<Group> group, int rank) : group_(std::move(group)), rank_(rank) {}
+  ~LocalComm() override {
+    bool busy = false;
+    {
+      std::lock_guard lock(async_mutex_);
+      busy = completed_ != issued_;
+      stopping_ = true;
+    }
+    // Leaving with collectives in flight is a failure path: release the peers (and our worker,
+    // which may wait for them) instead of hanging.
+    if (busy) abort();
+    async_cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
   int rank() const override { return rank_; }
   int world_size() const override { return group_->size; }
   std::string name() const override { return "local"; }
 
-  void all_reduce_sum(const TensorView& t) override { reduce(t, "all_reduce_sum", true); }
+  void all_reduce_sum(const TensorView& t) override {
+    require_idle("all_reduce_sum");
+    reduce(t, "all_reduce_sum", true);
+  }
   void reduce_scatter_sum(const TensorView& t) override {
+    require_idle("reduce_scatter_sum");
     reduce(t, "reduce_scatter_sum", false);
   }
 
+  Ticket all_reduce_sum_async(const TensorView& t, void* /*after_stream: host tensors*/) override {
+    // The checks the worker would make, here, so that a bad call fails in the caller's thread.
+    check_device(t, Device::cpu, "all_reduce_sum_async");
+    FP8LAB_CHECK_KIND(ErrorKind::dtype, t.dtype == DType::f32 || t.dtype == DType::f64,
+                      "all_reduce_sum_async: sums f32 or f64 tensors, got {}", t.describe());
+    std::lock_guard lock(async_mutex_);
+    if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
+    const Ticket ticket = ++issued_;
+    queue_.push_back({ticket, t});
+    async_cv_.notify_all();
+    return ticket;
+  }
+
+  void wait(Ticket t) override {
+    std::unique_lock lock(async_mutex_);
+    FP8LAB_CHECK(t <= issued_, "wait: ticket {} was never issued (last {})", t, issued_);
+    async_cv_.wait(lock, [&] { return completed_ >= t; });
+    waited_ = std::max(waited_, t);
+    if (async_error_) std::rethrow_exception(async_error_);
+  }
+
+  void wait_all() override {
+    Ticket last = 0;
+    {
+      std::lock_guard lock(async_mutex_);
+      last = issued_;
+    }
+    wait(last);
+  }
+
+  std::int64_t pending() const override {
+    std::lock_guard lock(async_mutex_);
+    return static_cast<std::int64_t>(issued_ - waited_);
+  }
+
   void all_gather(const TensorView& t) override {
+    require_idle("all_gather");
     collective(t, "all_gather", [&](const std::vector<void*>& bufs) {
       const Shard s = shard_of(t.numel(), rank_, group_->size);
       const std::size_t esz = dtype_size(t.dtype);
@@ -97,6 +158,7 @@ class LocalComm final : public LocalCommunicator {
   }
 
   void broadcast(const TensorView& t, int root) override {
+    require_idle("broadcast");
     FP8LAB_CHECK(root >= 0 && root < group_->size, "broadcast: root {} outside world {}", root,
                  group_->size);
     collective(t, "broadcast", [&](const std::vector<void*>& bufs) {
@@ -106,7 +168,10 @@ class LocalComm final : public LocalCommunicator {
     });
   }
 
-  void barrier() override { group_->wait_all(rank_); }
+  void barrier() override {
+    require_idle("barrier");
+    group_->wait_all(rank_);
+  }
 
   void all_reduce_sum_host(std::vector<double>& values) override {
     all_reduce_sum(TensorView{values.data(), DType::f64,
@@ -120,6 +185,45 @@ class LocalComm final : public LocalCommunicator {
   }
 
  private:
+  struct AsyncJob {
+    Ticket ticket;
+    TensorView t;
+  };
+
+  void require_idle(const char* what) const {
+    const std::int64_t n = pending();
+    FP8LAB_CHECK(n == 0,
+                 "{} on rank {}: {} async all-reduce(s) not yet waited for (wait for them first: "
+                 "collectives run one at a time, in the same order on every rank)",
+                 what, rank_, n);
+  }
+
+  void worker_loop() {
+    for (;;) {
+      AsyncJob job;
+      {
+        std::unique_lock lock(async_mutex_);
+        async_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        job = queue_.front();
+        queue_.pop_front();
+      }
+      // After a failure the group is aborted, so the later jobs fail at once too (no hang).
+      std::exception_ptr error;
+      try {
+        reduce(job.t, "all_reduce_sum_async", true);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        std::lock_guard lock(async_mutex_);
+        if (error && !async_error_) async_error_ = error;
+        completed_ = job.ticket;
+      }
+      async_cv_.notify_all();
+    }
+  }
+
   void reduce(const TensorView& t, const char* what, bool to_all) {
     FP8LAB_CHECK_KIND(ErrorKind::dtype, t.dtype == DType::f32 || t.dtype == DType::f64,
                       "{}: sums f32 or f64 tensors, got {}", what, t.describe());
@@ -158,6 +262,14 @@ class LocalComm final : public LocalCommunicator {
 
   std::shared_ptr<Group> group_;
   int rank_;
+  // The async all-reduces (guarded by async_mutex_): tickets 1, 2, ... in issue order.
+  mutable std::mutex async_mutex_;
+  std::condition_variable async_cv_;
+  std::deque<AsyncJob> queue_;
+  Ticket issued_ = 0, completed_ = 0, waited_ = 0;
+  std::exception_ptr async_error_;
+  bool stopping_ = false;
+  std::thread worker_;  // last member: started after, joined before the state above goes
 };
 
 }  // namespace

@@ -1,6 +1,12 @@
 // The NCCL communicator. NCCL is not linked: libnccl.so.2 is dlopen()ed on first use and called
 // through function pointers typed from nccl.h (found at configure time: FP8LAB_HAVE_NCCL_H), so
 // fp8lab builds and runs single-GPU without NCCL installed.
+//
+// Async all-reduces (gradient buckets during the backward) run on a stream of their own, made
+// on first use: an event recorded on the caller's `after_stream` orders each after the compute
+// that produced its bucket, and an event recorded after it is what wait() synchronises on. The
+// blocking collectives keep running on the stream given at construction and refuse to start
+// while an async one is pending (NCCL needs the collectives of one communicator in one order).
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
 
@@ -16,6 +22,7 @@
 #include <nccl.h>
 
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #endif
 
@@ -123,6 +130,13 @@ class NcclComm final : public Communicator {
     check_cuda(cudaMalloc(&scalars_, kScalarBytes), "cudaMalloc (NCCL scalars)");
   }
   ~NcclComm() override {
+    // Collectives still in flight would write freed memory: finish them (errors cannot leave
+    // a destructor; a broken communicator is aborted below by its destroy).
+    if (async_stream_ != nullptr) cudaStreamSynchronize(async_stream_);
+    for (const Pending& p : pending_) cudaEventDestroy(p.done);
+    for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
+    if (ready_event_ != nullptr) cudaEventDestroy(ready_event_);
+    if (async_stream_ != nullptr) cudaStreamDestroy(async_stream_);
     if (scalars_ != nullptr) cudaFree(scalars_);
     if (comm_ != nullptr) nccl().comm_destroy(comm_);
   }
@@ -131,6 +145,7 @@ class NcclComm final : public Communicator {
   std::string name() const override { return "nccl"; }
 
   void all_reduce_sum(const TensorView& t) override {
+    require_idle("all_reduce_sum");
     check_device(t, Device::cuda, "NCCL all_reduce_sum");
     const ncclDataType_t type = nccl_type(t, "all_reduce_sum", true);
     check_nccl(nccl().all_reduce(t.data, t.data, static_cast<std::size_t>(t.numel()), type,
@@ -142,6 +157,7 @@ class NcclComm final : public Communicator {
   // Shards differ in size by one element, which ncclReduceScatter cannot express: one ncclReduce
   // per shard to its owner, fused into one group.
   void reduce_scatter_sum(const TensorView& t) override {
+    require_idle("reduce_scatter_sum");
     check_device(t, Device::cuda, "NCCL reduce_scatter_sum");
     const ncclDataType_t type = nccl_type(t, "reduce_scatter_sum", true);
     check_nccl(nccl().group_start(), "group_start");
@@ -159,6 +175,7 @@ class NcclComm final : public Communicator {
 
   // Likewise one ncclBroadcast per shard from its owner.
   void all_gather(const TensorView& t) override {
+    require_idle("all_gather");
     check_device(t, Device::cuda, "NCCL all_gather");
     const std::size_t esz = dtype_size(t.dtype);
     check_nccl(nccl().group_start(), "group_start");
@@ -174,6 +191,7 @@ class NcclComm final : public Communicator {
   }
 
   void broadcast(const TensorView& t, int root) override {
+    require_idle("broadcast");
     check_device(t, Device::cuda, "NCCL broadcast");
     check_nccl(nccl().broadcast(t.data, t.data, t.nbytes(), ncclUint8, root, comm_, stream_),
                "broadcast");
@@ -181,6 +199,7 @@ class NcclComm final : public Communicator {
   }
 
   void barrier() override {
+    require_idle("barrier");
     // A one-element all-reduce is NCCL's barrier.
     check_nccl(nccl().all_reduce(scalars_, scalars_, 1, ncclFloat64, ncclSum, comm_, stream_),
                "barrier");
@@ -188,6 +207,7 @@ class NcclComm final : public Communicator {
   }
 
   void all_reduce_sum_host(std::vector<double>& values) override {
+    require_idle("all_reduce_sum_host");
     const std::size_t bytes = values.size() * sizeof(double);
     FP8LAB_CHECK(bytes <= kScalarBytes, "all_reduce_sum_host: {} values, at most {}",
                  values.size(), kScalarBytes / sizeof(double));
@@ -202,14 +222,75 @@ class NcclComm final : public Communicator {
     wait();
   }
 
+  Ticket all_reduce_sum_async(const TensorView& t, void* after_stream) override {
+    check_device(t, Device::cuda, "NCCL all_reduce_sum_async");
+    const ncclDataType_t type = nccl_type(t, "all_reduce_sum_async", true);
+    if (async_stream_ == nullptr) {
+      check_cuda(cudaStreamCreateWithFlags(&async_stream_, cudaStreamNonBlocking),
+                 "cudaStreamCreateWithFlags (NCCL async)");
+      check_cuda(cudaEventCreateWithFlags(&ready_event_, cudaEventDisableTiming),
+                 "cudaEventCreateWithFlags");
+    }
+    if (after_stream != nullptr) {
+      // The event captures the compute enqueued so far; it may be re-recorded at once, since
+      // cudaStreamWaitEvent takes the state at this call.
+      check_cuda(cudaEventRecord(ready_event_, static_cast<cudaStream_t>(after_stream)),
+                 "cudaEventRecord (bucket ready)");
+      check_cuda(cudaStreamWaitEvent(async_stream_, ready_event_, 0), "cudaStreamWaitEvent");
+    }
+    check_nccl(nccl().all_reduce(t.data, t.data, static_cast<std::size_t>(t.numel()), type,
+                                 ncclSum, comm_, async_stream_),
+               "all_reduce (async)");
+    cudaEvent_t done = nullptr;
+    if (free_events_.empty()) {
+      check_cuda(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate");
+    } else {
+      done = free_events_.back();
+      free_events_.pop_back();
+    }
+    check_cuda(cudaEventRecord(done, async_stream_), "cudaEventRecord (bucket reduced)");
+    pending_.push_back({++issued_, done});
+    return issued_;
+  }
+
+  void wait(Ticket t) override {
+    FP8LAB_CHECK(t <= issued_, "wait: ticket {} was never issued (last {})", t, issued_);
+    // In order on one stream: t done means every earlier one is done.
+    while (!pending_.empty() && pending_.front().ticket <= t) {
+      const Pending p = pending_.front();
+      pending_.pop_front();
+      free_events_.push_back(p.done);
+      if (p.ticket == t || pending_.empty() || pending_.front().ticket > t)
+        check_cuda(cudaEventSynchronize(p.done), "cudaEventSynchronize (NCCL async)");
+    }
+  }
+
+  void wait_all() override { wait(issued_); }
+  std::int64_t pending() const override { return static_cast<std::int64_t>(pending_.size()); }
+
  private:
   static constexpr std::size_t kScalarBytes = 4096;
+  struct Pending {
+    Ticket ticket;
+    cudaEvent_t done;
+  };
+  void require_idle(const char* what) const {
+    FP8LAB_CHECK(pending_.empty(),
+                 "NCCL {} on rank {}: {} async all-reduce(s) not yet waited for (wait for them "
+                 "first)",
+                 what, rank_, pending_.size());
+  }
   void wait() { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (NCCL)"); }
 
   int rank_, world_;
   cudaStream_t stream_;
   ncclComm_t comm_ = nullptr;
   void* scalars_ = nullptr;
+  cudaStream_t async_stream_ = nullptr;  // the async all-reduces' own stream
+  cudaEvent_t ready_event_ = nullptr;    // re-recorded on the caller's stream for each bucket
+  std::deque<Pending> pending_;          // started, not yet waited for, in order
+  std::vector<cudaEvent_t> free_events_;
+  Ticket issued_ = 0;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
+#include "train/grad_buckets.hpp"
 #include "train/run_log.hpp"
 
 #include <fmt/format.h>
@@ -58,6 +59,16 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
                                       backend_);
   optimizer_ = std::make_unique<AdamW>(config_.optim, *model_,
                                        shard_of(model_->parameter_count(), rank_, world_));
+  if (distributed() && options_.overlap_grad_reduce) {
+    FP8LAB_CHECK(options_.grad_bucket_elements >= 0, "grad_bucket_elements {} is negative",
+                 options_.grad_bucket_elements);
+    grad_reduce_ = std::make_unique<OverlappedGradReduce>(
+        *comm_, backend_, model_->grads(),
+        plan_gradient_buckets(model_->gradient_ready_points(), model_->parameter_count(),
+                              options_.grad_bucket_elements));
+    model_->set_gradient_ready_hook(
+        [r = grad_reduce_.get()](std::int64_t begin, std::int64_t) { r->on_ready(begin); });
+  }
   train_data_ = make_token_source(config_, "train");
   if (config_.train.eval_every > 0) val_data_ = make_token_source(config_, "val");
   started_utc_ = utc_now_iso8601();
@@ -136,18 +147,29 @@ StepRecord Trainer::train_step() {
   std::string bad;  // what went non-finite, if anything
   double loss_sum = 0;
   model_->zero_grads();
+  const std::int64_t my_last = accum - world_ + rank_;  // this rank's last micro-batch
   try {
     for (std::int64_t a = 0; a < accum; ++a) {
       if (a % world_ != rank_) continue;  // another rank's micro-batch
+      // Only the last backward's gradients are final: its hook calls start the buckets.
+      if (grad_reduce_ && a == my_last) grad_reduce_->arm();
       loss_sum +=
           model_
               ->forward_backward(&inputs[a * m], &targets[a * m], 1.f / static_cast<float>(counted),
                                  ignore, static_cast<int>(config_.train.loss_chunk_rows))
               .loss_sum;
     }
+    // A device-side error of the last backward (an FP8 cast that saw inf/NaN) surfaces at a
+    // synchronisation: here, where it is caught and agreed on like the others.
+    if (distributed()) backend_.synchronize();
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::non_finite) throw;
     bad = e.message();
+  }
+  if (grad_reduce_) {
+    // Buckets a failed backward did not reach start now (every rank starts the same ones), and
+    // all of them complete before any other collective (the agreement below is one).
+    grad_reduce_->finish();
   }
   if (distributed()) {
     // Every rank must take the same branch below: agree on the loss and on any failure first.
@@ -160,7 +182,7 @@ StepRecord Trainer::train_step() {
   r.loss = loss_sum / static_cast<double>(counted);
   if (bad.empty() && !std::isfinite(r.loss)) bad = "loss";
   if (bad.empty()) {
-    if (distributed()) {
+    if (distributed() && !grad_reduce_) {
       // Each rank's gradient is its share of the global mean (grad_scale = 1 / global count):
       // their sum is the gradient of the global batch.
       backend_.synchronize();
