@@ -1,7 +1,8 @@
 // `fp8lab train`: train a GPT from a preset or config file into a run directory.
 //
 // Precedence, lowest first: the preset (or the --config file, which may name a preset), then
-// each --set key=value in order, then the named flags (--policy, --mlp-recompute, --steps).
+// each --set key=value in order, then the named flags (--policy, --backend, --mlp-recompute,
+// --steps).
 // With --resume and neither --preset nor --config, the run directory's config.json is the base.
 #include "command_registry.hpp"
 #include "fp8lab/backend.hpp"
@@ -29,6 +30,7 @@ struct TrainOptions {
   std::string config_file;
   std::vector<std::string> sets;
   std::string policy;
+  std::string backend;
   bool mlp_recompute = false;
   long long steps = -1;
   std::string out;
@@ -51,6 +53,7 @@ RunConfig resolve_config(const TrainOptions& o) {
   }
   for (const std::string& s : o.sets) apply_override(config, s);
   if (!o.policy.empty()) config.precision.policy = parse_policy(o.policy);
+  if (!o.backend.empty()) config.backend = o.backend;
   if (o.mlp_recompute) config.precision.mlp_recompute = true;
   if (o.steps >= 0) config.train.steps = o.steps;
   config.validate();
@@ -122,6 +125,7 @@ const CommandRegistration registration{CommandSpec{
       sub.add_option("--set", o->sets,
                      "override a config key, e.g. --set optim.lr=3e-4 (repeatable)")
           ->take_all();
+      sub.add_option("--backend", o->backend, "cpu | cuda (overrides the config's backend)");
       sub.add_option("--policy", o->policy, "bf16 | fp8-mlp | fp8-linears")
           ->check(CLI::IsMember({"bf16", "fp8-mlp", "fp8-linears"}));
       sub.add_flag("--mlp-recompute", o->mlp_recompute,
