@@ -45,6 +45,11 @@ void add_bench_model(CLI::App& bench) {
       "Whole-model resource check per precision arm: frozen forward+backward (median ms, peak "
       "MiB, first call, SHA-256 of weights and batch) and the full training step (tokens/s, peak "
       "MiB), beside the PyTorch peer's JSON");
+  model->footer(
+      "Example, on the GPU machine (the peer first, in the same call):\n"
+      "  python3 bench/peers/gpt_peer.py --preset gpt50m --json peer.json\n"
+      "  fp8lab bench model --preset gpt50m --peer peer.json --op-times --json ours.json\n"
+      "scripts/gpu-session bench-model does both for each preset in $PRESETS.");
   auto args = std::make_shared<BenchModelArgs>();
   ModelBenchConfig& c = args->config;
   model->add_option("--backend", c.backend, "cuda or cpu")->capture_default_str();
