@@ -7,6 +7,7 @@
 // thread pool from competing: per pair these are T x T x head_dim products, small for the CPU.
 #include "nn/cpu_backend.hpp"
 #include "nn/cpu_rows.hpp"
+#include "nn/op_shapes.hpp"
 
 #include <cmath>
 #include <limits>
@@ -15,24 +16,12 @@
 namespace fp8lab::cpu {
 namespace {
 
-struct HeadGeometry {
-  std::int64_t batch, seq, heads, head_dim, d_model;
-};
+using HeadGeometry = nn::HeadShape;
 
 HeadGeometry check_attention_args(const TensorView& qkv, int n_heads, int seq_len,
                                   const TensorView& lse) {
-  check_rank(qkv, 2, "attention qkv");
+  const HeadGeometry g = nn::check_attention_shapes(qkv, n_heads, seq_len, lse);
   check_activation(qkv, "attention qkv");
-  check_dtype(lse, DType::f32, "attention lse");
-  const std::int64_t m = qkv.shape[0], three_d = qkv.shape[1];
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    n_heads > 0 && seq_len > 0 && three_d % (3 * n_heads) == 0 && m % seq_len == 0,
-                    "attention: qkv {} does not split into 3 x {} heads over rows of seq_len {}",
-                    qkv.describe(), n_heads, seq_len);
-  HeadGeometry g{m / seq_len, seq_len, n_heads, three_d / 3 / n_heads, three_d / 3};
-  FP8LAB_CHECK_KIND(ErrorKind::shape, lse.numel() == g.batch * g.heads * g.seq,
-                    "attention: lse {} is not [B={}, H={}, T={}]", lse.describe(), g.batch, g.heads,
-                    g.seq);
   return g;
 }
 

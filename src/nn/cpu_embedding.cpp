@@ -1,6 +1,7 @@
 // CPU embedding (token + learned position) forward and backward.
 #include "nn/cpu_backend.hpp"
 #include "nn/cpu_rows.hpp"
+#include "nn/op_shapes.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -8,20 +9,11 @@
 namespace fp8lab::cpu {
 namespace {
 
+// The shared shape checks, plus the CPU's: activations f32 or bf16 in host memory.
 void check_embedding_args(const TensorView& tokens, const TensorView& wte, const TensorView& wpe,
                           const TensorView& acts, const char* acts_name) {
-  check_dtype(tokens, DType::i32, "tokens");
-  check_rank(wte, 2, "wte");
-  check_rank(wpe, 2, "wpe");
-  check_rank(acts, 2, acts_name);
+  nn::check_embedding_shapes(tokens, wte, wpe, acts, acts_name);
   check_activation(acts, acts_name);
-  const std::int64_t d = wte.shape[1];
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    wpe.shape[1] == d && acts.shape[1] == d && acts.shape[0] == tokens.numel() &&
-                        tokens.numel() % wpe.shape[0] == 0,
-                    "embedding: tokens {}, wte {}, wpe {}, {} {} do not fit [M], [V, D], [T, D], "
-                    "[M, D] with M a multiple of T",
-                    tokens.describe(), wte.describe(), wpe.describe(), acts_name, acts.describe());
 }
 
 }  // namespace

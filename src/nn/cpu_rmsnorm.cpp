@@ -1,6 +1,7 @@
 // CPU RMSNorm forward and backward (no bias, no mean subtraction).
 #include "nn/cpu_backend.hpp"
 #include "nn/cpu_rows.hpp"
+#include "nn/op_shapes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,16 +12,9 @@ namespace {
 
 void check_norm_args(const TensorView& x, const TensorView& w, const TensorView& rstd,
                      const TensorView& other, const char* other_name) {
-  check_rank(x, 2, "rmsnorm x");
+  nn::check_norm_shapes(x, w, rstd, other, other_name);
   check_activation(x, "rmsnorm x");
   check_activation(other, other_name);
-  check_dtype(w, DType::f32, "rmsnorm weight");
-  check_dtype(rstd, DType::f32, "rmsnorm rstd");
-  FP8LAB_CHECK_KIND(
-      ErrorKind::shape,
-      w.numel() == x.shape[1] && rstd.numel() == x.shape[0] && other.numel() == x.numel(),
-      "rmsnorm: x {}, weight {}, rstd {}, {} {} do not fit [M, D], [D], [M], [M, D]", x.describe(),
-      w.describe(), rstd.describe(), other_name, other.describe());
 }
 
 constexpr std::int64_t kRowBlock = 64;  // rows per partial sum of dw (fixed: deterministic sums)

@@ -4,10 +4,13 @@
 #include "fp8lab/cuda_check.hpp"
 #include "nn/cuda_backend.hpp"
 #include "nn/cuda_backend_internal.hpp"
+#include "nn/op_shapes.hpp"
 
 namespace fp8lab::cuda {
 namespace {
 
+// The shared shape checks (nn/op_shapes.hpp), plus the GPU's: device memory, the kernels' int
+// sizes, bf16 attention with a head_dim the flash attention is built for.
 struct EmbeddingGeometry {
   std::int64_t rows;
   int seq, d, vocab;
@@ -16,37 +19,22 @@ struct EmbeddingGeometry {
 EmbeddingGeometry check_embedding_args(const TensorView& tokens, const TensorView& wte,
                                        const TensorView& wpe, const TensorView& acts,
                                        const char* acts_name) {
+  const nn::EmbeddingShape e = nn::check_embedding_shapes(tokens, wte, wpe, acts, acts_name);
   check_device(tokens, Device::cuda, "tokens");
-  check_dtype(tokens, DType::i32, "tokens");
   check_f32(wte, "wte");
   check_f32(wpe, "wpe");
-  check_rank(wte, 2, "wte");
-  check_rank(wpe, 2, "wpe");
-  check_rank(acts, 2, acts_name);
   elem_type(acts, acts_name);
-  const std::int64_t d = wte.shape[1];
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    wpe.shape[1] == d && acts.shape[1] == d && acts.shape[0] == tokens.numel() &&
-                        tokens.numel() % wpe.shape[0] == 0,
-                    "embedding: tokens {}, wte {}, wpe {}, {} {} do not fit [M], [V, D], [T, D], "
-                    "[M, D] with M a multiple of T",
-                    tokens.describe(), wte.describe(), wpe.describe(), acts_name, acts.describe());
-  return {tokens.numel(), to_int(wpe.shape[0], "seq_len"), to_int(d, "d_model"),
-          to_int(wte.shape[0], "vocab")};
+  return {e.rows, to_int(e.seq, "seq_len"), to_int(e.d_model, "d_model"),
+          to_int(e.vocab, "vocab")};
 }
 
 void check_norm_args(const TensorView& x, const TensorView& w, const TensorView& rstd,
                      const TensorView& other, const char* other_name) {
-  check_rank(x, 2, "rmsnorm x");
+  nn::check_norm_shapes(x, w, rstd, other, other_name);
   elem_type(x, "rmsnorm x");
   elem_type(other, other_name);
   check_f32(w, "rmsnorm weight");
   check_f32(rstd, "rmsnorm rstd");
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    w.numel() == x.shape[1] && rstd.numel() == x.shape[0] &&
-                        other.shape == x.shape,
-                    "rmsnorm: x {}, w {}, rstd {}, {} {} do not fit [M, D], [D], [M], [M, D]",
-                    x.describe(), w.describe(), rstd.describe(), other_name, other.describe());
 }
 
 struct HeadGeometry {
@@ -55,24 +43,15 @@ struct HeadGeometry {
 
 HeadGeometry check_attention_args(const TensorView& qkv, int n_heads, int seq_len,
                                   const TensorView& lse) {
-  check_rank(qkv, 2, "attention qkv");
+  const nn::HeadShape h = nn::check_attention_shapes(qkv, n_heads, seq_len, lse);
   check_bf16(qkv, "attention qkv (the CUDA attention is bf16)");
   check_f32(lse, "attention lse");
-  const std::int64_t m = qkv.shape[0], three_d = qkv.shape[1];
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    n_heads > 0 && seq_len > 0 && three_d % (3 * n_heads) == 0 && m % seq_len == 0,
-                    "attention: qkv {} does not split into 3 x {} heads over rows of seq_len {}",
-                    qkv.describe(), n_heads, seq_len);
-  const HeadGeometry g{to_int(m / seq_len, "batch"), seq_len, n_heads,
-                       to_int(three_d / 3 / n_heads, "head_dim")};
+  const HeadGeometry g{to_int(h.batch, "batch"), seq_len, n_heads,
+                       to_int(h.head_dim, "head_dim")};
   FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, cuda_ops::attention_supports_head_dim(g.head_dim),
                     "attention: head_dim {} (d_model {} / {} heads) is not supported by the CUDA "
                     "flash attention (32, 64 or 128)",
-                    g.head_dim, three_d / 3, n_heads);
-  FP8LAB_CHECK_KIND(ErrorKind::shape,
-                    lse.numel() == static_cast<std::int64_t>(g.batch) * g.heads * g.seq,
-                    "attention: lse {} is not [B={}, H={}, T={}]", lse.describe(), g.batch, g.heads,
-                    g.seq);
+                    g.head_dim, h.d_model, n_heads);
   return g;
 }
 

@@ -1,0 +1,31 @@
+// Shape checks shared by the backends' ops (src/nn/cpu_*.cpp, src/nn/cuda_*.cpp): what an op's
+// arguments must look like whatever the device. Each backend adds its own dtype and device
+// checks (f32 or bf16 activations on the CPU, bf16 attention on the GPU, ...).
+#pragma once
+
+#include "fp8lab/tensor.hpp"
+
+#include <cstdint>
+
+namespace fp8lab::nn {
+
+// tokens i32 [M], wte f32 [V, D], wpe f32 [T, D], acts [M, D] with M a multiple of T.
+struct EmbeddingShape {
+  std::int64_t rows, seq, d_model, vocab;
+};
+EmbeddingShape check_embedding_shapes(const TensorView& tokens, const TensorView& wte,
+                                      const TensorView& wpe, const TensorView& acts,
+                                      const char* acts_name);
+
+// x [M, D]; w f32 [D]; rstd f32 [M]; other (y, dy or dx) with x's element count.
+void check_norm_shapes(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                       const TensorView& other, const char* other_name);
+
+// qkv [B*T, 3*H*hd] split into heads over rows of seq_len; lse f32 [B, H, T].
+struct HeadShape {
+  std::int64_t batch, seq, heads, head_dim, d_model;
+};
+HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len,
+                                 const TensorView& lse);
+
+}  // namespace fp8lab::nn
