@@ -83,7 +83,7 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
                       float* dw_accum, std::int64_t rows, int d_model, void* workspace,
                       cudaStream_t stream);
 
-// ---- attention (src/nn/cuda_attention.cu) ----------------------------------------------------
+// ---- attention (src/nn/cuda_attention_{forward,backward}.cu) --------------------------------
 // Causal flash attention in bf16 with fp32 softmax statistics, O(T) memory (never a [T, T]
 // matrix). qkv [B*T, 3*H*hd] bf16 (q | k | v, heads of hd columns); out [B*T, H*hd] bf16;
 // lse [B, H, T] f32 (natural log of the row's sum of exp(score), scores scaled by 1/sqrt(hd)).

@@ -1,0 +1,240 @@
+// Shared pieces of the causal flash attention (cuda_attention_forward.cu,
+// cuda_attention_backward.cu): PTX wrappers, MMA fragment addressing, tile movement, the
+// (batch, head) view of a CTA, and the launch helpers. cuda_attention_forward.cu describes the
+// design.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "nn/cuda_ops_launch.hpp"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+using bf16_bits = std::uint16_t;  // raw bf16 storage; the MMAs read pairs as 32-bit registers
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr int kMaxGridY = 65535;
+
+// ---- PTX wrappers ----------------------------------------------------------------------------
+
+// The shared-memory asm below carries "memory" clobbers: the epilogues reuse tiles that
+// ldmatrix read, with plain stores the compiler must not hoist above those reads.
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, asynchronous; zero-fills the destination when !valid (the source
+// address is then not read).
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(valid ? 16 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(valid ? 4 : 0)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const bf16_bits* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p))
+               : "memory");
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const bf16_bits* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p))
+               : "memory");
+}
+
+// d += a (16x16, row) * b (16x8, col); bf16 inputs, fp32 accumulators.
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const std::uint32_t (&a)[4],
+                                         std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ float fast_exp2(float x) {  // ex2.approx: 2^-22 relative; 2^-inf = 0
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Two floats -> one register of two bf16 (round to nearest even), lo in the low half.
+__device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const std::uint32_t*>(&v);
+}
+
+// ---- fragment addressing -----------------------------------------------------------------
+// Tiles are row-major [rows][HD + 8] in shared memory. In the m16n8k16 accumulator a lane holds
+// rows g = lane / 4 and g + 8, columns 2 * (lane % 4) + {0, 1} of each 8-column block.
+
+// A operand (16 rows x 16 k) at (row0, k0) of a row-major tile.
+template <int S>
+__device__ __forceinline__ const bf16_bits* a_frag_ptr(const bf16_bits* tile, int row0, int k0,
+                                                       int lane) {
+  return tile + (row0 + (lane & 15)) * S + k0 + (lane >> 4) * 8;
+}
+// B operands of two 8-wide n blocks (n0..n0+15) x 16 k, from a tile stored [n][k] (ldmatrix).
+template <int S>
+__device__ __forceinline__ const bf16_bits* b_frag_ptr_nk(const bf16_bits* tile, int n0, int k0,
+                                                          int lane) {
+  return tile + (n0 + (lane & 7) + (lane >> 4) * 8) * S + k0 + ((lane >> 3) & 1) * 8;
+}
+// The same from a tile stored [k][n] (ldmatrix.trans).
+template <int S>
+__device__ __forceinline__ const bf16_bits* b_frag_ptr_kn(const bf16_bits* tile, int k0, int n0,
+                                                          int lane) {
+  return tile + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * S + n0 + (lane >> 4) * 8;
+}
+
+// acc[16 x 8*NT] += A (16 x 16*KT from a_tile rows a_row0..) * B^T, B stored [n][k] in b_tile.
+template <int S, int KT, int NT>
+__device__ __forceinline__ void mma_a_smem_b_nk(float (&acc)[NT][4], const bf16_bits* a_tile,
+                                                int a_row0, const bf16_bits* b_tile, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < KT; ++kk) {
+    std::uint32_t a[4];
+    ldmatrix_x4(a, a_frag_ptr<S>(a_tile, a_row0, kk * 16, lane));
+#pragma unroll
+    for (int n2 = 0; n2 < NT / 2; ++n2) {
+      std::uint32_t b[4];
+      ldmatrix_x4(b, b_frag_ptr_nk<S>(b_tile, n2 * 16, kk * 16, lane));
+      mma_bf16(acc[2 * n2], a, b[0], b[1]);
+      mma_bf16(acc[2 * n2 + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// acc[16 x 8*NT] += P (16 x 8*KB, accumulator layout, rounded to bf16) * B, B stored [k][n].
+template <int S, int KB, int NT>
+__device__ __forceinline__ void mma_p_b_kn(float (&acc)[NT][4], const float (&p)[KB][4],
+                                           const bf16_bits* b_tile, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < KB / 2; ++kk) {
+    // Two accumulator blocks of 8 columns form one A fragment of 16 k (FlashAttention-2's reuse).
+    const std::uint32_t a[4] = {pack_bf16(p[2 * kk][0], p[2 * kk][1]),
+                                pack_bf16(p[2 * kk][2], p[2 * kk][3]),
+                                pack_bf16(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                                pack_bf16(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+#pragma unroll
+    for (int n2 = 0; n2 < NT / 2; ++n2) {
+      std::uint32_t b[4];
+      ldmatrix_x4_trans(b, b_frag_ptr_kn<S>(b_tile, kk * 16, n2 * 16, lane));
+      mma_bf16(acc[2 * n2], a, b[0], b[1]);
+      mma_bf16(acc[2 * n2 + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// ---- tile movement -----------------------------------------------------------------------
+
+// Rows row0.. of one head (row stride `stride` elements) -> tile [ROWS][S]; rows >= seq_len are
+// zero-filled, so masked products never meet stale NaN bits.
+template <int HD, int S, int ROWS, int THREADS>
+__device__ __forceinline__ void load_tile(bf16_bits* tile, const bf16_bits* head,
+                                          std::int64_t stride, int row0, int seq_len) {
+  constexpr int kChunksPerRow = HD / 8;
+  constexpr int kChunks = ROWS * kChunksPerRow;
+  static_assert(kChunks % THREADS == 0, "tile chunks must split evenly over the threads");
+#pragma unroll
+  for (int i = 0; i < kChunks / THREADS; ++i) {
+    const int c = static_cast<int>(threadIdx.x) + i * THREADS;
+    const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
+    const bool valid = row0 + r < seq_len;
+    const bf16_bits* src = valid ? head + static_cast<std::int64_t>(row0 + r) * stride + col : head;
+    cp_async_16(tile + r * S + col, src, valid);
+  }
+}
+
+// f32 values [rows] at v[row0..], zero past seq_len.
+template <int ROWS, int THREADS>
+__device__ __forceinline__ void load_row_stats(float* dst, const float* v, int row0, int seq_len) {
+  for (int r = static_cast<int>(threadIdx.x); r < ROWS; r += THREADS) {
+    const bool valid = row0 + r < seq_len;
+    cp_async_4(dst + r, valid ? v + row0 + r : v, valid);
+  }
+}
+
+// A warp's 16 x HD accumulator (times `mul`) -> bf16 rows of its own tile region -> global rows
+// row0.. (those < seq_len), with 16-byte stores. The staging rows belong to this warp alone.
+template <int HD, int S, int NT>
+__device__ __forceinline__ void store_warp_rows(const float (&acc)[NT][4], const float (&mul)[2],
+                                                bf16_bits* stage, bf16_bits* head,
+                                                std::int64_t stride, int row0, int seq_len,
+                                                int lane) {
+  static_assert(NT * 8 == HD, "accumulator must span the head");
+  const int g = lane >> 2, c = lane & 3;
+  __syncwarp();
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    *reinterpret_cast<std::uint32_t*>(stage + g * S + nt * 8 + 2 * c) =
+        pack_bf16(acc[nt][0] * mul[0], acc[nt][1] * mul[0]);
+    *reinterpret_cast<std::uint32_t*>(stage + (g + 8) * S + nt * 8 + 2 * c) =
+        pack_bf16(acc[nt][2] * mul[1], acc[nt][3] * mul[1]);
+  }
+  __syncwarp();
+  constexpr int kChunksPerRow = HD / 8;
+#pragma unroll
+  for (int i = 0; i < 16 * kChunksPerRow / 32; ++i) {
+    const int ci = lane + i * 32;
+    const int r = ci / kChunksPerRow, col = (ci % kChunksPerRow) * 8;
+    if (row0 + r < seq_len)
+      *reinterpret_cast<uint4*>(head + static_cast<std::int64_t>(row0 + r) * stride + col) =
+          *reinterpret_cast<const uint4*>(stage + r * S + col);
+  }
+}
+
+// (batch * head) index of this CTA: grid.y * grid.z covers it (grid.y is capped at 65535).
+__device__ __forceinline__ int block_bh() {
+  return static_cast<int>(blockIdx.y + blockIdx.z * gridDim.y);
+}
+
+struct HeadView {
+  std::int64_t qkv_stride;  // 3 * H * hd elements between tokens
+  std::int64_t qkv_head;    // offset of (batch b, token 0, head h) in qkv
+  std::int64_t out_head;    // offset of (b, 0, h) in out / dout ([B*T, H*hd])
+};
+
+__device__ __forceinline__ HeadView head_view(int bh, int seq_len, int n_heads, int head_dim) {
+  const int b = bh / n_heads, h = bh % n_heads;
+  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * head_dim;
+  const std::int64_t token0 = static_cast<std::int64_t>(b) * seq_len;
+  return {3 * d_model, token0 * 3 * d_model + static_cast<std::int64_t>(h) * head_dim,
+          token0 * d_model + static_cast<std::int64_t>(h) * head_dim};
+}
+
+// ---- launch helpers ----------------------------------------------------------------------
+
+// Grid (tiles, batch*heads) with batch*heads split over y and z (y is capped at 65535).
+inline dim3 attention_grid(int tiles, int batch_heads) {
+  const int y = batch_heads < kMaxGridY ? batch_heads : kMaxGridY;
+  return dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(y),
+              static_cast<unsigned>((batch_heads + y - 1) / y));
+}
+
+template <typename Kernel>
+void allow_dynamic_smem(Kernel kernel, int bytes) {
+  // Above 48 KiB a kernel must opt in; per function and device, so set it at every launch (the
+  // launch itself reports a failure here).
+  (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+
+inline float softmax_scale(int head_dim) { return 1.f / std::sqrt(static_cast<float>(head_dim)); }
+
+}  // namespace
+}  // namespace fp8lab::cuda_ops
