@@ -45,7 +45,9 @@ __device__ __forceinline__ void store1(float* p, float v) { *p = v; }
 __device__ __forceinline__ void store1(bf16_bits* p, float v) { *p = float_to_bf16(v); }
 
 // 4 elements at an address aligned to 4 elements (16 bytes of f32, 8 of bf16).
-__device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
+__device__ __forceinline__ float4 load4(const float* p) {
+  return *reinterpret_cast<const float4*>(p);
+}
 __device__ __forceinline__ float4 load4(const bf16_bits* p) {
   const uint2 u = *reinterpret_cast<const uint2*>(p);
   return make_float4(bits_float(u.x << 16), bits_float(u.x & 0xFFFF0000u), bits_float(u.y << 16),
@@ -226,7 +228,8 @@ __global__ void __launch_bounds__(kThreads)
       for (; i + 4 <= end; i += 4) {
         float4 v[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = load4(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
+        for (int u =
+            0; u < 4; ++u) v[u] = load4(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           acc.x += v[u].x, acc.y += v[u].y, acc.z += v[u].z, acc.w += v[u].w;
@@ -243,7 +246,8 @@ __global__ void __launch_bounds__(kThreads)
       for (; i + 4 <= end; i += 4) {
         float v[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = load1(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
+        for (int u =
+            0; u < 4; ++u) v[u] = load1(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
 #pragma unroll
         for (int u = 0; u < 4; ++u) acc += v[u];
       }

@@ -1,6 +1,6 @@
 // Causal flash attention (src/nn/cuda_attention_{forward,backward}.cu) against the CPU backend
-// on the same bf16 inputs: out, lse and dqkv within documented bounds, the backward bit-deterministic, and every
-// output element written (outputs start as NaN bytes).
+// on the same bf16 inputs: out, lse and dqkv within documented bounds, the backward
+// bit-deterministic, and every output element written (outputs start as NaN bytes).
 //
 // Bounds. The reference runs in fp32 from the same bf16 q, k, v, dout and keeps f32 outputs, so
 // the differences are the GPU's deliberate roundings:
