@@ -228,8 +228,8 @@ __global__ void __launch_bounds__(kThreads)
       for (; i + 4 <= end; i += 4) {
         float4 v[4];
 #pragma unroll
-        for (int u =
-            0; u < 4; ++u) v[u] = load4(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
+        for (int u = 0; u < 4; ++u)
+          v[u] = load4(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
           acc.x += v[u].x, acc.y += v[u].y, acc.z += v[u].z, acc.w += v[u].w;
@@ -246,8 +246,8 @@ __global__ void __launch_bounds__(kThreads)
       for (; i + 4 <= end; i += 4) {
         float v[4];
 #pragma unroll
-        for (int u =
-            0; u < 4; ++u) v[u] = load1(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
+        for (int u = 0; u < 4; ++u)
+          v[u] = load1(dout + static_cast<std::int64_t>(sorted_rows[i + u]) * d + col);
 #pragma unroll
         for (int u = 0; u < 4; ++u) acc += v[u];
       }

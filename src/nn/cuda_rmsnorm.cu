@@ -89,7 +89,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     rmsnorm_forward_kernel(const X* __restrict__ x, const float* __restrict__ w, float eps,
                            Y* __restrict__ y, float* __restrict__ rstd, std::int64_t rows, int d) {
   const int lane = threadIdx.x & 31;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  const std::int64_t row =
+      static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
   if (row >= rows) return;  // whole warps leave together: no warp-level sync is left half-done
   const X* xr = x + row * d;
   Y* yr = y + row * d;
