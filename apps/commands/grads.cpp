@@ -26,9 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -71,10 +69,7 @@ void draw_batch(std::uint64_t seed, std::int64_t rows, std::int64_t seq_len, std
 void run_grads(const GradsOptions& o) {
   FP8LAB_CHECK(o.batch > 0, "--batch must be positive, got {}", o.batch);
   const std::filesystem::path dir = resolve_checkpoint_dir(o.checkpoint);
-  std::ifstream meta_in(dir / "meta.json");
-  std::stringstream meta_text;
-  meta_text << meta_in.rdbuf();
-  const CheckpointMeta meta = parse_checkpoint_meta(meta_text.str(), (dir / "meta.json").string());
+  const CheckpointMeta meta = read_checkpoint_meta(dir);
   const ModelConfig& mc = meta.config.model;
 
   PrecisionConfig precision;

@@ -48,6 +48,8 @@ struct CheckpointMeta {
 nlohmann::json to_json(const CheckpointMeta& meta);
 // Strict parse of meta.json text; `source` names the file in errors (ErrorKind::format).
 CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view source);
+// Reads and parses checkpoint_dir/meta.json (ErrorKind::io when it cannot be read).
+CheckpointMeta read_checkpoint_meta(const std::filesystem::path& checkpoint_dir);
 
 // Saves model + optimizer + meta as checkpoints_dir/step_<meta.step>, updates `latest`, and
 // removes older checkpoints beyond `keep` (never the one `latest` names). Returns its directory.

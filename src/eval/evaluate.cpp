@@ -6,8 +6,6 @@
 #include "fp8lab/loader.hpp"
 #include "fp8lab/model.hpp"
 
-#include <fstream>
-#include <sstream>
 
 namespace fp8lab {
 namespace fs = std::filesystem;
@@ -42,10 +40,7 @@ static std::optional<std::int32_t> excluded_token_for(const std::string& spec, s
 
 EvalReport evaluate_checkpoint(const EvalOptions& o) {
   const fs::path dir = resolve_checkpoint_dir(o.checkpoint);
-  std::ifstream meta_in(dir / "meta.json");
-  std::stringstream meta_text;
-  meta_text << meta_in.rdbuf();
-  const CheckpointMeta meta = parse_checkpoint_meta(meta_text.str(), (dir / "meta.json").string());
+  const CheckpointMeta meta = read_checkpoint_meta(dir);
   const ModelConfig& mc = meta.config.model;
 
   PrecisionConfig precision;

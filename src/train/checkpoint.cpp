@@ -206,9 +206,13 @@ std::optional<fs::path> latest_checkpoint(const fs::path& dir) {
   return dir / name;
 }
 
+CheckpointMeta read_checkpoint_meta(const fs::path& checkpoint_dir) {
+  const fs::path meta_path = checkpoint_dir / "meta.json";
+  return parse_checkpoint_meta(read_text(meta_path), meta_path.string());
+}
+
 CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* optimizer) {
-  const fs::path meta_path = ckpt / "meta.json";
-  CheckpointMeta meta = parse_checkpoint_meta(read_text(meta_path), meta_path.string());
+  CheckpointMeta meta = read_checkpoint_meta(ckpt);
   check_same_model(meta.config.model, model.config(), ckpt.string());
   const SafetensorsFile weights = load_verified(ckpt / "model.safetensors", meta.model_sha256);
   model.set_parameters(read_params(weights, model.layout(), ""));
