@@ -17,9 +17,11 @@
 namespace fp8lab::cuda_ops::ce_rows {
 
 // 16-byte vectors: 4 f32 or 8 bf16 elements.
-template <typename T> struct Vec;
+template <typename T>
+struct Vec;
 
-template <> struct Vec<float> {
+template <>
+struct Vec<float> {
   static constexpr int kElems = 4;
   __device__ static void load(const float *p, float (&v)[kElems]) {
     const float4 f = *reinterpret_cast<const float4 *>(p);
@@ -30,7 +32,8 @@ template <> struct Vec<float> {
   }
 };
 
-template <> struct Vec<std::uint16_t> {
+template <>
+struct Vec<std::uint16_t> {
   static constexpr int kElems = 8;
   __device__ static void load(const std::uint16_t *p, float (&v)[kElems]) {
     const uint4 a = *reinterpret_cast<const uint4 *>(p);
@@ -44,9 +47,7 @@ template <> struct Vec<std::uint16_t> {
 };
 
 __device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(std::uint16_t x) {
-  return bf16_to_float(x);
-}
+__device__ __forceinline__ float to_float(std::uint16_t x) { return bf16_to_float(x); }
 
 // How a row is cut: `head` scalar elements up to the first 16-byte aligned
 // address, `nvec` aligned vectors, then fewer than one vector's worth of scalar
@@ -62,8 +63,7 @@ __device__ __forceinline__ RowSplit split_row(const T *row, int vocab) {
   constexpr int k = Vec<T>::kElems;
   const auto addr = reinterpret_cast<std::uintptr_t>(row);
   int head = static_cast<int>(((16u - (addr & 15u)) & 15u) / sizeof(T));
-  if (head > vocab)
-    head = vocab;
+  if (head > vocab) head = vocab;
   const std::int64_t nvec = (vocab - head) / k;
   return {head, nvec, head + nvec * k};
 }
@@ -75,8 +75,7 @@ __device__ __forceinline__ void record_min_nonzero(int *flag, int value) {
   int cur = atomicAdd(flag, 0);
   while (cur == 0 || cur > value) {
     const int prev = atomicCAS(flag, cur, value);
-    if (prev == cur)
-      break;
+    if (prev == cur) break;
     cur = prev;
   }
 }
@@ -85,31 +84,26 @@ __device__ __forceinline__ void record_min_nonzero(int *flag, int value) {
 // gradient row and no further work: false tells the kernel to return. The
 // branch is uniform across the block.
 template <int THREADS>
-__device__ __forceinline__ bool
-row_is_scored(std::int32_t target, int ignore_index, int vocab,
-              std::int64_t row, float *loss, std::uint16_t *drow,
-              int *bad_target) {
+__device__ __forceinline__ bool row_is_scored(std::int32_t target, int ignore_index, int vocab,
+                                              std::int64_t row, float *loss, std::uint16_t *drow,
+                                              int *bad_target) {
   const bool ignored = target == ignore_index;
-  if (!ignored && target >= 0 && target < vocab)
-    return true;
+  if (!ignored && target >= 0 && target < vocab) return true;
   if (threadIdx.x == 0) {
     loss[row] = ignored ? 0.0f : __int_as_float(0x7FC00000);
-    if (!ignored)
-      record_min_nonzero(bad_target, static_cast<int>(row) + 1);
+    if (!ignored) record_min_nonzero(bad_target, static_cast<int>(row) + 1);
   }
   if (drow != nullptr)
-    for (int j = threadIdx.x; j < vocab; j += THREADS)
-      drow[j] = 0;
+    for (int j = threadIdx.x; j < vocab; j += THREADS) drow[j] = 0;
   return false;
 }
 
 // The single-pass kernel for bf16 rows (cuda_cross_entropy_smem.cu). Returns
 // false, launching nothing, when a row of `vocab` bf16 values does not fit in
 // one block's shared memory here.
-bool launch_cross_entropy_smem(const std::uint16_t *logits,
-                               const std::int32_t *targets, int ignore_index,
-                               float grad_scale, std::uint16_t *dlogits,
-                               float *loss, std::int64_t rows, int vocab,
-                               int *bad_target, cudaStream_t stream);
+bool launch_cross_entropy_smem(const std::uint16_t *logits, const std::int32_t *targets,
+                               int ignore_index, float grad_scale, std::uint16_t *dlogits,
+                               float *loss, std::int64_t rows, int vocab, int *bad_target,
+                               cudaStream_t stream);
 
-} // namespace fp8lab::cuda_ops::ce_rows
+}  // namespace fp8lab::cuda_ops::ce_rows

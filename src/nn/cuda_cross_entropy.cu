@@ -45,13 +45,12 @@
 namespace fp8lab::cuda_ops {
 namespace {
 
-using namespace ce_rows; // NOLINT(google-build-using-namespace): this file's
-                         // own helpers
+using namespace ce_rows;  // NOLINT(google-build-using-namespace): this file's
+                          // own helpers
 
 constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
-constexpr int kUnroll =
-    4; // body vectors loaded before any is reduced (loads in flight)
+constexpr int kUnroll = 4;  // body vectors loaded before any is reduced (loads in flight)
 constexpr int kReduceThreads = 1024;
 
 // (comparisons with NaN are false, so it lands in the second branch).
@@ -61,8 +60,7 @@ struct OnlineLse {
 
   __device__ __forceinline__ void add(float x) {
     if (x > m) {
-      s = s * expf(m - x) +
-          1.0f; // m = -inf on the first element: expf(-inf) = 0
+      s = s * expf(m - x) + 1.0f;  // m = -inf on the first element: expf(-inf) = 0
       m = x;
     } else if (x != -INFINITY) {
       s += expf(x - m);
@@ -71,8 +69,7 @@ struct OnlineLse {
 
   __device__ __forceinline__ void merge(float m2, float s2) {
     const float mx = fmaxf(m, m2);
-    if (mx == -INFINITY)
-      return; // both empty
+    if (mx == -INFINITY) return;  // both empty
     const float a = m == -INFINITY ? 0.0f : s * expf(m - mx);
     const float b = m2 == -INFINITY ? 0.0f : s2 * expf(m2 - mx);
     s = a + b;
@@ -82,9 +79,8 @@ struct OnlineLse {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    cross_entropy_kernel(const T *logits, const std::int32_t *targets,
-                         int ignore_index, float grad_scale,
-                         std::uint16_t *dlogits, float *loss, int vocab,
+    cross_entropy_kernel(const T *logits, const std::int32_t *targets, int ignore_index,
+                         float grad_scale, std::uint16_t *dlogits, float *loss, int vocab,
                          int *bad_target) {
   constexpr int k = Vec<T>::kElems;
   __shared__ float warp_m[kWarps];
@@ -96,9 +92,7 @@ __global__ void __launch_bounds__(kThreads)
   const T *x = logits + row * vocab;
   std::uint16_t *drow = dlogits != nullptr ? dlogits + row * vocab : nullptr;
   const std::int32_t target = targets[row];
-  if (!row_is_scored<kThreads>(target, ignore_index, vocab, row, loss, drow,
-                               bad_target))
-    return;
+  if (!row_is_scored<kThreads>(target, ignore_index, vocab, row, loss, drow, bad_target)) return;
 
   // Thread 0 reads the target logit now: in the aliased case pass 2 overwrites
   // it, and every pass-2 write comes after the two barriers below.
@@ -107,8 +101,7 @@ __global__ void __launch_bounds__(kThreads)
   // ---- pass 1: online max and sum of exp ----
   const RowSplit sp = split_row(x, vocab);
   OnlineLse acc;
-  if (tid < sp.head)
-    acc.add(to_float(x[tid]));
+  if (tid < sp.head) acc.add(to_float(x[tid]));
   for (std::int64_t v = tid; v < sp.nvec; v += kUnroll * kThreads) {
     float vals[kUnroll][k];
 #pragma unroll
@@ -118,19 +111,16 @@ __global__ void __launch_bounds__(kThreads)
         Vec<T>::load(x + sp.head + vi * k, vals[u]);
       } else {
 #pragma unroll
-        for (int e = 0; e < k; ++e)
-          vals[u][e] = -INFINITY; // adds nothing
+        for (int e = 0; e < k; ++e) vals[u][e] = -INFINITY;  // adds nothing
       }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-      for (int e = 0; e < k; ++e)
-        acc.add(vals[u][e]);
+      for (int e = 0; e < k; ++e) acc.add(vals[u][e]);
     }
   }
-  if (sp.tail_start + tid < vocab)
-    acc.add(to_float(x[sp.tail_start + tid]));
+  if (sp.tail_start + tid < vocab) acc.add(to_float(x[sp.tail_start + tid]));
 
   // Fixed-order merge: down the warp, then the warps in index order by thread
   // 0.
@@ -146,31 +136,27 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   if (tid == 0) {
     OnlineLse total;
-    for (int w = 0; w < kWarps; ++w)
-      total.merge(warp_m[w], warp_s[w]);
+    for (int w = 0; w < kWarps; ++w) total.merge(warp_m[w], warp_s[w]);
     const float lse = total.m + logf(total.s);
     row_lse = lse;
     loss[row] = lse - x_target;
   }
   __syncthreads();
-  if (drow == nullptr)
-    return;
+  if (drow == nullptr) return;
 
   // ---- pass 2: grad_scale * (softmax - onehot), bf16 ----
   const float lse = row_lse;
   auto grad = [&](float xv, std::int64_t j) {
     float g = expf(xv - lse) * grad_scale;
-    if (j == target)
-      g -= grad_scale; // as the CPU reference: p * scale - scale, in f32
+    if (j == target) g -= grad_scale;  // as the CPU reference: p * scale - scale, in f32
     return float_to_bf16(g);
   };
-  if (tid < sp.head)
-    drow[tid] = grad(to_float(x[tid]), tid);
+  if (tid < sp.head) drow[tid] = grad(to_float(x[tid]), tid);
   // Vector stores when dlogits' row is aligned like the logits' body (always so
   // when aliased).
   constexpr unsigned kStoreBytes = k * 2u;
-  const bool vec_store = (reinterpret_cast<std::uintptr_t>(drow + sp.head) &
-                          (kStoreBytes - 1u)) == 0;
+  const bool vec_store =
+      (reinterpret_cast<std::uintptr_t>(drow + sp.head) & (kStoreBytes - 1u)) == 0;
   for (std::int64_t v = tid; v < sp.nvec; v += kThreads) {
     const std::int64_t j0 = sp.head + v * k;
     float vals[k];
@@ -187,8 +173,7 @@ __global__ void __launch_bounds__(kThreads)
         *reinterpret_cast<uint4 *>(drow + j0) =
             make_uint4(packed[0], packed[1], packed[2], packed[3]);
       } else {
-        *reinterpret_cast<uint2 *>(drow + j0) =
-            make_uint2(packed[0], packed[1]);
+        *reinterpret_cast<uint2 *>(drow + j0) = make_uint2(packed[0], packed[1]);
       }
     } else {
 #pragma unroll
@@ -205,17 +190,15 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kReduceThreads)
-    loss_reduce_kernel(const float *loss, const std::int32_t *targets,
-                       int ignore_index, std::int64_t n, double *sums,
-                       long long *counts) {
+    loss_reduce_kernel(const float *loss, const std::int32_t *targets, int ignore_index,
+                       std::int64_t n, double *sums, long long *counts) {
   __shared__ double part_sum[kReduceThreads];
   __shared__ long long part_count[kReduceThreads];
   const int tid = static_cast<int>(threadIdx.x);
   double s = 0.0;
   long long c = 0;
   for (std::int64_t i = tid; i < n; i += kReduceThreads) {
-    if (targets[i] == ignore_index)
-      continue;
+    if (targets[i] == ignore_index) continue;
     s += static_cast<double>(loss[i]);
     ++c;
   }
@@ -235,39 +218,33 @@ __global__ void __launch_bounds__(kReduceThreads)
   }
 }
 
-} // namespace
+}  // namespace
 
-void cross_entropy_rows(const void *logits, ElemType logits_type,
-                        const std::int32_t *targets, int ignore_index,
-                        float grad_scale, std::uint16_t *dlogits, float *loss,
-                        std::int64_t rows, int vocab, int *bad_target,
-                        cudaStream_t stream) {
-  if (rows <= 0 || vocab <= 0)
-    return;
+void cross_entropy_rows(const void *logits, ElemType logits_type, const std::int32_t *targets,
+                        int ignore_index, float grad_scale, std::uint16_t *dlogits, float *loss,
+                        std::int64_t rows, int vocab, int *bad_target, cudaStream_t stream) {
+  if (rows <= 0 || vocab <= 0) return;
   const dim3 grid(static_cast<unsigned>(rows));
   if (logits_type == ElemType::bf16 &&
-      launch_cross_entropy_smem(static_cast<const std::uint16_t *>(logits),
-                                targets, ignore_index, grad_scale, dlogits,
-                                loss, rows, vocab, bad_target, stream))
+      launch_cross_entropy_smem(static_cast<const std::uint16_t *>(logits), targets, ignore_index,
+                                grad_scale, dlogits, loss, rows, vocab, bad_target, stream))
     return;
   if (logits_type == ElemType::f32) {
-    cross_entropy_kernel<float><<<grid, kThreads, 0, stream>>>(
-        static_cast<const float *>(logits), targets, ignore_index, grad_scale,
-        dlogits, loss, vocab, bad_target);
+    cross_entropy_kernel<float><<<grid, kThreads, 0, stream>>>(static_cast<const float *>(logits),
+                                                               targets, ignore_index, grad_scale,
+                                                               dlogits, loss, vocab, bad_target);
   } else {
-    cross_entropy_kernel<std::uint16_t><<<grid, kThreads, 0, stream>>>(
-        static_cast<const std::uint16_t *>(logits), targets, ignore_index,
-        grad_scale, dlogits, loss, vocab, bad_target);
+    cross_entropy_kernel<std::uint16_t>
+        <<<grid, kThreads, 0, stream>>>(static_cast<const std::uint16_t *>(logits), targets,
+                                        ignore_index, grad_scale, dlogits, loss, vocab, bad_target);
   }
 }
 
-void loss_reduce(const float *loss, const std::int32_t *targets,
-                 int ignore_index, std::int64_t n, double *sums,
-                 long long *counts, cudaStream_t stream) {
-  if (n <= 0)
-    return;
-  loss_reduce_kernel<<<1, kReduceThreads, 0, stream>>>(
-      loss, targets, ignore_index, n, sums, counts);
+void loss_reduce(const float *loss, const std::int32_t *targets, int ignore_index, std::int64_t n,
+                 double *sums, long long *counts, cudaStream_t stream) {
+  if (n <= 0) return;
+  loss_reduce_kernel<<<1, kReduceThreads, 0, stream>>>(loss, targets, ignore_index, n, sums,
+                                                       counts);
 }
 
-} // namespace fp8lab::cuda_ops
+}  // namespace fp8lab::cuda_ops
