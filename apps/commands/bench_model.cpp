@@ -58,8 +58,10 @@ void add_bench_model(CLI::App& bench) {
       ->capture_default_str();
   model->add_option("--seq-len", c.seq_len, "override the preset's T (0: keep)");
   model->add_option("--set", c.sets, "model.KEY=VALUE overrides of the preset, as in train");
-  model->add_option("--arms", args->arms,
-                    "bf16, fp8-mlp, fp8-linears, each optionally +recompute")
+  model
+      ->add_option("--arms", args->arms,
+                   "bf16, fp8-mlp, fp8-linears, each optionally +recompute, then optionally "
+                   "+unfused-amax (FP8 linears read their input for the amax)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

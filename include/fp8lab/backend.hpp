@@ -14,6 +14,8 @@
 // - Token ids and targets are i32.
 #pragma once
 
+#include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_meta.hpp"
 #include "fp8lab/tensor.hpp"
 
 #include <cstdint>
@@ -82,6 +84,30 @@ struct LossSums {
   std::int64_t counted = 0;  // rows whose target is not ignore_index
 };
 
+// Producer-fused amax. An FP8 linear must know max|x| of its input before it can cast it (current
+// scaling, design §2), which costs one extra full read of x. When the op that wrote x is one of
+// the model's own (RMSNorm, GELU, a convert), it can reduce that maximum over the values it
+// stores while it stores them. An AmaxSlot is where such an op leaves the result: one Fp8Meta in
+// the backend's memory, filled exactly as the linear's own amax pass fills its meta (the maximum
+// over the STORED values, e.g. after bf16 rounding; NaN above inf; the scale from
+// scale_from_amax for `format`; the non-finite flag). Handing the same slot to linear_forward
+// (x, e4m3) or linear_backward (dy, e5m2) makes the linear take its amax from there instead of
+// reading the tensor again; every byte it computes is the same. An empty slot (the default)
+// changes nothing: the producer only produces, the linear computes its own amax.
+struct AmaxSlot {
+  Fp8Meta* meta = nullptr;             // backend memory; null: no fused amax
+  Fp8Format format = Fp8Format::e4m3;  // the cast the scale is for: e4m3 (x) or e5m2 (dy)
+  explicit operator bool() const { return meta != nullptr; }
+};
+
+class Backend;
+// `count` zeroed slots in one buffer (u8 [count * sizeof(Fp8Meta)]).
+Buffer allocate_amax_slots(Backend& backend, int count, MemoryKind kind, std::string_view name);
+// Slot `index` of such a buffer, for a cast in `format`.
+AmaxSlot amax_slot(const Buffer& slots, int index, Fp8Format format);
+// A linear's check that the slot it was handed holds the scale of its cast of `tensor`.
+void check_amax_slot_format(AmaxSlot slot, Fp8Format cast, std::string_view tensor);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -98,7 +124,8 @@ class Backend {
 
   // ---- elementwise --------------------------------------------------------------------------
   virtual void fill_zero(const TensorView& t) = 0;
-  virtual void convert(const TensorView& src, const TensorView& dst) = 0;  // f32/bf16, same numel
+  // f32/bf16, same numel; `amax` (optional): the producer-fused amax of dst (see AmaxSlot).
+  virtual void convert(const TensorView& src, const TensorView& dst, AmaxSlot amax = {}) = 0;
   virtual void add_inplace(const TensorView& dst, const TensorView& src) = 0;  // dst += src
   // out = a + b (the residual add into the next stream buffer): by default a copy and an
   // add_inplace; a backend may fuse them (same bits: one fp32 add, rounded once on store).
@@ -116,8 +143,9 @@ class Backend {
                                   const TensorView& dwte_accum, const TensorView& dwpe_accum) = 0;
 
   // y = x * rstd * w with rstd = 1 / sqrt(mean(x^2) + eps) per row; w [D] f32; rstd [M] f32.
+  // `amax` (optional): the producer-fused amax of y (see AmaxSlot); likewise for GELU's y, dx.
   virtual void rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
-                               const TensorView& y, const TensorView& rstd) = 0;
+                               const TensorView& y, const TensorView& rstd, AmaxSlot amax = {}) = 0;
   virtual void rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                                 const TensorView& dy, const TensorView& dx_accum,
                                 const TensorView& dw_accum) = 0;
@@ -134,19 +162,23 @@ class Backend {
                                   const TensorView& dqkv) = 0;
 
   // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-  virtual void gelu_forward(const TensorView& x, const TensorView& y) = 0;
+  virtual void gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot amax = {}) = 0;
   // dx may be dy (in place).
-  virtual void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) = 0;
+  virtual void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                             AmaxSlot amax = {}) = 0;
 
   // y = x W^T; x [M, K], w [N, K], y [M, N]. The returned state feeds linear_backward, which
   // writes dx [M, K] and accumulates dw_accum [N, K] f32. `name` labels errors (non-finite amax).
   // With y.data == nullptr only the backward's state is made (the same bits, e.g. the same FP8
   // casts) and the product is skipped: MLP recompute needs proj's state, not its output.
+  // x_amax / dy_amax (optional, fp8 mode): a slot the op that wrote x / dy filled (AmaxSlot);
+  // the linear then skips its own amax pass. Ignored by the bf16 and f32 modes.
   virtual std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
                                                         const TensorView& w, const TensorView& y,
-                                                        std::string_view name) = 0;
+                                                        std::string_view name,
+                                                        AmaxSlot x_amax = {}) = 0;
   virtual void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                               const TensorView& dw_accum) = 0;
+                               const TensorView& dw_accum, AmaxSlot dy_amax = {}) = 0;
 
   // Tied LM head + cross-entropy, chunked over rows so the [M, V] logits never exist at once:
   // logits = x w^T (fp32 accumulation), loss = -log softmax(logits)[target]. Rows whose target

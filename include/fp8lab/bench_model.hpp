@@ -22,8 +22,10 @@ namespace fp8lab {
 struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
+  bool fuse_amax = true;  // GptModel::set_fuse_amax; "+unfused-amax" turns it off (A/B of v4)
 };
-// "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute"; throws naming bad names.
+// "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
+// "+unfused-amax"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_meta.hpp"
 #include "fp8lab/tensor.hpp"
 
 #include <cstdint>
@@ -54,6 +55,15 @@ float amax_cpu(const TensorView& x);
 
 // amax_cpu + scale_from_amax; throws ErrorKind::non_finite "tensor '<name>' ..." on NaN/inf.
 Fp8Scale current_scale_cpu(const TensorView& x, Fp8Format format, std::string_view tensor_name);
+
+// current_scale_cpu with the amax already known (a producer-fused amax, AmaxSlot in backend.hpp):
+// for amax == amax_cpu(x), the same scale or the same error.
+Fp8Scale current_scale_from_amax_cpu(const TensorView& x, float amax, Fp8Format format,
+                                     std::string_view tensor_name);
+
+// The host twin of the device amax's last step (amax_scale_cuda): meta gets amax, the scale of
+// scale_from_amax (1 and 1 for a non-finite amax), the non-finite flag and zeroed counts.
+void store_amax_meta_cpu(float amax, Fp8Format format, Fp8Meta& meta);
 
 // Throws the same ErrorKind::non_finite error as current_scale_cpu when x holds a NaN or inf
 // (for paths that need no scale, e.g. the bf16 linear, so both policies reject bad input alike).

@@ -23,6 +23,7 @@
 #include "fp8lab/tensor.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -78,14 +79,18 @@ struct LinearScratchHost {
 };
 
 // y = x Wᵀ. Fills `saved` (its fp8 views must have been sized by the caller, e.g. LinearSavedHost).
+// x_amax (fp8 policy): amax_cpu(x) when the caller already has it (a producer-fused amax); the
+// layer then skips its own pass over x. Same for dy_amax in the backward.
 void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const TensorView& w,
-                        const TensorView& y, LinearSaved& saved);
+                        const TensorView& y, LinearSaved& saved,
+                        std::optional<float> x_amax = std::nullopt);
 
 // dX = dY W and dW = dYᵀ x, from what forward saved. dX is bf16; dW is f32 (or bf16). With
 // accumulate_dw (f32 dW only), dW += dYᵀ x for gradient accumulation; otherwise dW is overwritten.
 LinearBackwardStats linear_backward_cpu(const LinearConfig& config, const LinearSaved& saved,
                                         const TensorView& dy, const TensorView& dx,
                                         const TensorView& dw, const LinearScratch& scratch,
-                                        bool accumulate_dw = false);
+                                        bool accumulate_dw = false,
+                                        std::optional<float> dy_amax = std::nullopt);
 
 }  // namespace fp8lab

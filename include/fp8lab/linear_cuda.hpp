@@ -67,15 +67,18 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
                                         std::int64_t n);
 
 // y.data == nullptr: fill `saved` (the casts) without the GEMM, for a backward-only recompute.
+// x_amax (fp8 modes, optional): a device meta that already holds x's amax and e4m3 scale (a
+// producer-fused amax, AmaxSlot in backend.hpp); it is copied into saved.meta[0] instead of
+// reading x for its amax. dy_amax likewise for dY (e5m2) in the backward.
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream);
+                         cudaStream_t stream, const Fp8Meta* x_amax = nullptr);
 
 // dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
-                          cudaStream_t stream);
+                          cudaStream_t stream, const Fp8Meta* dy_amax = nullptr);
 
 void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,
                               std::int64_t step, cudaStream_t stream);

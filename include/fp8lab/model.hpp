@@ -89,6 +89,14 @@ class GptModel {
   void refresh_working_weights();              // after the master weights changed
   void zero_grads();
 
+  // Producer-fused amax (AmaxSlot in backend.hpp), on by default: the ops that write an FP8
+  // linear's input (the RMSNorms into qkv and fc, GELU into mlp.proj; in the backward the
+  // converts into the projections' dY and GELU's backward into fc's) also reduce its amax, and
+  // the linear skips its own pass over the tensor. Off: every FP8 linear reads its input for
+  // the amax. Loss and gradients are the same bits either way (tests/model, tests/cuda).
+  void set_fuse_amax(bool on) { fuse_amax_ = on; }
+  bool fuse_amax() const { return fuse_amax_; }
+
   // One micro-batch: inputs and targets are host int32 [micro_batch * seq_len]. Accumulates
   // grad_scale * d(sum of token losses)/dparams into the gradients (pick 1 / total counted
   // targets of the optimizer step for a mean loss).
@@ -120,6 +128,10 @@ class GptModel {
   void mlp_forward(std::int64_t layer, bool state_only);
   void backward();
   void block_backward(std::int64_t layer);
+  // The producer-fused amax slot of `which`'s x (forward; qkv, fc or mlp.proj) or dY (backward;
+  // attn.proj, mlp.proj or fc) in block `layer`; empty when it is not fused.
+  AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;
+  AmaxSlot dy_amax(BlockLinear which) const;
   TensorView working(const ParamInfo& p) const;
   const ParamInfo& block_param(std::int64_t layer, std::string_view suffix) const;
   LossSums loss(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,
@@ -134,6 +146,7 @@ class GptModel {
   Buffer master_, working_, grads_;
   std::unique_ptr<Activations> acts_;
   GradientReadyHook gradient_ready_hook_;
+  bool fuse_amax_ = true;
 };
 
 }  // namespace fp8lab

@@ -88,6 +88,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   if (cfg.frozen) {
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
+    model.set_fuse_amax(arm.fuse_amax);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
@@ -115,6 +116,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   if (cfg.train_step) {
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
+    model.set_fuse_amax(arm.fuse_amax);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
@@ -181,12 +183,16 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   ModelBenchArm arm;
   arm.name = name;
   std::string policy = name;
-  const std::string suffix = "+recompute";
-  if (policy.size() > suffix.size() &&
-      policy.compare(policy.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    arm.precision.mlp_recompute = true;
+  // Strips `suffix` from the end of policy when it is there.
+  auto strip = [&policy](const std::string& suffix) {
+    if (policy.size() <= suffix.size() ||
+        policy.compare(policy.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return false;
     policy.resize(policy.size() - suffix.size());
-  }
+    return true;
+  };
+  if (strip("+unfused-amax")) arm.fuse_amax = false;
+  if (strip("+recompute")) arm.precision.mlp_recompute = true;
   arm.precision.policy = parse_policy(policy);
   return arm;
 }

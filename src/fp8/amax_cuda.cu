@@ -1,18 +1,15 @@
 // Tensorwise amax with the scale computed on the device; the conversion probe; byte comparison.
 //
-// Determinism: the maximum of |x| is taken over the IEEE bit patterns of |x| as unsigned integers,
-// which orders finite values and inf as floats do and puts every NaN above inf. Integer max is
-// associative and commutative, so the block order of the atomics cannot change the result.
+// Determinism and the block protocol of the amax: see amax_device.cuh.
 #include <algorithm>
 
+#include "amax_device.cuh"
 #include "fp8_device.cuh"
 
 namespace fp8lab::detail {
 namespace {
 
 constexpr int kAmaxThreads = 512;
-
-__device__ __forceinline__ std::uint32_t abs_bits(float v) { return float_bits(v) & 0x7FFFFFFFu; }
 
 template <typename In>
 __device__ __forceinline__ std::uint32_t thread_amax_bits(const In* x, std::int64_t n, bool vec) {
@@ -29,54 +26,24 @@ __device__ __forceinline__ std::uint32_t thread_amax_bits(const In* x, std::int6
       load16(x + c * 16, v);
       load16(x + (c + stride) * 16, w);
 #pragma unroll
-      for (int i = 0; i < 16; ++i) m = max(m, max(abs_bits(v[i]), abs_bits(w[i])));
+      for (int i = 0; i < 16; ++i) m = max(m, max(amax_key(v[i]), amax_key(w[i])));
     }
     if (c < chunks) {
       float v[16];
       load16(x + c * 16, v);
 #pragma unroll
-      for (int i = 0; i < 16; ++i) m = max(m, abs_bits(v[i]));
+      for (int i = 0; i < 16; ++i) m = max(m, amax_key(v[i]));
     }
     done = chunks * 16;
   }
-  for (std::int64_t i = done + tid; i < n; i += stride) m = max(m, abs_bits(load_elem(x + i)));
+  for (std::int64_t i = done + tid; i < n; i += stride) m = max(m, amax_key(load_elem(x + i)));
   return m;
 }
 
-// Every block reduces its part and atomically maxes it into the meta; the last block to finish
-// (a ticket counter) turns the bits into amax/scale/inv_scale, resets the cast counters and the
-// scratch words, so the meta is ready for the next amax without a memset.
 template <typename In>
 __global__ void __launch_bounds__(kAmaxThreads)
     amax_scale_kernel(const In* x, std::int64_t n, bool vec, Fp8Format format, Fp8Meta* meta) {
-  __shared__ std::uint32_t warp_max[kAmaxThreads / 32];
-  __shared__ bool is_last;
-  std::uint32_t m = thread_amax_bits(x, n, vec);
-  m = __reduce_max_sync(0xFFFFFFFFu, m);
-  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    std::uint32_t b = 0;
-    for (int w = 0; w < kAmaxThreads / 32; ++w) b = max(b, warp_max[w]);
-    if (b) atomicMax(&meta->amax_bits_accum, b);
-    __threadfence();
-    is_last = atomicAdd(&meta->blocks_done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!is_last || threadIdx.x != 0) return;
-  __threadfence();
-  const std::uint32_t bits = atomicExch(&meta->amax_bits_accum, 0u);
-  meta->blocks_done = 0;
-  const bool finite = bits < 0x7F800000u;
-  const float amax = bits > 0x7F800000u ? __int_as_float(0x7FC00000) : bits_float(bits);
-  float scale = 1.0f, inv_scale = 1.0f;  // non-finite: the step finishes, the flag reports it
-  if (finite) scale_from_amax_device(amax, format, scale, inv_scale);
-  meta->amax = amax;
-  meta->scale = scale;
-  meta->inv_scale = inv_scale;
-  meta->nonfinite = finite ? 0u : 1u;
-  meta->saturated = 0;
-  meta->underflow = 0;
+  commit_block_amax(thread_amax_bits(x, n, vec), meta, format);
 }
 
 template <Fp8Format F>

@@ -126,16 +126,6 @@ void dispatch_cast(Fp8Format format, bool hw, Fn&& f) {
   }
 }
 
-// The one exact copy of scale_from_amax (fp8_scaling.hpp) the kernels can see: that header
-// pulls in fmt, which nvcc cannot compile. The tests hold the two to the same bits.
-__device__ __forceinline__ void scale_from_amax_device(float amax, Fp8Format format, float& scale,
-                                                       float& inv_scale) {
-  constexpr float kMaxFiniteFloat = 3.40282346638528859812e+38f;
-  scale = amax == 0.0f ? 1.0f : fp8_spec(format).max_value / amax;
-  if (scale > kMaxFiniteFloat) scale = kMaxFiniteFloat;  // tiny amax: fmax / amax overflowed
-  inv_scale = 1.0f / scale;
-}
-
 inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace fp8lab::detail

@@ -79,9 +79,23 @@ void check_finite_cpu(const TensorView& x, std::string_view tensor_name) {
 }
 
 Fp8Scale current_scale_cpu(const TensorView& x, Fp8Format format, std::string_view tensor_name) {
-  const float amax = amax_cpu(x);
+  return current_scale_from_amax_cpu(x, amax_cpu(x), format, tensor_name);
+}
+
+Fp8Scale current_scale_from_amax_cpu(const TensorView& x, float amax, Fp8Format format,
+                                     std::string_view tensor_name) {
   if (!std::isfinite(amax)) fail_non_finite(x, amax, tensor_name);
   return scale_from_amax(amax, format);
+}
+
+void store_amax_meta_cpu(float amax, Fp8Format format, Fp8Meta& meta) {
+  const bool finite = std::isfinite(amax);
+  const Fp8Scale s = finite ? scale_from_amax(amax, format) : Fp8Scale{amax, 1.f, 1.f};
+  meta = Fp8Meta{};
+  meta.amax = amax;
+  meta.scale = s.scale;
+  meta.inv_scale = s.inv_scale;
+  meta.nonfinite = finite ? 0u : 1u;
 }
 
 }  // namespace fp8lab

@@ -37,6 +37,11 @@ struct GptModel::Activations {
   TensorView d_att;  // act [M, D], the first M·D elements of d_mlp
   TensorView d_qkv;  // act [M, 3D], the 3·M·D elements after it
   Buffer d_lnf;                  // act [M, D]: from the loss
+  // Producer-fused amax slots (GptModel::x_amax, dy_amax), when a block linear is FP8: per
+  // block the x of qkv, fc and mlp.proj (fc's is read again by the backward's MLP recompute, so
+  // each block keeps its own), then one for every dY (each is used by the very next linear).
+  static constexpr int kSlotsPerBlock = 3;
+  Buffer amax_slots;
 };
 
 }  // namespace fp8lab

@@ -1,6 +1,10 @@
 // GptModel forward and backward over the Backend ops. The same code runs every backend,
 // precision policy and compute mode; only the LinearMode of each linear and the activation
 // dtype change.
+//
+// The FP8 linears' amax: an op that writes a linear's input gets the linear's AmaxSlot
+// (x_amax / dy_amax; empty unless the linear is FP8 and fuse_amax is on) and the linear the same
+// slot, so the amax costs no extra read of the tensor (see AmaxSlot in backend.hpp).
 #include "fp8lab/model.hpp"
 #include "model/gpt_activations.hpp"
 
@@ -19,6 +23,25 @@ const TensorView& own_or(const Buffer& own, const Buffer& shared) {
 }
 
 }  // namespace
+
+AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
+  if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
+  FP8LAB_CHECK(which != BlockLinear::attn_proj,
+               "attn.proj's input comes from the attention, which has no fused amax");
+  const int k = which == BlockLinear::attn_qkv ? 0 : which == BlockLinear::mlp_fc ? 1 : 2;
+  return amax_slot(acts_->amax_slots, static_cast<int>(layer) * Activations::kSlotsPerBlock + k,
+                   Fp8Format::e4m3);
+}
+
+AmaxSlot GptModel::dy_amax(BlockLinear which) const {
+  if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
+  FP8LAB_CHECK(which != BlockLinear::attn_qkv,
+               "attn.qkv's dY comes from the attention backward, which has no fused amax");
+  // One slot for every dY: each producer's output goes straight into its linear's backward.
+  return amax_slot(acts_->amax_slots,
+                   static_cast<int>(config_.n_layers) * Activations::kSlotsPerBlock,
+                   Fp8Format::e5m2);
+}
 
 LossSums GptModel::forward_backward(const std::int32_t* inputs, const std::int32_t* targets,
                                     float grad_scale, int ignore_index, int loss_chunk_rows) {
@@ -50,17 +73,18 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   Block& b = a.blocks[static_cast<std::size_t>(l)];
   const TensorView& fc = own_or(b.fc, a.fc_shared);
   const TensorView& gelu = own_or(b.gelu, a.gelu_shared);
-  b.fc_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_fc),
-                                     own_or(b.ln2, a.ln_shared),
-                                     working(block_param(l, "mlp.fc.weight")), fc,
-                                     linear_name(l, "mlp.fc"));
-  backend_.gelu_forward(fc, gelu);
+  // fc's x amax was left by the forward's ln2 norm (kept per block for this recompute).
+  b.fc_ctx =
+      backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_fc),
+                              own_or(b.ln2, a.ln_shared), working(block_param(l, "mlp.fc.weight")),
+                              fc, linear_name(l, "mlp.fc"), x_amax(l, BlockLinear::mlp_fc));
+  backend_.gelu_forward(fc, gelu, x_amax(l, BlockLinear::mlp_proj));
   // A recompute needs proj's saved state (its input, or its FP8 casts), not its output.
   const TensorView no_output;
-  b.mlp_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_proj), gelu,
-                                           working(block_param(l, "mlp.proj.weight")),
-                                           state_only ? no_output : a.branch_out.view(),
-                                           linear_name(l, "mlp.proj"));
+  b.mlp_proj_ctx = backend_.linear_forward(
+      linear_mode_for(precision_, BlockLinear::mlp_proj), gelu,
+      working(block_param(l, "mlp.proj.weight")), state_only ? no_output : a.branch_out.view(),
+      linear_name(l, "mlp.proj"), x_amax(l, BlockLinear::mlp_proj));
 }
 
 void GptModel::forward(bool training) {
@@ -75,10 +99,12 @@ void GptModel::forward(bool training) {
     const TensorView& x_mlp = a.resid[static_cast<std::size_t>(2 * l + 1)];
     const TensorView& x_next = a.resid[static_cast<std::size_t>(2 * l + 2)];
     const TensorView& ln1 = own_or(b.ln1, a.ln_shared);
-    backend_.rmsnorm_forward(x_attn, param(block_param(l, "ln1.weight")), eps, ln1, b.rstd1);
-    b.qkv_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_qkv), ln1,
-                                        working(block_param(l, "attn.qkv.weight")), b.qkv,
-                                        linear_name(l, "attn.qkv"));
+    backend_.rmsnorm_forward(x_attn, param(block_param(l, "ln1.weight")), eps, ln1, b.rstd1,
+                             x_amax(l, BlockLinear::attn_qkv));
+    b.qkv_ctx =
+        backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_qkv), ln1,
+                                working(block_param(l, "attn.qkv.weight")), b.qkv,
+                                linear_name(l, "attn.qkv"), x_amax(l, BlockLinear::attn_qkv));
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse);
     b.attn_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj),
                                               b.att, working(block_param(l, "attn.proj.weight")),
@@ -86,7 +112,7 @@ void GptModel::forward(bool training) {
     backend_.add(x_attn, a.branch_out, x_mlp);
 
     backend_.rmsnorm_forward(x_mlp, param(block_param(l, "ln2.weight")), eps,
-                             own_or(b.ln2, a.ln_shared), b.rstd2);
+                             own_or(b.ln2, a.ln_shared), b.rstd2, x_amax(l, BlockLinear::mlp_fc));
     mlp_forward(l, /*state_only=*/false);
     backend_.add(x_mlp, a.branch_out, x_next);
     if (!training || precision_.mlp_recompute) {
@@ -139,20 +165,23 @@ void GptModel::block_backward(std::int64_t l) {
   // MLP branch: x_next = x_mlp + proj(gelu(fc(ln2(x_mlp)))).
   if (precision_.mlp_recompute) mlp_forward(l, /*state_only=*/true);  // same bits as the forward
   const TensorView& fc = own_or(b.fc, a.fc_shared);
-  backend_.convert(a.dresid, a.d_branch);
+  backend_.convert(a.dresid, a.d_branch, dy_amax(BlockLinear::mlp_proj));
   backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
-                           grad(block_param(l, "mlp.proj.weight")));
-  backend_.gelu_backward(fc, a.d_mlp, a.d_mlp);  // in place: d(gelu out) -> d(fc out)
-  backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")));
+                           grad(block_param(l, "mlp.proj.weight")), dy_amax(BlockLinear::mlp_proj));
+  // In place: d(gelu out) -> d(fc out).
+  backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(BlockLinear::mlp_fc));
+  backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")),
+                           dy_amax(BlockLinear::mlp_fc));
   const ParamInfo& ln2 = block_param(l, "ln2.weight");
   backend_.rmsnorm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], param(ln2), b.rstd2,
                             a.d_ln, a.dresid, grad(ln2));
   b.fc_ctx.reset();
   b.mlp_proj_ctx.reset();
   // Attention branch: x_mlp = x_attn + proj(attention(qkv(ln1(x_attn)))).
-  backend_.convert(a.dresid, a.d_branch);
+  backend_.convert(a.dresid, a.d_branch, dy_amax(BlockLinear::attn_proj));
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
-                           grad(block_param(l, "attn.proj.weight")));
+                           grad(block_param(l, "attn.proj.weight")),
+                           dy_amax(BlockLinear::attn_proj));
   backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")));
   const ParamInfo& ln1 = block_param(l, "ln1.weight");

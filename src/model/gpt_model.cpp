@@ -74,6 +74,11 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
                  static_cast<std::size_t>(m * d) * dtype_size(act_dtype_);
   a.d_qkv.shape = {m, 3 * d};
   a.d_lnf = act({m, d}, "d_lnf");
+  if (fp8_qkv || fp8_fc || fp8_proj) {
+    a.amax_slots =
+        allocate_amax_slots(backend, static_cast<int>(layers) * Activations::kSlotsPerBlock + 1,
+                            MemoryKind::activations, "amax slots");
+  }
 }
 
 GptModel::~GptModel() = default;

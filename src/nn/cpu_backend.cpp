@@ -1,6 +1,7 @@
 // CPU backend: memory accounting, elementwise ops, reductions, AdamW and the BLAS helpers.
 #include "nn/cpu_backend.hpp"
 
+#include "fp8lab/fp8_scaling.hpp"
 #include "nn/cpu_rows.hpp"
 
 #include <cblas.h>
@@ -63,6 +64,27 @@ void Buffer::reset() {
   view_ = {};
 }
 
+Buffer allocate_amax_slots(Backend& backend, int count, MemoryKind kind, std::string_view name) {
+  FP8LAB_CHECK(count > 0, "allocate_amax_slots: count must be positive, got {}", count);
+  Buffer slots =
+      backend.allocate(kind, DType::u8, {count * static_cast<std::int64_t>(sizeof(Fp8Meta))}, name);
+  backend.fill_zero(slots);  // the device amax's scratch words start at 0
+  return slots;
+}
+
+AmaxSlot amax_slot(const Buffer& slots, int index, Fp8Format format) {
+  const TensorView& v = slots.view();
+  const std::int64_t count = v.numel() / static_cast<std::int64_t>(sizeof(Fp8Meta));
+  FP8LAB_CHECK(v.dtype == DType::u8 && index >= 0 && index < count,
+               "amax_slot: slot {} of {} (a buffer of {})", index, count, v.describe());
+  return {static_cast<Fp8Meta*>(v.data) + index, format};
+}
+
+void check_amax_slot_format(AmaxSlot slot, Fp8Format cast, std::string_view tensor) {
+  FP8LAB_CHECK(slot.format == cast, "{}: its amax slot holds a scale for {}, the cast is {}",
+               tensor, dtype_name(fp8_dtype(slot.format)), dtype_name(fp8_dtype(cast)));
+}
+
 std::unique_ptr<Backend> make_cpu_backend() {
   return std::make_unique<cpu::CpuBackend>();
 }
@@ -74,6 +96,13 @@ std::unique_ptr<Backend> make_backend(std::string_view name) {
 }
 
 namespace cpu {
+
+// The reference computes the amax in a second pass over y: the definition itself (amax_cpu of
+// the stored tensor), which the CUDA kernels' fused reduction must equal bit for bit.
+void store_output_amax(const TensorView& y, AmaxSlot slot) {
+  if (!slot) return;
+  store_amax_meta_cpu(amax_cpu(y), slot.format, *slot.meta);
+}
 
 void check_activation(const TensorView& t, const char* what) {
   FP8LAB_CHECK_KIND(ErrorKind::dtype, t.dtype == DType::f32 || t.dtype == DType::bf16,
@@ -122,7 +151,7 @@ void CpuBackend::fill_zero(const TensorView& t) {
   if (t.nbytes()) std::memset(t.data, 0, t.nbytes());
 }
 
-void CpuBackend::convert(const TensorView& src, const TensorView& dst) {
+void CpuBackend::convert(const TensorView& src, const TensorView& dst, AmaxSlot amax) {
   check_activation(src, "convert source");
   check_activation(dst, "convert destination");
   FP8LAB_CHECK_KIND(ErrorKind::shape, src.numel() == dst.numel(),
@@ -130,6 +159,7 @@ void CpuBackend::convert(const TensorView& src, const TensorView& dst) {
   const std::int64_t n = src.numel();
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) store_at(dst, i, load_at(src, i));
+  store_output_amax(dst, amax);
 }
 
 void CpuBackend::add_inplace(const TensorView& dst, const TensorView& src) {

@@ -22,7 +22,7 @@ class CpuBackend final : public Backend {
   void synchronize() override {}
 
   void fill_zero(const TensorView& t) override;
-  void convert(const TensorView& src, const TensorView& dst) override;
+  void convert(const TensorView& src, const TensorView& dst, AmaxSlot amax = {}) override;
   void add_inplace(const TensorView& dst, const TensorView& src) override;
   void scale_inplace(const TensorView& t, float factor) override;
 
@@ -31,7 +31,7 @@ class CpuBackend final : public Backend {
   void embedding_backward(const TensorView& tokens, const TensorView& dout,
                           const TensorView& dwte_accum, const TensorView& dwpe_accum) override;
   void rmsnorm_forward(const TensorView& x, const TensorView& w, float eps, const TensorView& y,
-                       const TensorView& rstd) override;
+                       const TensorView& rstd, AmaxSlot amax = {}) override;
   void rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                         const TensorView& dy, const TensorView& dx_accum,
                         const TensorView& dw_accum) override;
@@ -40,13 +40,15 @@ class CpuBackend final : public Backend {
   void attention_backward(const TensorView& qkv, const TensorView& out, const TensorView& lse,
                           const TensorView& dout, int n_heads, int seq_len,
                           const TensorView& dqkv) override;
-  void gelu_forward(const TensorView& x, const TensorView& y) override;
-  void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) override;
+  void gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot amax = {}) override;
+  void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                     AmaxSlot amax = {}) override;
   std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
                                                 const TensorView& w, const TensorView& y,
-                                                std::string_view name) override;
+                                                std::string_view name,
+                                                AmaxSlot x_amax = {}) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                       const TensorView& dw_accum) override;
+                       const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
                          int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
                          const TensorView& dw_accum) override;
@@ -61,6 +63,10 @@ class CpuBackend final : public Backend {
   mutable std::mutex mutex_;
   MemoryStats stats_;
 };
+
+// A producer's fused amax (AmaxSlot): the amax of what the op stored in y, finalised into the
+// slot as the CUDA kernels finalise it. No slot: nothing.
+void store_output_amax(const TensorView& y, AmaxSlot slot);
 
 // Row-major fp32 GEMM helpers over BLAS (used by attention, the loss and the f32 linear):
 // c[m, n] (=|+=) alpha * sum_k a[m, k] b[n, k]  (b transposed, "TN" as the FP8 GEMMs)

@@ -25,7 +25,7 @@ inline float fast_tanh(float u) {
 
 }  // namespace
 
-void CpuBackend::gelu_forward(const TensorView& x, const TensorView& y) {
+void CpuBackend::gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot amax) {
   check_same(x, y, "x", "y");
   const std::int64_t n = x.numel();
 #pragma omp parallel for schedule(static)
@@ -34,9 +34,11 @@ void CpuBackend::gelu_forward(const TensorView& x, const TensorView& y) {
     const float u = kSqrt2OverPi * (v + kCubic * v * v * v);
     store_at(y, i, 0.5f * v * (1.f + fast_tanh(u)));
   }
+  store_output_amax(y, amax);
 }
 
-void CpuBackend::gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) {
+void CpuBackend::gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                               AmaxSlot amax) {
   check_same(x, dy, "x", "dy");
   check_same(x, dx, "x", "dx");
   const std::int64_t n = x.numel();
@@ -49,6 +51,7 @@ void CpuBackend::gelu_backward(const TensorView& x, const TensorView& dy, const 
     const float grad = 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * du;
     store_at(dx, i, grad * load_at(dy, i));
   }
+  store_output_amax(dx, amax);
 }
 
 }  // namespace fp8lab::cpu

@@ -1,6 +1,9 @@
 // The CPU backend's linear op: the fp32 reference GEMMs for LinearMode::f32, and the CPU
 // reference linear layer (fp8lab/linear.hpp) for bf16 and fp8. The FP8 operands that the forward
 // saves for the backward are allocated through the backend, so they count toward its peak.
+#include <optional>
+#include <string>
+
 #include "fp8lab/linear.hpp"
 #include "nn/cpu_backend.hpp"
 
@@ -26,6 +29,14 @@ void check_linear_shapes(const TensorView& x, const TensorView& w, const TensorV
       y.describe());
 }
 
+// The amax a producer left in the slot, for an fp8 linear; nothing for the other modes.
+std::optional<float> given_amax(AmaxSlot slot, LinearMode mode, Fp8Format format,
+                                const std::string& tensor) {
+  if (!slot || mode != LinearMode::fp8) return std::nullopt;
+  check_amax_slot_format(slot, format, tensor);
+  return slot.meta->amax;
+}
+
 int dim(std::int64_t v) {
   return static_cast<int>(v);
 }
@@ -35,7 +46,7 @@ int dim(std::int64_t v) {
 std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const TensorView& x,
                                                           const TensorView& w,
                                                           const TensorView& y_or_null,
-                                                          std::string_view name) {
+                                                          std::string_view name, AmaxSlot x_amax) {
   // No output wanted (a recompute for the backward's state): compute into a scratch y; the
   // reference keeps one code path, and the saved state is the same bits either way.
   HostTensor scratch_y;
@@ -73,12 +84,13 @@ std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const
     ctx->saved.wq = ctx->wq;
     ctx->saved.wq_t = ctx->wq_t;
   }
-  linear_forward_cpu(ctx->config, x, w, y, ctx->saved);
+  linear_forward_cpu(ctx->config, x, w, y, ctx->saved,
+                     given_amax(x_amax, mode, Fp8Format::e4m3, ctx->config.name + ".x"));
   return ctx;
 }
 
 void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                                 const TensorView& dw_accum) {
+                                 const TensorView& dw_accum, AmaxSlot dy_amax) {
   auto* ctx = dynamic_cast<CpuLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CPU backend");
   check_dtype(dw_accum, DType::f32, "linear dw");
@@ -103,7 +115,8 @@ void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, con
     scratch.dyq = dyq;
     scratch.dyq_t = dyq_t;
   }
-  linear_backward_cpu(ctx->config, ctx->saved, dy, dx, dw_accum, scratch, /*accumulate_dw=*/true);
+  linear_backward_cpu(ctx->config, ctx->saved, dy, dx, dw_accum, scratch, /*accumulate_dw=*/true,
+                      given_amax(dy_amax, ctx->mode, Fp8Format::e5m2, ctx->config.name + ".dy"));
 }
 
 }  // namespace fp8lab::cpu

@@ -22,7 +22,7 @@ constexpr std::int64_t kRowBlock = 64;  // rows per partial sum of dw (fixed: de
 }  // namespace
 
 void CpuBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
-                                 const TensorView& y, const TensorView& rstd) {
+                                 const TensorView& y, const TensorView& rstd, AmaxSlot amax) {
   check_norm_args(x, w, rstd, y, "rmsnorm y");
   const std::int64_t rows = x.shape[0], d = x.shape[1];
   const float* wp = w.as<const float>();
@@ -40,6 +40,7 @@ void CpuBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, float
       store_span(y, m * d, d, row.data());
     }
   }
+  store_output_amax(y, amax);
 }
 
 void CpuBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,

@@ -273,19 +273,23 @@ void CudaBackend::fill_zero(const TensorView& t) {
   if (t.nbytes()) FP8LAB_CUDA_CHECK(cudaMemsetAsync(t.data, 0, t.nbytes(), stream_));
 }
 
-void CudaBackend::convert(const TensorView& src, const TensorView& dst) {
+void CudaBackend::convert(const TensorView& src, const TensorView& dst, AmaxSlot amax) {
   OpTimer timer(*this, "convert");
   const cuda_ops::ElemType st = elem_type(src, "convert source");
   const cuda_ops::ElemType dt = elem_type(dst, "convert destination");
   FP8LAB_CHECK_KIND(ErrorKind::shape, src.numel() == dst.numel(),
                     "convert: {} and {} differ in element count", src.describe(), dst.describe());
-  if (src.numel() == 0) return;
-  if (st == dt) {
-    FP8LAB_CUDA_CHECK(
-        cudaMemcpyAsync(dst.data, src.data, src.nbytes(), cudaMemcpyDeviceToDevice, stream_));
-    return;
+  // With an amax the kernel copies same-dtype tensors too, reducing as it goes (a bf16 NaN then
+  // becomes the canonical one, as in the CPU's convert).
+  if (!amax) {
+    if (src.numel() == 0) return;
+    if (st == dt) {
+      FP8LAB_CUDA_CHECK(
+          cudaMemcpyAsync(dst.data, src.data, src.nbytes(), cudaMemcpyDeviceToDevice, stream_));
+      return;
+    }
   }
-  cuda_ops::convert(src.data, st, dst.data, dt, src.numel(), stream_);
+  cuda_ops::convert(src.data, st, dst.data, dt, src.numel(), stream_, amax_out(amax));
   check_launch("convert", __FILE__, __LINE__);
 }
 

@@ -1,6 +1,7 @@
 // Checks shared by the CUDA backend's op files (src/nn/cuda_*.cpp). Private to src/nn/.
 #pragma once
 
+#include "fp8lab/backend.hpp"
 #include "fp8lab/tensor.hpp"
 #include "nn/cuda_ops_launch.hpp"
 
@@ -14,5 +15,7 @@ cuda_ops::ElemType elem_type(const TensorView& t, const char* what);
 void check_f32(const TensorView& t, const char* what);   // device and f32
 void check_bf16(const TensorView& t, const char* what);  // device and bf16
 int to_int(std::int64_t v, const char* what);             // kernels take int sizes
+// A producer op's AmaxSlot as its kernel's AmaxOut (no slot: no amax).
+inline cuda_ops::AmaxOut amax_out(AmaxSlot slot) { return {slot.meta, slot.format}; }
 
 }  // namespace fp8lab::cuda

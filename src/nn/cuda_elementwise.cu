@@ -1,139 +1,39 @@
-// Elementwise kernels, the two reductions and AdamW of the CUDA backend (nn/cuda_ops_launch.hpp).
+// Elementwise kernels, the two reductions and AdamW of the CUDA backend (nn/cuda_ops_launch.hpp);
+// GELU is in cuda_gelu.cu.
 //
 // All of these are memory bound and run over tensors of 100M+ elements, so they move 16 bytes
 // per load where every pointer is 16-byte aligned (8 elements a step: one uint4 of bf16, two
-// float4 of f32), with grid-stride loops and a scalar loop for the tail.
+// float4 of f32, nn/elementwise_access.cuh), with grid-stride loops and a scalar loop for the tail.
 //
 // Matching the CPU reference bit for bit where possible: the CPU backend is built for baseline
 // x86-64 (no FMA), so it rounds after every multiply and add. nvcc contracts a*b+c into one FMA
-// by default, which rounds once; where the CPU result is reproducible exactly (GELU's polynomial,
-// AdamW) the kernels spell each operation with the __f*_rn intrinsics, which nvcc never fuses.
-// Division and sqrt are IEEE-rounded here (no fast-math in cmake/cuda.cmake).
+// by default, which rounds once; where the CPU result is reproducible exactly (AdamW) the kernels
+// spell each operation with the __f*_rn intrinsics, which nvcc never fuses. Division and sqrt
+// are IEEE-rounded here (no fast-math in cmake/cuda.cmake).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "fp8lab/fp8_format.hpp"
 #include "nn/cuda_ops_launch.hpp"
+#include "nn/elementwise_access.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
 
-using bf16_bits = std::uint16_t;  // bf16 storage: the upper half of an fp32
-
-constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 4096;  // ~30 blocks per SM on an H200; grid-stride loops do the rest
-constexpr int kVec = 8;           // elements per vector step (16 bytes of bf16, 32 of f32)
-
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
-
-int blocks_for(std::int64_t units) {
-  const std::int64_t b = (units + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : b));
-}
-
-// Blocks for an elementwise pass over n elements, vectorised or not.
-int elementwise_blocks(std::int64_t n, bool vec) { return blocks_for(vec ? n / kVec + 1 : n); }
-
-// ---- element access ---------------------------------------------------------------------------
-
-// W consecutive elements as fp32. W == kVec: p is 16-byte aligned and loaded as 16-byte vectors.
-template <int W>
-__device__ __forceinline__ void load_n(const float* p, float (&v)[W]) {
-  if constexpr (W == kVec) {
-    const float4 a = reinterpret_cast<const float4*>(p)[0];
-    const float4 b = reinterpret_cast<const float4*>(p)[1];
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
-    v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-  } else {
-#pragma unroll
-    for (int i = 0; i < W; ++i) v[i] = p[i];
-  }
-}
-
-template <int W>
-__device__ __forceinline__ void load_n(const bf16_bits* p, float (&v)[W]) {
-  if constexpr (W == kVec) {
-    const uint4 a = *reinterpret_cast<const uint4*>(p);
-    const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      v[2 * i] = bits_float(w[i] << 16);
-      v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < W; ++i) v[i] = bf16_to_float(p[i]);
-  }
-}
-
-template <int W>
-__device__ __forceinline__ void store_n(float* p, const float (&v)[W]) {
-  if constexpr (W == kVec) {
-    reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-    reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < W; ++i) p[i] = v[i];
-  }
-}
-
-template <int W>
-__device__ __forceinline__ void store_n(bf16_bits* p, const float (&v)[W]) {
-  if constexpr (W == kVec) {
-    std::uint32_t w[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      w[i] = static_cast<std::uint32_t>(float_to_bf16(v[2 * i])) |
-             (static_cast<std::uint32_t>(float_to_bf16(v[2 * i + 1])) << 16);
-    }
-    *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < W; ++i) p[i] = float_to_bf16(v[i]);
-  }
-}
-
-template <int W>
-struct Width {
-  static constexpr int value = W;
-};
-
-// Calls body(i, Width<kVec>{}) for elements [i, i + kVec) of every whole vector step when `vec`,
-// then body(i, Width<1>{}) for each remaining element: grid-stride over both.
-template <typename Body>
-__device__ __forceinline__ void for_each_element(std::int64_t n, bool vec, Body&& body) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::int64_t done = 0;
-  if (vec) {
-    const std::int64_t steps = n / kVec;
-    for (std::int64_t s = tid; s < steps; s += stride) body(s * kVec, Width<kVec>{});
-    done = steps * kVec;
-  }
-  for (std::int64_t i = done + tid; i < n; i += stride) body(i, Width<1>{});
-}
-
-// f(T{}) with T the storage type of `type` (float or bf16 bits).
-template <typename Fn>
-void dispatch_type(ElemType type, Fn&& f) {
-  if (type == ElemType::f32)
-    f(float{});
-  else
-    f(bf16_bits{});
-}
-
 // ---- convert, add, scale ----------------------------------------------------------------------
 
+// With amax.meta: also the producer-fused amax of dst (the backward's dY of a projection).
 template <typename S, typename D>
 __global__ void __launch_bounds__(kThreads)
-    convert_kernel(const S* src, D* dst, std::int64_t n, bool vec) {
+    convert_kernel(const S* src, D* dst, std::int64_t n, bool vec, AmaxOut amax) {
+  std::uint32_t key = 0;
   for_each_element(n, vec, [&](std::int64_t i, auto width) {
     constexpr int W = decltype(width)::value;
     float v[W];
     load_n<W>(src + i, v);
-    store_n<W>(dst + i, v);
+    key = max(key, store_n<W>(dst + i, v));
   });
+  finish_amax(key, amax);
 }
 
 template <typename D, typename S>
@@ -248,141 +148,6 @@ __global__ void __launch_bounds__(kThreads)
   if (__syncthreads_or(bad) != 0 && threadIdx.x == 0) *all_finite_out = 0;
 }
 
-// ---- GELU (tanh form), the CPU's arithmetic (src/nn/cpu_gelu.cpp) -----------------------------
-
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kCubic = 0.044715f;
-
-// sqrt(2/pi) (v + 0.044715 v^3), rounded after each operation as the CPU does.
-__device__ __forceinline__ float gelu_inner(float v) {
-  const float cube = __fmul_rn(__fmul_rn(__fmul_rn(kCubic, v), v), v);
-  return __fmul_rn(kSqrt2OverPi, __fadd_rn(v, cube));
-}
-
-// tanh(u) = 1 - 2 / (exp(2u) + 1), the CPU's fast_tanh. expf here is within 2 ulp (CUDA math
-// guide), glibc's is correctly rounded: the only source of difference from the CPU.
-// 2 / z is computed as 2 * (1 / z): scaling by 2 commutes with rounding, so both give the same
-// float for z >= 1 (where 1 / z is subnormal, z > 2^126, the sum 1 - 2/z rounds to 1 either
-// way), and the correctly rounded reciprocal is a few instructions shorter than the division.
-__device__ __forceinline__ float tanh_as_cpu(float u) {
-  const float z = __fadd_rn(expf(__fmul_rn(2.f, u)), 1.f);
-  return __fsub_rn(1.f, __fmul_rn(2.f, __frcp_rn(z)));
-}
-
-__device__ __forceinline__ float gelu_value(float v) {
-  const float t = tanh_as_cpu(gelu_inner(v));
-  return __fmul_rn(__fmul_rn(0.5f, v), __fadd_rn(1.f, t));
-}
-
-__device__ __forceinline__ float gelu_grad(float v) {
-  const float t = tanh_as_cpu(gelu_inner(v));
-  constexpr float k3Cubic = 3.f * kCubic;  // folded at compile time by the CPU build as well
-  const float du = __fmul_rn(kSqrt2OverPi, __fadd_rn(1.f, __fmul_rn(__fmul_rn(k3Cubic, v), v)));
-  const float left = __fmul_rn(0.5f, __fadd_rn(1.f, t));
-  const float right = __fmul_rn(__fmul_rn(__fmul_rn(0.5f, v), __fsub_rn(1.f, __fmul_rn(t, t))), du);
-  return __fadd_rn(left, right);
-}
-
-// GELU runs ~35 instructions per element next to 4-6 bytes of traffic, so on an H200 issue
-// slots matter as much as bandwidth: each thread takes 16 elements a step (two 16-byte bf16 loads
-// per tensor in flight), and bf16 results are packed by the hardware's round-to-nearest-even
-// conversion (one instruction per two elements; NaN becomes a canonical NaN, which the GELU
-// contract allows) instead of float_to_bf16's integer sequence.
-constexpr int kGeluSpan = 2 * kVec;
-
-template <int W>
-__device__ __forceinline__ void load_span(const float* p, float (&v)[W]) {
-  if constexpr (W == kGeluSpan) {
-    float a[kVec], b[kVec];  // both 16-byte loads issued before either is used
-    load_n<kVec>(p, a);
-    load_n<kVec>(p + kVec, b);
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) v[k] = a[k], v[kVec + k] = b[k];
-  } else {
-    load_n<W>(p, v);
-  }
-}
-template <int W>
-__device__ __forceinline__ void load_span(const bf16_bits* p, float (&v)[W]) {
-  if constexpr (W == kGeluSpan) {
-    float a[kVec], b[kVec];  // both 16-byte loads issued before either is used
-    load_n<kVec>(p, a);
-    load_n<kVec>(p + kVec, b);
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) v[k] = a[k], v[kVec + k] = b[k];
-  } else {
-    load_n<W>(p, v);
-  }
-}
-template <int W>
-__device__ __forceinline__ void store_span(float* p, const float (&v)[W]) {
-  if constexpr (W == kGeluSpan) {
-    float a[kVec], b[kVec];
-#pragma unroll
-    for (int k = 0; k < kVec; ++k) a[k] = v[k], b[k] = v[kVec + k];
-    store_n<kVec>(p, a);
-    store_n<kVec>(p + kVec, b);
-  } else {
-    store_n<W>(p, v);
-  }
-}
-template <int W>
-__device__ __forceinline__ void store_span(bf16_bits* p, const float (&v)[W]) {
-  if constexpr (W == kGeluSpan) {
-    std::uint32_t w[kGeluSpan / 2];
-#pragma unroll
-    for (int i = 0; i < kGeluSpan / 2; ++i) {
-      // cvt.rn.bf16x2.f32 d, hi, lo: the first operand goes to the upper half.
-      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[i]) : "f"(v[2 * i + 1]), "f"(v[2 * i]));
-    }
-    reinterpret_cast<uint4*>(p)[0] = make_uint4(w[0], w[1], w[2], w[3]);
-    reinterpret_cast<uint4*>(p)[1] = make_uint4(w[4], w[5], w[6], w[7]);
-  } else {
-    store_n<W>(p, v);
-  }
-}
-
-// for_each_element with kGeluSpan-element vector steps (p 16-byte aligned at every step start).
-template <typename Body>
-__device__ __forceinline__ void for_each_span(std::int64_t n, bool vec, Body&& body) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::int64_t done = 0;
-  if (vec) {
-    const std::int64_t steps = n / kGeluSpan;
-    for (std::int64_t s = tid; s < steps; s += stride) body(s * kGeluSpan, Width<kGeluSpan>{});
-    done = steps * kGeluSpan;
-  }
-  for (std::int64_t i = done + tid; i < n; i += stride) body(i, Width<1>{});
-}
-
-template <typename X, typename Y>
-__global__ void __launch_bounds__(kThreads)
-    gelu_forward_kernel(const X* x, Y* y, std::int64_t n, bool vec) {
-  for_each_span(n, vec, [&](std::int64_t i, auto width) {
-    constexpr int W = decltype(width)::value;
-    float v[W];
-    load_span<W>(x + i, v);
-#pragma unroll
-    for (int k = 0; k < W; ++k) v[k] = gelu_value(v[k]);
-    store_span<W>(y + i, v);
-  });
-}
-
-template <typename X, typename G, typename D>
-__global__ void __launch_bounds__(kThreads)
-    gelu_backward_kernel(const X* x, const G* dy, D* dx, std::int64_t n, bool vec) {
-  for_each_span(n, vec, [&](std::int64_t i, auto width) {
-    constexpr int W = decltype(width)::value;
-    float v[W], g[W];
-    load_span<W>(x + i, v);
-    load_span<W>(dy + i, g);
-#pragma unroll
-    for (int k = 0; k < W; ++k) v[k] = __fmul_rn(gelu_grad(v[k]), g[k]);
-    store_span<W>(dx + i, v);
-  });
-}
-
 // ---- AdamW, the CPU backend's arithmetic (CpuBackend::adamw_update) ---------------------------
 //   m = b1 m + (1 - b1) g;  v = b2 v + ((1 - b2) g) g;
 //   p -= lr (m / bc1 / (sqrt(v / bc2) + eps) + wd p)
@@ -419,15 +184,15 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, std::int64_t n,
-             cudaStream_t stream) {
-  if (n <= 0) return;
+             cudaStream_t stream, AmaxOut amax) {
+  if (n <= 0 && !amax.meta) return;  // an empty tensor's amax (0) still gets its scale
   const bool vec = aligned16(src) && aligned16(dst);
   dispatch_type(src_type, [&](auto s) {
     dispatch_type(dst_type, [&](auto d) {
       using S = decltype(s);
       using D = decltype(d);
       convert_kernel<S, D><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
-          static_cast<const S*>(src), static_cast<D*>(dst), n, vec);
+          static_cast<const S*>(src), static_cast<D*>(dst), n, vec, amax);
     });
   });
 }
@@ -470,37 +235,6 @@ void all_finite(const void* t, ElemType type, std::int64_t n, int* all_finite_ou
     using T = decltype(tag);
     all_finite_kernel<T><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
         static_cast<const T*>(t), n, vec, all_finite_out);
-  });
-}
-
-void gelu_forward(const void* x, ElemType x_type, void* y, ElemType y_type, std::int64_t n,
-                  cudaStream_t stream) {
-  if (n <= 0) return;
-  const bool vec = aligned16(x) && aligned16(y);
-  dispatch_type(x_type, [&](auto xt) {
-    dispatch_type(y_type, [&](auto yt) {
-      using X = decltype(xt);
-      using Y = decltype(yt);
-      gelu_forward_kernel<X, Y><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
-          static_cast<const X*>(x), static_cast<Y*>(y), n, vec);
-    });
-  });
-}
-
-void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_type, void* dx,
-                   ElemType dx_type, std::int64_t n, cudaStream_t stream) {
-  if (n <= 0) return;
-  const bool vec = aligned16(x) && aligned16(dy) && aligned16(dx);
-  dispatch_type(x_type, [&](auto xt) {
-    dispatch_type(dy_type, [&](auto gt) {
-      dispatch_type(dx_type, [&](auto dt) {
-        using X = decltype(xt);
-        using G = decltype(gt);
-        using D = decltype(dt);
-        gelu_backward_kernel<X, G, D><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
-            static_cast<const X*>(x), static_cast<const G*>(dy), static_cast<D*>(dx), n, vec);
-      });
-    });
   });
 }
 

@@ -14,35 +14,18 @@
 
 #include "fp8lab/fp8_format.hpp"
 #include "nn/cuda_ops_launch.hpp"
+#include "nn/elementwise_access.cuh"  // bf16_bits, kThreads, load1/store1, dispatch_type
 
 namespace fp8lab::cuda_ops {
 namespace {
 
-using bf16_bits = std::uint16_t;
-
-constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 8192;
+constexpr int kMaxEmbeddingBlocks = 8192;
 constexpr int kColsPerLane = 4;  // vector paths: 4 columns (16 bytes of f32) per lane
 
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
-
-int blocks_for(std::int64_t threads) {
+int embedding_blocks(std::int64_t threads) {
   const std::int64_t b = (threads + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : b));
+  return static_cast<int>(b < 1 ? 1 : (b > kMaxEmbeddingBlocks ? kMaxEmbeddingBlocks : b));
 }
-
-template <typename Fn>
-void dispatch_type(ElemType type, Fn&& f) {
-  if (type == ElemType::f32)
-    f(float{});
-  else
-    f(bf16_bits{});
-}
-
-__device__ __forceinline__ float load1(const float* p) { return *p; }
-__device__ __forceinline__ float load1(const bf16_bits* p) { return bf16_to_float(*p); }
-__device__ __forceinline__ void store1(float* p, float v) { *p = v; }
-__device__ __forceinline__ void store1(bf16_bits* p, float v) { *p = float_to_bf16(v); }
 
 // 4 elements at an address aligned to 4 elements (16 bytes of f32, 8 of bf16).
 __device__ __forceinline__ float4 load4(const float* p) {
@@ -295,10 +278,10 @@ void embedding_forward(const std::int32_t* tokens, const float* wte, const float
   dispatch_type(out_type, [&](auto ot) {
     using O = decltype(ot);
     if (vec) {
-      embedding_forward_kernel<O, 4><<<blocks_for(threads), kThreads, 0, stream>>>(
+      embedding_forward_kernel<O, 4><<<embedding_blocks(threads), kThreads, 0, stream>>>(
           tokens, wte, wpe, static_cast<O*>(out), rows, seq_len, d_model, vocab, bad_token);
     } else {
-      embedding_forward_kernel<O, 1><<<blocks_for(threads), kThreads, 0, stream>>>(
+      embedding_forward_kernel<O, 1><<<embedding_blocks(threads), kThreads, 0, stream>>>(
           tokens, wte, wpe, static_cast<O*>(out), rows, seq_len, d_model, vocab, bad_token);
     }
   });
@@ -329,11 +312,13 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
   // dwpe needs no grouping: its sums run over the batch index.
   dispatch_type(dout_type, [&](auto gt) {
     using G = decltype(gt);
-    dwpe_kernel<G><<<blocks_for(static_cast<std::int64_t>(seq_len) * d_model), kThreads, 0,
-                     stream>>>(static_cast<const G*>(dout), rows, seq_len, d_model, dwpe_accum);
+    dwpe_kernel<G>
+        <<<embedding_blocks(static_cast<std::int64_t>(seq_len) * d_model), kThreads, 0, stream>>>(
+            static_cast<const G*>(dout), rows, seq_len, d_model, dwpe_accum);
   });
 
-  sort_input_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(tokens, rows, vocab, keys0, rows0);
+  sort_input_kernel<<<embedding_blocks(rows), kThreads, 0, stream>>>(tokens, rows, vocab, keys0,
+                                                                     rows0);
   cub::DoubleBuffer<SortKey> keys(keys0, keys1);
   cub::DoubleBuffer<std::int32_t> sorted(rows0, rows1);
   std::size_t cub_bytes = l.cub_bytes;
@@ -344,7 +329,7 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
     return;
   }
   cudaMemsetAsync(run_count, 0, sizeof(int), stream);
-  find_runs_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(
+  find_runs_kernel<<<embedding_blocks(rows), kThreads, 0, stream>>>(
       keys.Current(), rows, vocab, run_tokens, run_begin, run_end, run_count);
 
   const bool vec = d_model % 4 == 0 && aligned16(dout) && aligned16(dwte_accum);
@@ -353,7 +338,8 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
   const std::int64_t max_runs = rows < vocab ? rows : vocab;
   const int warps_per_block = kThreads / 32;
   const std::int64_t blocks = (max_runs * col_blocks + warps_per_block - 1) / warps_per_block;
-  const int grid = static_cast<int>(blocks > kMaxBlocks ? kMaxBlocks : (blocks < 1 ? 1 : blocks));
+  const int grid = static_cast<int>(blocks > kMaxEmbeddingBlocks ? kMaxEmbeddingBlocks
+                                                                 : (blocks < 1 ? 1 : blocks));
   dispatch_type(dout_type, [&](auto gt) {
     using G = decltype(gt);
     if (vec) {

@@ -80,12 +80,12 @@ void CudaBackend::embedding_backward(const TensorView& tokens, const TensorView&
 }
 
 void CudaBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
-                                  const TensorView& y, const TensorView& rstd) {
+                                  const TensorView& y, const TensorView& rstd, AmaxSlot amax) {
   OpTimer timer(*this, "rmsnorm_forward");
   check_norm_args(x, w, rstd, y, "rmsnorm y");
   cuda_ops::rmsnorm_forward(x.data, elem_type(x, "x"), w.as<const float>(), eps, y.data,
                             elem_type(y, "y"), rstd.as<float>(), x.shape[0],
-                            to_int(x.shape[1], "d_model"), stream_);
+                            to_int(x.shape[1], "d_model"), stream_, amax_out(amax));
   check_launch("rmsnorm_forward", __FILE__, __LINE__);
 }
 
@@ -136,25 +136,27 @@ void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& ou
   check_launch("attention_backward", __FILE__, __LINE__);
 }
 
-void CudaBackend::gelu_forward(const TensorView& x, const TensorView& y) {
+void CudaBackend::gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot amax) {
   OpTimer timer(*this, "gelu_forward");
   const cuda_ops::ElemType xt = elem_type(x, "gelu x"), yt = elem_type(y, "gelu y");
   FP8LAB_CHECK_KIND(ErrorKind::shape, x.numel() == y.numel(), "gelu: x {} and y {} differ in size",
                     x.describe(), y.describe());
-  if (x.numel() == 0) return;
-  cuda_ops::gelu_forward(x.data, xt, y.data, yt, x.numel(), stream_);
+  if (x.numel() == 0 && !amax) return;
+  cuda_ops::gelu_forward(x.data, xt, y.data, yt, x.numel(), stream_, amax_out(amax));
   check_launch("gelu_forward", __FILE__, __LINE__);
 }
 
-void CudaBackend::gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx) {
+void CudaBackend::gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
+                                AmaxSlot amax) {
   OpTimer timer(*this, "gelu_backward");
   const cuda_ops::ElemType xt = elem_type(x, "gelu x"), dyt = elem_type(dy, "gelu dy"),
                            dxt = elem_type(dx, "gelu dx");
   FP8LAB_CHECK_KIND(ErrorKind::shape, x.numel() == dy.numel() && x.numel() == dx.numel(),
                     "gelu backward: x {}, dy {}, dx {} differ in size", x.describe(),
                     dy.describe(), dx.describe());
-  if (x.numel() == 0) return;
-  cuda_ops::gelu_backward(x.data, xt, dy.data, dyt, dx.data, dxt, x.numel(), stream_);
+  if (x.numel() == 0 && !amax) return;
+  cuda_ops::gelu_backward(x.data, xt, dy.data, dyt, dx.data, dxt, x.numel(), stream_,
+                          amax_out(amax));
   check_launch("gelu_backward", __FILE__, __LINE__);
 }
 

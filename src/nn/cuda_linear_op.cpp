@@ -6,6 +6,10 @@
 // transposed layouts and the three Fp8Metas) lives until the backward, `transient` (Xq, Wq) is
 // given back as soon as the forward GEMM is queued. That halves what an FP8 linear keeps
 // between forward and backward: M·K bytes for its input against 2·M·K for a bf16 input.
+//
+// A producer-fused amax (AmaxSlot) replaces the amax pass over x or dY by a copy of the slot
+// into the linear's own meta, so the metas, the non-finite flags ("<name>.x", "<name>.dy") and
+// the statistics work the same either way.
 #if defined(FP8LAB_HAVE_CUDA)
 #include "fp8lab/cuda_check.hpp"
 #include "fp8lab/fp8_cuda.hpp"
@@ -52,9 +56,8 @@ std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
 }  // namespace
 
 std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, const TensorView& x,
-                                                           const TensorView& w,
-                                                           const TensorView& y,
-                                                           std::string_view name) {
+                                                           const TensorView& w, const TensorView& y,
+                                                           std::string_view name, AmaxSlot x_amax) {
   OpTimer timer(*this, mode == LinearMode::fp8 ? "linear_forward fp8" : "linear_forward bf16");
   FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode != LinearMode::f32,
                     "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
@@ -88,7 +91,8 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   s.xq = scratch.tensor(DType::e4m3, {m, k});
   s.wq = scratch.tensor(DType::e4m3, {n, k});
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
-  linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_);
+  if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
+  linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
   cuda_ops::record_nonfinite(s.meta + 0, 1, nonfinite_id(ctx->config.name + ".x"),
                              flag_first_nonfinite(), stream_);
   cuda_ops::record_nonfinite(s.meta + 1, 1, nonfinite_id(ctx->config.name + ".w"),
@@ -101,7 +105,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
 }
 
 void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                                  const TensorView& dw_accum) {
+                                  const TensorView& dw_accum, AmaxSlot dy_amax) {
   auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CUDA backend");
   OpTimer timer(*this, ctx->config.mode == LinearCudaMode::bf16 ? "linear_backward bf16"
@@ -118,7 +122,9 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   LinearScratch scratch;
   scratch.dyq = carve.tensor(DType::e5m2, {m, n});
   scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
-  linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true, stream_);
+  if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
+  linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true, stream_,
+                       dy_amax.meta);
   cuda_ops::record_nonfinite(ctx->saved.meta + 2, 1, ctx->dy_flag_id, flag_first_nonfinite(),
                              stream_);
   check_launch("record_nonfinite", __FILE__, __LINE__);

@@ -18,16 +18,25 @@
 #include <cstdint>
 
 #include "fp8/fp8_launch.hpp"  // detail::ElemType { f32, bf16 }
+#include "fp8lab/fp8_format.hpp"
 #include "fp8lab/fp8_meta.hpp"
 
 namespace fp8lab::cuda_ops {
 
 using detail::ElemType;
 
+// The producer-fused amax (AmaxSlot in fp8lab/backend.hpp): a kernel given a meta also reduces
+// max|stored value| into it and finalises the scale for `format` (src/fp8/amax_device.cuh), the
+// same Fp8Meta bytes amax_scale_cuda would write reading the output back. No meta: no amax.
+struct AmaxOut {
+  Fp8Meta* meta = nullptr;
+  Fp8Format format = Fp8Format::e4m3;
+};
+
 // ---- elementwise (src/nn/cuda_elementwise.cu) ------------------------------------------------
 // dst = src, element types may differ (f32 -> bf16 rounds to nearest even).
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, std::int64_t n,
-             cudaStream_t stream);
+             cudaStream_t stream, AmaxOut amax = {});
 // dst += src in fp32, then stored in dst's type.
 void add_inplace(void* dst, ElemType dst_type, const void* src, ElemType src_type, std::int64_t n,
                  cudaStream_t stream);
@@ -44,9 +53,9 @@ void all_finite(const void* t, ElemType type, std::int64_t n, int* all_finite_ou
 
 // GELU, tanh form (see Backend::gelu_forward); x, y, dy, dx of any element types.
 void gelu_forward(const void* x, ElemType x_type, void* y, ElemType y_type, std::int64_t n,
-                  cudaStream_t stream);
+                  cudaStream_t stream, AmaxOut amax = {});
 void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_type, void* dx,
-                   ElemType dx_type, std::int64_t n, cudaStream_t stream);
+                   ElemType dx_type, std::int64_t n, cudaStream_t stream, AmaxOut amax = {});
 
 // One AdamW update (f32 param, grad, m, v of n elements), the CPU optimizer's arithmetic:
 // m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
@@ -75,7 +84,7 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
 // y = x * rstd * w, rstd[m] = 1 / sqrt(mean(x[m]^2) + eps); w, rstd f32.
 void rmsnorm_forward(const void* x, ElemType x_type, const float* w, float eps, void* y,
                      ElemType y_type, float* rstd, std::int64_t rows, int d_model,
-                     cudaStream_t stream);
+                     cudaStream_t stream, AmaxOut amax = {});
 // dx_accum += dL/dx; dw_accum += dL/dw (row partials in `workspace`, reduced in a fixed order).
 std::size_t rmsnorm_backward_workspace_bytes(std::int64_t rows, int d_model);
 void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const float* rstd,

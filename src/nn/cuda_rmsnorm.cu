@@ -10,62 +10,27 @@
 //
 // Fast paths need D % 8 == 0 and 16-byte aligned pointers (8-element vectors); any other shape
 // takes the scalar kernels, which compute the same values.
+// The forward can also reduce the amax of the y it stores (AmaxOut): y is the input of the
+// block's qkv or fc linear, which then need not read it again for its FP8 scale.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "fp8lab/fp8_format.hpp"
 #include "nn/cuda_ops_launch.hpp"
+#include "nn/elementwise_access.cuh"  // load1/store1, load_n/store_n (kVec = 8), dispatch_type
 
 namespace fp8lab::cuda_ops {
 namespace {
 
-using bf16_bits = std::uint16_t;
-
-constexpr int kVec = 8;
 constexpr int kWarpsPerBlock = 8;  // forward: one warp per row
 constexpr int kBlockThreads = kWarpsPerBlock * 32;
 // Backward: rows are split into at most kMaxChunks fixed chunks (a function of the row count
 // only, so the dw sums do not depend on the GPU); each CTA writes one [D] partial of dw.
 // 1024 chunks: many CTAs (short waves' tails) for a partial buffer of at most 32 KiB x 1024.
 constexpr std::int64_t kMaxChunks = 1024;
-
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
-
-__device__ __forceinline__ float load1(const float* p) { return *p; }
-__device__ __forceinline__ float load1(const bf16_bits* p) { return bf16_to_float(*p); }
-__device__ __forceinline__ void store1(float* p, float v) { *p = v; }
-__device__ __forceinline__ void store1(bf16_bits* p, float v) { *p = float_to_bf16(v); }
-
-// 8 elements from a 16-byte aligned address, as fp32.
-__device__ __forceinline__ void load8(const float* p, float (&v)[kVec]) {
-  const float4 a = reinterpret_cast<const float4*>(p)[0];
-  const float4 b = reinterpret_cast<const float4*>(p)[1];
-  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
-  v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-}
-__device__ __forceinline__ void load8(const bf16_bits* p, float (&v)[kVec]) {
-  const uint4 a = *reinterpret_cast<const uint4*>(p);
-  const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    v[2 * i] = bits_float(w[i] << 16);
-    v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
-  }
-}
-__device__ __forceinline__ void store8(float* p, const float (&v)[kVec]) {
-  reinterpret_cast<float4*>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
-  reinterpret_cast<float4*>(p)[1] = make_float4(v[4], v[5], v[6], v[7]);
-}
-__device__ __forceinline__ void store8(bf16_bits* p, const float (&v)[kVec]) {
-  std::uint32_t w[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    w[i] = static_cast<std::uint32_t>(float_to_bf16(v[2 * i])) |
-           (static_cast<std::uint32_t>(float_to_bf16(v[2 * i + 1])) << 16);
-  }
-  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
-}
+// Forward: at most this many CTAs, their warps striding over the rows (each row's values do not
+// depend on which warp computes it); it bounds the producer-fused amax's per-CTA atomics.
+constexpr std::int64_t kMaxForwardBlocks = 4096;
 
 // Butterfly sum over the warp: every lane ends with the same value (each step adds the same two
 // numbers on both partners), in the same order every run.
@@ -74,32 +39,19 @@ __device__ __forceinline__ double warp_allsum(double v) {
   return v;
 }
 
-template <typename Fn>
-void dispatch_type(ElemType type, Fn&& f) {
-  if (type == ElemType::f32)
-    f(float{});
-  else
-    f(bf16_bits{});
-}
-
 // ---- forward: one warp per row ----------------------------------------------------------------
 
-template <typename X, typename Y, bool kVectors>
-__global__ void __launch_bounds__(kBlockThreads)
-    rmsnorm_forward_kernel(const X* __restrict__ x, const float* __restrict__ w, float eps,
-                           Y* __restrict__ y, float* __restrict__ rstd, std::int64_t rows, int d) {
-  const int lane = threadIdx.x & 31;
-  const std::int64_t row =
-      static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= rows) return;  // whole warps leave together: no warp-level sync is left half-done
-  const X* xr = x + row * d;
-  Y* yr = y + row * d;
-
+// One row by one warp; returns the largest amax key the lane stored.
+template <bool kVectors, typename X, typename Y>
+__device__ __forceinline__ std::uint32_t rmsnorm_row(const X* __restrict__ xr,
+                                                     const float* __restrict__ w, float eps,
+                                                     Y* __restrict__ yr, float* __restrict__ rstd,
+                                                     int d, int lane) {
   double ss = 0.0;
   if constexpr (kVectors) {
     for (int g = lane; g < d / kVec; g += 32) {
       float v[kVec];
-      load8(xr + g * kVec, v);
+      load_n<kVec>(xr + g * kVec, v);
 #pragma unroll
       for (int k = 0; k < kVec; ++k) ss += static_cast<double>(v[k]) * v[k];
     }
@@ -111,21 +63,42 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
   ss = warp_allsum(ss);
   const float r = static_cast<float>(1.0 / sqrt(ss / static_cast<double>(d) + eps));
-  if (lane == 0) rstd[row] = r;
+  if (lane == 0) *rstd = r;
 
   // Second pass over the row (it is still in L1/L2): y = x * (r * w).
+  std::uint32_t key = 0;
   if constexpr (kVectors) {
     for (int g = lane; g < d / kVec; g += 32) {
       float v[kVec], wv[kVec];
-      load8(xr + g * kVec, v);
-      load8(w + g * kVec, wv);
+      load_n<kVec>(xr + g * kVec, v);
+      load_n<kVec>(w + g * kVec, wv);
 #pragma unroll
       for (int k = 0; k < kVec; ++k) v[k] = __fmul_rn(v[k], __fmul_rn(r, wv[k]));
-      store8(yr + g * kVec, v);
+      key = max(key, store_n<kVec>(yr + g * kVec, v));
     }
   } else {
-    for (int j = lane; j < d; j += 32) store1(yr + j, __fmul_rn(load1(xr + j), __fmul_rn(r, w[j])));
+    for (int j = lane; j < d; j += 32)
+      key = max(key, store1(yr + j, __fmul_rn(load1(xr + j), __fmul_rn(r, w[j]))));
   }
+  return key;
+}
+
+// Warps stride over the rows whole (the warp sums are never half-done), and every thread then
+// reaches finish_amax, which synchronises the block.
+template <typename X, typename Y, bool kVectors>
+__global__ void __launch_bounds__(kBlockThreads)
+    rmsnorm_forward_kernel(const X* __restrict__ x, const float* __restrict__ w, float eps,
+                           Y* __restrict__ y, float* __restrict__ rstd, std::int64_t rows, int d,
+                           AmaxOut amax) {
+  const int lane = threadIdx.x & 31;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
+  std::uint32_t key = 0;
+  for (std::int64_t row =
+           static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+       row < rows; row += stride) {
+    key = max(key, rmsnorm_row<kVectors>(x + row * d, w, eps, y + row * d, rstd + row, d, lane));
+  }
+  finish_amax(key, amax);
 }
 
 // ---- backward ---------------------------------------------------------------------------------
@@ -214,8 +187,8 @@ __global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
 
   for (int j = threadIdx.x; j < groups; j += kBlockThreads) {
     float v[kVec];
-    load8(w + j * kVec, v);
-    store8(w_s + j * kVec, v);
+    load_n<kVec>(w + j * kVec, v);
+    store_n<kVec>(w_s + j * kVec, v);
   }
   __syncthreads();
 
@@ -237,10 +210,10 @@ __global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
     for (int k = 0; k < kGroups; ++k) {
       const std::int64_t at = base + static_cast<std::int64_t>(t + k * team_threads) * kVec;
       if (live && has[k]) {
-        load8(x + at, xv[k]);
-        load8(dy + at, gv[k]);
-        load8(dx + at, old[k]);
-        load8(w_s + (t + k * team_threads) * kVec, wv[k]);
+        load_n<kVec>(x + at, xv[k]);
+        load_n<kVec>(dy + at, gv[k]);
+        load_n<kVec>(dx + at, old[k]);
+        load_n<kVec>(w_s + (t + k * team_threads) * kVec, wv[k]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) xv[k][e] = gv[k][e] = old[k][e] = wv[k][e] = 0.f;
@@ -277,7 +250,7 @@ __global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
         out[e] = accumulate_value(old[k][e], dx_value(rr, wv[k][e], gv[k][e], coef, xv[k][e]));
         dw[k][e] = __fadd_rn(dw[k][e], __fmul_rn(__fmul_rn(gv[k][e], xv[k][e]), rr));
       }
-      store8(dx + base + static_cast<std::int64_t>(t + k * team_threads) * kVec, out);
+      store_n<kVec>(dx + base + static_cast<std::int64_t>(t + k * team_threads) * kVec, out);
     }
   }
 
@@ -401,20 +374,25 @@ void launch_backward_vec(const void* x, const float* w, const float* rstd, const
 
 void rmsnorm_forward(const void* x, ElemType x_type, const float* w, float eps, void* y,
                      ElemType y_type, float* rstd, std::int64_t rows, int d_model,
-                     cudaStream_t stream) {
-  if (rows <= 0 || d_model <= 0) return;
+                     cudaStream_t stream, AmaxOut amax) {
+  if (rows <= 0 || d_model <= 0) {
+    if (!amax.meta) return;
+    rows = 0;  // nothing to normalise, but the empty output's amax (0) still gets its scale
+  }
   const bool vec = d_model % kVec == 0 && aligned16(x) && aligned16(y) && aligned16(w);
-  const auto blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  const std::int64_t row_blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const auto blocks = static_cast<unsigned>(
+      row_blocks < 1 ? 1 : (row_blocks > kMaxForwardBlocks ? kMaxForwardBlocks : row_blocks));
   dispatch_type(x_type, [&](auto xt) {
     dispatch_type(y_type, [&](auto yt) {
       using X = decltype(xt);
       using Y = decltype(yt);
       if (vec) {
         rmsnorm_forward_kernel<X, Y, true><<<blocks, kBlockThreads, 0, stream>>>(
-            static_cast<const X*>(x), w, eps, static_cast<Y*>(y), rstd, rows, d_model);
+            static_cast<const X*>(x), w, eps, static_cast<Y*>(y), rstd, rows, d_model, amax);
       } else {
         rmsnorm_forward_kernel<X, Y, false><<<blocks, kBlockThreads, 0, stream>>>(
-            static_cast<const X*>(x), w, eps, static_cast<Y*>(y), rstd, rows, d_model);
+            static_cast<const X*>(x), w, eps, static_cast<Y*>(y), rstd, rows, d_model, amax);
       }
     });
   });

@@ -79,7 +79,7 @@ void check_fp8_saved_views(const LinearSaved& s, std::int64_t m, std::int64_t k,
 }  // namespace
 
 void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const TensorView& w,
-                        const TensorView& y, LinearSaved& saved) {
+                        const TensorView& y, LinearSaved& saved, std::optional<float> x_amax) {
   const std::string& name = config.name;
   check_rank(x, 2, (name + ".x").c_str());
   check_rank(w, 2, (name + ".w").c_str());
@@ -99,7 +99,8 @@ void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const T
     return;
   }
   check_fp8_saved_views(saved, m, k, n, name);
-  saved.x_scale = current_scale_cpu(x, Fp8Format::e4m3, name + ".x");
+  saved.x_scale = x_amax ? current_scale_from_amax_cpu(x, *x_amax, Fp8Format::e4m3, name + ".x")
+                         : current_scale_cpu(x, Fp8Format::e4m3, name + ".x");
   saved.w_scale = current_scale_cpu(w, Fp8Format::e4m3, name + ".w");
   saved.x_counts =
       quantize_transpose_cpu(x, saved.x_scale.scale, Fp8Format::e4m3, saved.xq, saved.xq_t);
@@ -111,7 +112,7 @@ void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const T
 LinearBackwardStats linear_backward_cpu(const LinearConfig& config, const LinearSaved& saved,
                                         const TensorView& dy, const TensorView& dx,
                                         const TensorView& dw, const LinearScratch& scratch,
-                                        bool accumulate_dw) {
+                                        bool accumulate_dw, std::optional<float> dy_amax) {
   const std::string& name = config.name;
   FP8LAB_CHECK(saved.precision == config.precision,
                "{}: saved state was made for the {} policy, the layer runs {}", name,
@@ -141,7 +142,9 @@ LinearBackwardStats linear_backward_cpu(const LinearConfig& config, const Linear
   check_fp8_saved_views(saved, m, k, n, name);
   check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
   check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
-  stats.dy_scale = current_scale_cpu(dy, Fp8Format::e5m2, name + ".dy");
+  stats.dy_scale = dy_amax
+                       ? current_scale_from_amax_cpu(dy, *dy_amax, Fp8Format::e5m2, name + ".dy")
+                       : current_scale_cpu(dy, Fp8Format::e5m2, name + ".dy");
   stats.dy_counts =
       quantize_transpose_cpu(dy, stats.dy_scale.scale, Fp8Format::e5m2, scratch.dyq, scratch.dyq_t);
   // Only what forward saved is read: Wqᵀ for dgrad, Xqᵀ for wgrad, with the forward's scales.

@@ -23,9 +23,16 @@ void check_view(const TensorView& t, DType dtype, const Shape& shape, const std:
 }
 
 // amax + cast + transpose (plain) or amax + cast-transpose (fused): the same bytes either way.
+// With `given_amax` (a meta the producer of x filled) the amax pass is a 48-byte copy instead.
 void cast_both_layouts(LinearCudaMode mode, const TensorView& x, Fp8Format format, Fp8Meta* meta,
-                       const TensorView& q, const TensorView& qt, cudaStream_t stream) {
-  amax_scale_cuda(x, format, meta, stream);
+                       const TensorView& q, const TensorView& qt, cudaStream_t stream,
+                       const Fp8Meta* given_amax = nullptr) {
+  if (given_amax) {
+    FP8LAB_CUDA_CHECK(
+        cudaMemcpyAsync(meta, given_amax, sizeof(Fp8Meta), cudaMemcpyDeviceToDevice, stream));
+  } else {
+    amax_scale_cuda(x, format, meta, stream);
+  }
   if (mode == LinearCudaMode::fp8_fused) {
     quantize_transpose_cuda(x, format, meta, q, qt, stream);
   } else {
@@ -105,7 +112,7 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream) {
+                         cudaStream_t stream, const Fp8Meta* x_amax) {
   const std::string& name = config.name;
   check_rank(x, 2, (name + ".x").c_str());
   check_rank(w, 2, (name + ".w").c_str());
@@ -132,7 +139,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
                     ov ? ov->side : stream);
   if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
-                    stream);
+                    stream, x_amax);
   if (ov) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
   if (!want_y) return;
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
@@ -143,7 +150,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, const Fp8Meta* dy_amax) {
   const std::string& name = config.name;
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
@@ -175,7 +182,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
   Fp8Meta* meta = saved.meta;
   cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
-                    stream);
+                    stream, dy_amax);
   gemm.matmul({scratch.dyq, true, &meta[kMetaDy].inv_scale},
               {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {config.fast_accum, false}, stream);
   gemm.matmul({scratch.dyq_t, true, &meta[kMetaDy].inv_scale},

@@ -1,5 +1,7 @@
 // The GPT model on the CPU backend: whole-model finite differences in fp32, initialisation
-// identity across policies, MLP recompute bit-identity, and mixed precision vs the fp32 reference.
+// identity across policies, MLP recompute and producer-fused amax bit-identity, and mixed
+// precision vs the fp32 reference.
+#include "common/forwarding_backend.hpp"
 #include "common/test_data.hpp"
 #include "fp8lab/model.hpp"
 #include "model/model_fixtures.hpp"
@@ -127,6 +129,66 @@ TEST(GptModel, MlpRecomputeGivesBitIdenticalGradients) {
     EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0)
         << policy_name(policy);
     EXPECT_LT(peaks[1], peaks[0]) << policy_name(policy) << ": recompute must save memory";
+  }
+}
+
+// Counts the AmaxSlots the model hands to the linears, so the test below knows the fused path
+// really ran.
+class SlotCounter final : public testing::ForwardingBackend {
+ public:
+  int x_slots = 0, dy_slots = 0;
+  std::unique_ptr<LinearContext> linear_forward(LinearMode m, const TensorView& x,
+                                                const TensorView& w, const TensorView& y,
+                                                std::string_view n, AmaxSlot a = {}) override {
+    x_slots += a ? 1 : 0;
+    return ForwardingBackend::linear_forward(m, x, w, y, n, a);
+  }
+  void linear_backward(LinearContext& s, const TensorView& dy, const TensorView& dx,
+                       const TensorView& dw, AmaxSlot a = {}) override {
+    dy_slots += a ? 1 : 0;
+    ForwardingBackend::linear_backward(s, dy, dx, dw, a);
+  }
+};
+
+// The producer-fused amax changes where an FP8 linear's amax is computed, not what it is: loss
+// and gradients are bit-identical with it on and off, in both FP8 policies, with and without MLP
+// recompute (which reuses the forward's slot for fc's input).
+TEST(GptModel, FusedAmaxGivesBitIdenticalLossAndGradients) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t m = 2 * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  for (PrecisionPolicy policy : {PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
+    for (bool recompute : {false, true}) {
+      const std::string label = std::string(policy_name(policy)) + (recompute ? "+recompute" : "");
+      double losses[2], eval_losses[2];
+      std::vector<float> grads[2];
+      for (int fuse = 0; fuse < 2; ++fuse) {
+        SlotCounter be;
+        PrecisionConfig p;
+        p.policy = policy;
+        p.mlp_recompute = recompute;
+        GptModel model(c, p, 2, be);
+        model.set_fuse_amax(fuse == 1);
+        model.init_parameters(seed);
+        model.zero_grads();
+        losses[fuse] =
+            model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
+        grads[fuse] = model.get_gradients();
+        eval_losses[fuse] = model.evaluate(inputs.data(), targets.data(), -1, 16).loss_sum;
+        // Per block, x: fc and mlp.proj (again in the recompute), qkv in fp8-linears; dY: fc
+        // and mlp.proj, attn.proj in fp8-linears. Two forwards (training, evaluation).
+        const bool all = policy == PrecisionPolicy::fp8_linears;
+        const std::int64_t per_forward = c.n_layers * (all ? 3 : 2);
+        EXPECT_EQ(be.x_slots, fuse ? 2 * per_forward + (recompute ? 2 * c.n_layers : 0) : 0)
+            << label;
+        EXPECT_EQ(be.dy_slots, fuse ? c.n_layers * (all ? 3 : 2) : 0) << label;
+      }
+      EXPECT_EQ(losses[0], losses[1]) << label;
+      EXPECT_EQ(eval_losses[0], eval_losses[1]) << label;
+      EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0) << label;
+    }
   }
 }
 

@@ -1,0 +1,88 @@
+// The device side of tensorwise current amax (design §2), shared by amax_scale_cuda and by the
+// ops that produce an FP8 linear's input and reduce its amax while storing it (the producer-fused
+// amax, AmaxSlot in fp8lab/backend.hpp). One protocol, so both give the same Fp8Meta bytes:
+//
+//   key(v) = the IEEE bits of |v| as an unsigned integer. Integer order on keys is float order
+//            on finite values and inf, and puts every NaN above inf; integer max is associative
+//            and commutative, so no block order can change the result (deterministic).
+//   Each block reduces its keys and atomicMax-es them into meta->amax_bits_accum; the last block
+//   to take a ticket (meta->blocks_done) turns the bits into amax / scale / inv_scale and the
+//   non-finite flag, zeroes the cast counters and both scratch words: the meta is ready for the
+//   next amax without a memset.
+//
+// Keys are taken from the values as STORED: a bf16 output's key comes from its 16 bits, so the
+// producer's amax equals the amax a later pass over the tensor would read, bit for bit.
+#pragma once
+
+#include <cstdint>
+
+#include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_meta.hpp"
+
+namespace fp8lab::detail {
+
+__device__ __forceinline__ std::uint32_t amax_key(float v) { return float_bits(v) & 0x7FFFFFFFu; }
+
+// A bf16 value is the upper half of its fp32 value, so its key is its magnitude bits shifted up.
+__device__ __forceinline__ std::uint32_t amax_key_bf16(std::uint16_t bits) {
+  return (static_cast<std::uint32_t>(bits) & 0x7FFFu) << 16;
+}
+
+// The largest key among the 2N bf16 values packed in N words: the magnitudes compare as
+// unsigned 16-bit lanes exactly as their keys do, so one lane-wise max per word (max.u16x2 on
+// sm_90) and a last max of the two lanes.
+template <int N>
+__device__ __forceinline__ std::uint32_t amax_key_bf16_words(const std::uint32_t (&w)[N]) {
+  std::uint32_t m = w[0] & 0x7FFF7FFFu;
+#pragma unroll
+  for (int i = 1; i < N; ++i) m = __vmaxu2(m, w[i] & 0x7FFF7FFFu);
+  return max(m << 16, m & 0xFFFF0000u);
+}
+
+// The one exact copy of scale_from_amax (fp8_scaling.hpp) the kernels can see: that header
+// pulls in fmt, which nvcc cannot compile. The tests hold the two to the same bits.
+__device__ __forceinline__ void scale_from_amax_device(float amax, Fp8Format format, float& scale,
+                                                       float& inv_scale) {
+  constexpr float kMaxFiniteFloat = 3.40282346638528859812e+38f;
+  scale = amax == 0.0f ? 1.0f : fp8_spec(format).max_value / amax;
+  if (scale > kMaxFiniteFloat) scale = kMaxFiniteFloat;  // tiny amax: fmax / amax overflowed
+  inv_scale = 1.0f / scale;
+}
+
+// The last block's step: the reduced bits -> amax, scale, inv_scale, flags; scratch reset.
+__device__ __forceinline__ void finalize_amax(Fp8Meta* meta, Fp8Format format) {
+  const std::uint32_t bits = atomicExch(&meta->amax_bits_accum, 0u);
+  meta->blocks_done = 0;
+  const bool finite = bits < 0x7F800000u;
+  const float amax = bits > 0x7F800000u ? __int_as_float(0x7FC00000) : bits_float(bits);
+  float scale = 1.0f, inv_scale = 1.0f;  // non-finite: the step finishes, the flag reports it
+  if (finite) scale_from_amax_device(amax, format, scale, inv_scale);
+  meta->amax = amax;
+  meta->scale = scale;
+  meta->inv_scale = inv_scale;
+  meta->nonfinite = finite ? 0u : 1u;
+  meta->saturated = 0;
+  meta->underflow = 0;
+}
+
+// Every thread of every block of the launch calls this once, with the largest key of the values
+// it handled (0 for none), after its last store: a 1-D block whose size is a multiple of 32
+// (at most 1024), any grid. Contains __syncthreads: no thread may have returned early.
+__device__ __forceinline__ void commit_block_amax(std::uint32_t key, Fp8Meta* meta,
+                                                  Fp8Format format) {
+  __shared__ std::uint32_t warp_max[32];
+  key = __reduce_max_sync(0xFFFFFFFFu, key);
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = key;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  std::uint32_t b = 0;
+  for (unsigned w = 0; w < blockDim.x / 32; ++w) b = max(b, warp_max[w]);
+  if (b) atomicMax(&meta->amax_bits_accum, b);
+  __threadfence();  // this block's max is visible before its ticket
+  const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+  if (atomicAdd(&meta->blocks_done, 1u) != blocks - 1) return;
+  __threadfence();  // and the last block sees every block's max
+  finalize_amax(meta, format);
+}
+
+}  // namespace fp8lab::detail

@@ -1,0 +1,165 @@
+// GELU (tanh form) forward and backward of the CUDA backend (nn/cuda_ops_launch.hpp), with the
+// CPU reference's arithmetic (src/nn/cpu_gelu.cpp): the CPU build (baseline x86-64, no FMA)
+// rounds after every multiply and add, so each operation here is spelled with an __f*_rn
+// intrinsic, which nvcc never contracts into an FMA.
+//
+// Both kernels produce an FP8 linear's input in the GPT block (forward: mlp.proj's x; backward:
+// mlp.fc's dY), so each can also reduce the amax of what it stores (AmaxOut).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "nn/cuda_ops_launch.hpp"
+#include "nn/elementwise_access.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kCubic = 0.044715f;
+
+// sqrt(2/pi) (v + 0.044715 v^3), rounded after each operation as the CPU does.
+__device__ __forceinline__ float gelu_inner(float v) {
+  const float cube = __fmul_rn(__fmul_rn(__fmul_rn(kCubic, v), v), v);
+  return __fmul_rn(kSqrt2OverPi, __fadd_rn(v, cube));
+}
+
+// tanh(u) = 1 - 2 / (exp(2u) + 1), the CPU's fast_tanh. expf here is within 2 ulp (CUDA math
+// guide), glibc's is correctly rounded: the only source of difference from the CPU.
+// 2 / z is computed as 2 * (1 / z): scaling by 2 commutes with rounding, so both give the same
+// float for z >= 1 (where 1 / z is subnormal, z > 2^126, the sum 1 - 2/z rounds to 1 either
+// way), and the correctly rounded reciprocal is a few instructions shorter than the division.
+__device__ __forceinline__ float tanh_as_cpu(float u) {
+  const float z = __fadd_rn(expf(__fmul_rn(2.f, u)), 1.f);
+  return __fsub_rn(1.f, __fmul_rn(2.f, __frcp_rn(z)));
+}
+
+__device__ __forceinline__ float gelu_value(float v) {
+  const float t = tanh_as_cpu(gelu_inner(v));
+  return __fmul_rn(__fmul_rn(0.5f, v), __fadd_rn(1.f, t));
+}
+
+__device__ __forceinline__ float gelu_grad(float v) {
+  const float t = tanh_as_cpu(gelu_inner(v));
+  constexpr float k3Cubic = 3.f * kCubic;  // folded at compile time by the CPU build as well
+  const float du = __fmul_rn(kSqrt2OverPi, __fadd_rn(1.f, __fmul_rn(__fmul_rn(k3Cubic, v), v)));
+  const float left = __fmul_rn(0.5f, __fadd_rn(1.f, t));
+  const float right = __fmul_rn(__fmul_rn(__fmul_rn(0.5f, v), __fsub_rn(1.f, __fmul_rn(t, t))), du);
+  return __fadd_rn(left, right);
+}
+
+// GELU runs ~35 instructions per element next to 4-6 bytes of traffic, so on an H200 issue
+// slots matter as much as bandwidth: each thread takes 16 elements a step (two 16-byte bf16 loads
+// per tensor in flight), and bf16 results are packed by the hardware's round-to-nearest-even
+// conversion (one instruction per two elements; NaN becomes a canonical NaN, which the GELU
+// contract allows) instead of float_to_bf16's integer sequence.
+constexpr int kGeluSpan = 2 * kVec;
+
+template <int W, typename T>
+__device__ __forceinline__ void load_span(const T* p, float (&v)[W]) {
+  if constexpr (W == kGeluSpan) {
+    float a[kVec], b[kVec];  // both 16-byte loads issued before either is used
+    load_n<kVec>(p, a);
+    load_n<kVec>(p + kVec, b);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) v[k] = a[k], v[kVec + k] = b[k];
+  } else {
+    load_n<W>(p, v);
+  }
+}
+
+// Stores W values; returns the largest amax key of what was stored (the hardware-rounded bf16
+// bits where it rounds).
+template <int W>
+__device__ __forceinline__ std::uint32_t store_span(float* p, const float (&v)[W]) {
+  if constexpr (W == kGeluSpan) {
+    float a[kVec], b[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) a[k] = v[k], b[k] = v[kVec + k];
+    return max(store_n<kVec>(p, a), store_n<kVec>(p + kVec, b));
+  } else {
+    return store_n<W>(p, v);
+  }
+}
+template <int W>
+__device__ __forceinline__ std::uint32_t store_span(bf16_bits* p, const float (&v)[W]) {
+  if constexpr (W == kGeluSpan) {
+    std::uint32_t w[kGeluSpan / 2];
+#pragma unroll
+    for (int i = 0; i < kGeluSpan / 2; ++i) {
+      // cvt.rn.bf16x2.f32 d, hi, lo: the first operand goes to the upper half.
+      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[i]) : "f"(v[2 * i + 1]), "f"(v[2 * i]));
+    }
+    reinterpret_cast<uint4*>(p)[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    reinterpret_cast<uint4*>(p)[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    return detail::amax_key_bf16_words(w);
+  } else {
+    return store_n<W>(p, v);
+  }
+}
+
+template <typename X, typename Y>
+__global__ void __launch_bounds__(kThreads)
+    gelu_forward_kernel(const X* x, Y* y, std::int64_t n, bool vec, AmaxOut amax) {
+  std::uint32_t key = 0;
+  for_each_element<kGeluSpan>(n, vec, [&](std::int64_t i, auto width) {
+    constexpr int W = decltype(width)::value;
+    float v[W];
+    load_span<W>(x + i, v);
+#pragma unroll
+    for (int k = 0; k < W; ++k) v[k] = gelu_value(v[k]);
+    key = max(key, store_span<W>(y + i, v));
+  });
+  finish_amax(key, amax);
+}
+
+template <typename X, typename G, typename D>
+__global__ void __launch_bounds__(kThreads)
+    gelu_backward_kernel(const X* x, const G* dy, D* dx, std::int64_t n, bool vec, AmaxOut amax) {
+  std::uint32_t key = 0;
+  for_each_element<kGeluSpan>(n, vec, [&](std::int64_t i, auto width) {
+    constexpr int W = decltype(width)::value;
+    float v[W], g[W];
+    load_span<W>(x + i, v);
+    load_span<W>(dy + i, g);
+#pragma unroll
+    for (int k = 0; k < W; ++k) v[k] = __fmul_rn(gelu_grad(v[k]), g[k]);
+    key = max(key, store_span<W>(dx + i, v));
+  });
+  finish_amax(key, amax);
+}
+
+}  // namespace
+
+void gelu_forward(const void* x, ElemType x_type, void* y, ElemType y_type, std::int64_t n,
+                  cudaStream_t stream, AmaxOut amax) {
+  if (n <= 0 && !amax.meta) return;  // an empty tensor's amax (0) still gets its scale
+  const bool vec = aligned16(x) && aligned16(y);
+  dispatch_type(x_type, [&](auto xt) {
+    dispatch_type(y_type, [&](auto yt) {
+      using X = decltype(xt);
+      using Y = decltype(yt);
+      gelu_forward_kernel<X, Y><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
+          static_cast<const X*>(x), static_cast<Y*>(y), n, vec, amax);
+    });
+  });
+}
+
+void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_type, void* dx,
+                   ElemType dx_type, std::int64_t n, cudaStream_t stream, AmaxOut amax) {
+  if (n <= 0 && !amax.meta) return;
+  const bool vec = aligned16(x) && aligned16(dy) && aligned16(dx);
+  dispatch_type(x_type, [&](auto xt) {
+    dispatch_type(dy_type, [&](auto gt) {
+      dispatch_type(dx_type, [&](auto dt) {
+        using X = decltype(xt);
+        using G = decltype(gt);
+        using D = decltype(dt);
+        gelu_backward_kernel<X, G, D><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
+            static_cast<const X*>(x), static_cast<const G*>(dy), static_cast<D*>(dx), n, vec, amax);
+      });
+    });
+  });
+}
+
+}  // namespace fp8lab::cuda_ops
