@@ -1,7 +1,7 @@
 // Shared pieces of the causal flash attention (cuda_attention_forward.cu,
-// cuda_attention_backward.cu): PTX wrappers, MMA fragment addressing, tile movement, the
-// (batch, head) view of a CTA, and the launch helpers. cuda_attention_forward.cu describes the
-// design.
+// cuda_attention_backward.cu, cuda_attention_backward_fused.cu): PTX wrappers, MMA fragment
+// addressing, tile movement, the (batch, head) view of a CTA, and the launch helpers.
+// cuda_attention_forward.cu describes the design.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -40,8 +40,21 @@ __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool vali
                : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+// Waits until at most `kPending` of this thread's newest committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() { cp_async_wait_group<0>(); }
+
+// GPU-scope acquire load and release add, for counters that order work between CTAs.
+__device__ __forceinline__ unsigned ld_acquire_gpu(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void red_release_gpu_add(unsigned* p, unsigned v) {
+  asm volatile("red.release.gpu.add.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const bf16_bits* p) {
@@ -89,6 +102,13 @@ __device__ __forceinline__ const bf16_bits* a_frag_ptr(const bf16_bits* tile, in
                                                        int lane) {
   return tile + (row0 + (lane & 15)) * S + k0 + (lane >> 4) * 8;
 }
+// The same A operand from a tile stored transposed, [k][m] (ldmatrix.trans): lanes 8-15 address
+// rows m 8..15, lanes 16-31 k 8..15, matching the fragment's register order.
+template <int S>
+__device__ __forceinline__ const bf16_bits* a_frag_ptr_km(const bf16_bits* tile, int k0, int row0,
+                                                          int lane) {
+  return tile + (k0 + (lane & 7) + (lane >> 4) * 8) * S + row0 + ((lane >> 3) & 1) * 8;
+}
 // B operands of two 8-wide n blocks (n0..n0+15) x 16 k, from a tile stored [n][k] (ldmatrix).
 template <int S>
 __device__ __forceinline__ const bf16_bits* b_frag_ptr_nk(const bf16_bits* tile, int n0, int k0,
@@ -102,6 +122,19 @@ __device__ __forceinline__ const bf16_bits* b_frag_ptr_kn(const bf16_bits* tile,
   return tile + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * S + n0 + (lane >> 4) * 8;
 }
 
+// acc[16 x 8*NT] += a (one 16 x 16 A fragment, k columns k0..) * B^T, B stored [n][k] in b_tile.
+template <int S, int NT>
+__device__ __forceinline__ void mma_frag_b_nk(float (&acc)[NT][4], const std::uint32_t (&a)[4],
+                                              const bf16_bits* b_tile, int k0, int lane) {
+#pragma unroll
+  for (int n2 = 0; n2 < NT / 2; ++n2) {
+    std::uint32_t b[4];
+    ldmatrix_x4(b, b_frag_ptr_nk<S>(b_tile, n2 * 16, k0, lane));
+    mma_bf16(acc[2 * n2], a, b[0], b[1]);
+    mma_bf16(acc[2 * n2 + 1], a, b[2], b[3]);
+  }
+}
+
 // acc[16 x 8*NT] += A (16 x 16*KT from a_tile rows a_row0..) * B^T, B stored [n][k] in b_tile.
 template <int S, int KT, int NT>
 __device__ __forceinline__ void mma_a_smem_b_nk(float (&acc)[NT][4], const bf16_bits* a_tile,
@@ -110,13 +143,29 @@ __device__ __forceinline__ void mma_a_smem_b_nk(float (&acc)[NT][4], const bf16_
   for (int kk = 0; kk < KT; ++kk) {
     std::uint32_t a[4];
     ldmatrix_x4(a, a_frag_ptr<S>(a_tile, a_row0, kk * 16, lane));
+    mma_frag_b_nk<S, NT>(acc, a, b_tile, kk * 16, lane);
+  }
+}
+
+// The same with A already in registers (KT fragments along k).
+template <int S, int KT, int NT>
+__device__ __forceinline__ void mma_a_regs_b_nk(float (&acc)[NT][4],
+                                                const std::uint32_t (&a)[KT][4],
+                                                const bf16_bits* b_tile, int lane) {
 #pragma unroll
-    for (int n2 = 0; n2 < NT / 2; ++n2) {
-      std::uint32_t b[4];
-      ldmatrix_x4(b, b_frag_ptr_nk<S>(b_tile, n2 * 16, kk * 16, lane));
-      mma_bf16(acc[2 * n2], a, b[0], b[1]);
-      mma_bf16(acc[2 * n2 + 1], a, b[2], b[3]);
-    }
+  for (int kk = 0; kk < KT; ++kk) mma_frag_b_nk<S, NT>(acc, a[kk], b_tile, kk * 16, lane);
+}
+
+// acc[16 x 8*NT] += a (one 16 x 16 A fragment, k rows k0..) * B (columns n0..), B stored [k][n].
+template <int S, int NT>
+__device__ __forceinline__ void mma_frag_b_kn(float (&acc)[NT][4], const std::uint32_t (&a)[4],
+                                              const bf16_bits* b_tile, int k0, int n0, int lane) {
+#pragma unroll
+  for (int n2 = 0; n2 < NT / 2; ++n2) {
+    std::uint32_t b[4];
+    ldmatrix_x4_trans(b, b_frag_ptr_kn<S>(b_tile, k0, n0 + n2 * 16, lane));
+    mma_bf16(acc[2 * n2], a, b[0], b[1]);
+    mma_bf16(acc[2 * n2 + 1], a, b[2], b[3]);
   }
 }
 
@@ -131,13 +180,7 @@ __device__ __forceinline__ void mma_p_b_kn(float (&acc)[NT][4], const float (&p)
                                 pack_bf16(p[2 * kk][2], p[2 * kk][3]),
                                 pack_bf16(p[2 * kk + 1][0], p[2 * kk + 1][1]),
                                 pack_bf16(p[2 * kk + 1][2], p[2 * kk + 1][3])};
-#pragma unroll
-    for (int n2 = 0; n2 < NT / 2; ++n2) {
-      std::uint32_t b[4];
-      ldmatrix_x4_trans(b, b_frag_ptr_kn<S>(b_tile, kk * 16, n2 * 16, lane));
-      mma_bf16(acc[2 * n2], a, b[0], b[1]);
-      mma_bf16(acc[2 * n2 + 1], a, b[2], b[3]);
-    }
+    mma_frag_b_kn<S, NT>(acc, a, b_tile, kk * 16, 0, lane);
   }
 }
 

@@ -1,9 +1,16 @@
 // The backward of the causal flash attention (see cuda_attention_forward.cu for the design):
-// D_i = rowsum(dO_i * O_i) into the workspace, then a dK/dV kernel (one CTA per K/V tile, over
-// the Q tiles from the diagonal on) and a dQ kernel (one CTA per Q tile, over the K tiles up to
-// the diagonal), both recomputing P from q, k and lse: each output row is owned by one warp, so
-// the result is deterministic without float atomics.
-#include "nn/attention_tiles.cuh"
+// D_i = rowsum(dO_i * O_i) into the workspace, then either the fused FlashAttention-2-style
+// kernel (cuda_attention_backward_fused.cu, hd 64 and 128) or the two-pass kernels here: a dK/dV
+// kernel (one CTA per K/V tile, over the Q tiles from the diagonal on) and a dQ kernel (one CTA
+// per Q tile, over the K tiles up to the diagonal), both recomputing P from q, k and lse: each
+// output row is owned by one warp, so the result is deterministic without float atomics.
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "nn/attention_backward_fused.hpp"
+#include "nn/attention_backward_step.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -17,9 +24,14 @@ template <int HD>
 __global__ void attention_backward_rowdot_kernel(const bf16_bits* __restrict__ out,
                                                  const bf16_bits* __restrict__ dout,
                                                  float* __restrict__ row_dot, std::int64_t rows,
-                                                 int seq_len, int n_heads) {
+                                                 int seq_len, int n_heads,
+                                                 unsigned* __restrict__ clear,
+                                                 std::int64_t n_clear) {
   constexpr int kLanes = HD / 8;
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // Also zeroes the fused kernel's counters (n_clear of them; the grid has more threads).
+  for (std::int64_t k = tid; k < n_clear; k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    clear[k] = 0;
   const std::int64_t r = tid / kLanes;
   const int part = static_cast<int>(tid % kLanes);
   float acc = 0.f;
@@ -51,8 +63,7 @@ struct BwdKvTiles {
   static constexpr int kBc = 16 * kWarps;         // keys per CTA
   static constexpr int kBr = HD <= 64 ? 64 : 32;  // query rows per step (hd 128: dK+dV = 128 regs)
   static constexpr int kThreads = 32 * kWarps;
-  static constexpr int kS = HD + 8;
-  static constexpr int kSmemBytes = (2 * kBc + 4 * kBr) * kS * 2 + 4 * kBr * 4;
+  using Buffers = KeyTileBuffers<HD, kBr, kBc, kThreads>;
 };
 
 template <int HD>
@@ -63,40 +74,24 @@ __global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads)
                                    bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
                                    int n_heads, float scale, float scale_log2) {
   using C = BwdKvTiles<HD>;
-  constexpr int S = C::kS, Br = C::kBr, Bc = C::kBc;
+  constexpr int S = C::Buffers::S, Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
-  bf16_bits* s_k = reinterpret_cast<bf16_bits*>(smem_raw);
-  bf16_bits* s_v = s_k + Bc * S;
-  bf16_bits* s_q = s_v + Bc * S;                               // [2][Br][S]
-  bf16_bits* s_do = s_q + 2 * Br * S;                          // [2][Br][S]
-  float* s_lse = reinterpret_cast<float*>(s_do + 2 * Br * S);  // [2][Br]
-  float* s_dot = s_lse + 2 * Br;                               // [2][Br]
+  typename C::Buffers tiles(smem_raw);
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const int k0 = static_cast<int>(blockIdx.x) * Bc;  // low keys see the most queries: first
   const HeadView hv = head_view(bh, seq_len, n_heads, HD);
   const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
-  const bf16_bits* q_head = qkv + hv.qkv_head;
-  const bf16_bits* do_head = dout + hv.out_head;
-  const float* lse_head = lse + static_cast<std::int64_t>(bh) * seq_len;
-  const float* dot_head = row_dot + static_cast<std::int64_t>(bh) * seq_len;
+  const QuerySide qs = query_side(qkv, dout, lse, row_dot, hv, bh, seq_len, d_model);
   const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
-
-  auto load_query_tile = [&](int i, int buf) {
-    load_tile<HD, S, Br, C::kThreads>(s_q + buf * Br * S, q_head, hv.qkv_stride, i * Br, seq_len);
-    load_tile<HD, S, Br, C::kThreads>(s_do + buf * Br * S, do_head, d_model, i * Br, seq_len);
-    load_row_stats<Br, C::kThreads>(s_lse + buf * Br, lse_head, i * Br, seq_len);
-    load_row_stats<Br, C::kThreads>(s_dot + buf * Br, dot_head, i * Br, seq_len);
-  };
-  load_tile<HD, S, Bc, C::kThreads>(s_k, q_head + d_model, hv.qkv_stride, k0, seq_len);
-  load_tile<HD, S, Bc, C::kThreads>(s_v, q_head + 2 * d_model, hv.qkv_stride, k0, seq_len);
-  load_query_tile(i_begin, 0);
+  tiles.load_keys(qs, d_model, k0, seq_len);
+  tiles.load_queries(qs, i_begin, 0, seq_len);
   cp_async_commit();
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int g = lane >> 2, c = lane & 3;
   const int key_w0 = k0 + warp * 16;  // this warp's first key
+  const KeyRowsInSmem<HD, S> keys{tiles.k + warp * 16 * S, tiles.v + warp * 16 * S};
   float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
 
   for (int i = i_begin; i < i_end; ++i) {
@@ -104,45 +99,17 @@ __global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads)
     cp_async_wait_all();
     __syncthreads();  // tile i landed; every warp is done with the buffer refilled below
     if (i + 1 < i_end) {
-      load_query_tile(i + 1, buf ^ 1);
+      tiles.load_queries(qs, i + 1, buf ^ 1, seq_len);
       cp_async_commit();
     }
     const int q0 = i * Br;
     if (key_w0 >= seq_len || q0 + Br - 1 < key_w0) continue;  // every query precedes our keys
-    const bf16_bits* q_tile = s_q + buf * Br * S;
-    const bf16_bits* do_tile = s_do + buf * Br * S;
-    const float* lse_tile = s_lse + buf * Br;
-    const float* dot_tile = s_dot + buf * Br;
-    const bool need_mask = q0 < key_w0 + 15 || q0 + Br > seq_len;
-
-    float pt[Br / 8][4] = {};  // S^T, then P^T, then dS^T: [16 keys x Br queries]
-    mma_a_smem_b_nk<S, HD / 16, Br / 8>(pt, s_k, warp * 16, q_tile, lane);
-#pragma unroll
-    for (int nt = 0; nt < Br / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int ql = nt * 8 + 2 * c + (e & 1);
-        const int key = key_w0 + g + (e >> 1) * 8;
-        const float p = fast_exp2(fmaf(pt[nt][e], scale_log2, -lse_tile[ql] * kLog2e));
-        pt[nt][e] = need_mask && (q0 + ql < key || q0 + ql >= seq_len) ? 0.f : p;
-      }
-    mma_p_b_kn<S, Br / 8, HD / 8>(dv, pt, do_tile, lane);  // dV += P^T dO
-
-    float dpt[Br / 8][4] = {};  // dP^T = V dO^T
-    mma_a_smem_b_nk<S, HD / 16, Br / 8>(dpt, s_v, warp * 16, do_tile, lane);
-#pragma unroll
-    for (int nt = 0; nt < Br / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) pt[nt][e] *= dpt[nt][e] - dot_tile[nt * 8 + 2 * c + (e & 1)];
-    mma_p_b_kn<S, Br / 8, HD / 8>(dk, pt, q_tile, lane);  // dK += dS^T Q (scaled on store)
+    float ds[Br / 8][4];  // dS^T, unused here: the dQ kernel recomputes it
+    tiles.key_rows_step(dk, dv, ds, keys, buf, q0, key_w0, seq_len, scale_log2, lane);
   }
 
-  // The staging rows are this warp's own K and V rows, which no other warp reads.
-  const float k_mul[2] = {scale, scale}, v_mul[2] = {1.f, 1.f};
-  store_warp_rows<HD, S, HD / 8>(dk, k_mul, s_k + warp * 16 * S, dqkv + hv.qkv_head + d_model,
-                                 hv.qkv_stride, key_w0, seq_len, lane);
-  store_warp_rows<HD, S, HD / 8>(dv, v_mul, s_v + warp * 16 * S, dqkv + hv.qkv_head + 2 * d_model,
-                                 hv.qkv_stride, key_w0, seq_len, lane);
+  tiles.store_key_grads(dk, dv, scale, dqkv + hv.qkv_head + d_model, d_model, hv.qkv_stride, warp,
+                        key_w0, seq_len, lane);
 }
 
 // dQ: one CTA per kBr queries (16 per warp), walking the key tiles up to the diagonal.
@@ -243,9 +210,17 @@ __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
                                  row_w0, seq_len, lane);
 }
 
+// Where the workspace parts of one call live (BackwardWorkspaceLayout).
+struct BackwardWorkspace {
+  float* row_dot;
+  unsigned* tiles_done;  // null for the two-pass kernels
+  std::int64_t n_tiles_done;
+  float* dq_accum;
+};
+
 template <int HD>
 void launch_backward(const void* qkv, const void* out, const float* lse, const void* dout,
-                     void* dqkv, int batch, int seq_len, int n_heads, float* row_dot,
+                     void* dqkv, int batch, int seq_len, int n_heads, const BackwardWorkspace& ws,
                      cudaStream_t stream) {
   const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
   const auto* dout_b = static_cast<const bf16_bits*>(dout);
@@ -258,45 +233,73 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
   const std::int64_t dot_blocks = (rows * (HD / 8) + kDotThreads - 1) / kDotThreads;
   attention_backward_rowdot_kernel<HD>
       <<<static_cast<unsigned>(dot_blocks), kDotThreads, 0, stream>>>(
-          static_cast<const bf16_bits*>(out), dout_b, row_dot, rows, seq_len, n_heads);
+          static_cast<const bf16_bits*>(out), dout_b, ws.row_dot, rows, seq_len, n_heads,
+          ws.tiles_done, ws.n_tiles_done);
+  if (ws.tiles_done != nullptr) {
+    return attention_backward_fused(qkv, lse, dout, ws.row_dot, ws.tiles_done, ws.dq_accum, dqkv,
+                                    batch, seq_len, n_heads, HD, stream);
+  }
 
   using Kv = BwdKvTiles<HD>;
-  allow_dynamic_smem(attention_backward_dkdv_kernel<HD>, Kv::kSmemBytes);
+  allow_dynamic_smem(attention_backward_dkdv_kernel<HD>, Kv::Buffers::kBytes);
   attention_backward_dkdv_kernel<HD>
       <<<attention_grid((seq_len + Kv::kBc - 1) / Kv::kBc, batch_heads), Kv::kThreads,
-         Kv::kSmemBytes, stream>>>(qkv_b, dout_b, lse, row_dot, dqkv_b, batch_heads, seq_len,
-                                   n_heads, scale, scale * kLog2e);
+         Kv::Buffers::kBytes, stream>>>(qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads,
+                                        seq_len, n_heads, scale, scale * kLog2e);
 
   using Q = BwdQTiles<HD>;
   allow_dynamic_smem(attention_backward_dq_kernel<HD>, Q::kSmemBytes);
   attention_backward_dq_kernel<HD><<<attention_grid((seq_len + Q::kBr - 1) / Q::kBr, batch_heads),
                                      Q::kThreads, Q::kSmemBytes, stream>>>(
-      qkv_b, dout_b, lse, row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale, scale * kLog2e);
+      qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale, scale * kLog2e);
+}
+
+// FP8LAB_ATTENTION_BWD (read once): "fused" or unset = the fused kernel where it is built,
+// "two-pass" = the two-pass kernels; anything else is an error rather than a silent default.
+AttentionBackwardAlgo algo_from_env() {
+  static const AttentionBackwardAlgo algo = [] {
+    const char* value = std::getenv("FP8LAB_ATTENTION_BWD");
+    const std::string_view v = value == nullptr ? "" : value;
+    if (v.empty() || v == "fused") return AttentionBackwardAlgo::fused;
+    if (v == "two-pass") return AttentionBackwardAlgo::two_pass;
+    throw std::invalid_argument("FP8LAB_ATTENTION_BWD='" + std::string(v) +
+                                "': expected 'fused' or 'two-pass'");
+  }();
+  return algo;
+}
+
+bool runs_fused(AttentionBackwardAlgo algo, int head_dim) {
+  if (algo == AttentionBackwardAlgo::automatic) algo = algo_from_env();
+  return algo == AttentionBackwardAlgo::fused && fused_backward_supports(head_dim);
 }
 
 }  // namespace
 
-// The workspace holds Di = rowsum(dO_i * O_i), [B, H, T] f32.
-std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads) {
-  return static_cast<std::size_t>(batch) * static_cast<std::size_t>(seq_len) *
-         static_cast<std::size_t>(n_heads) * sizeof(float);
+std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads, int head_dim,
+                                               AttentionBackwardAlgo algo) {
+  return backward_workspace_layout(batch, seq_len, n_heads, head_dim, runs_fused(algo, head_dim))
+      .total;
 }
 
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                         void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                        void* workspace, cudaStream_t stream) {
+                        void* workspace, cudaStream_t stream, AttentionBackwardAlgo algo) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return;
-  auto* row_dot = static_cast<float*>(workspace);
+  const bool fused = runs_fused(algo, head_dim);
+  const BackwardWorkspaceLayout layout =
+      backward_workspace_layout(batch, seq_len, n_heads, head_dim, fused);
+  auto* base = static_cast<unsigned char*>(workspace);
+  const BackwardWorkspace ws{
+      reinterpret_cast<float*>(base + layout.row_dot),
+      fused ? reinterpret_cast<unsigned*>(base + layout.tiles_done) : nullptr, layout.n_tiles_done,
+      fused ? reinterpret_cast<float*>(base + layout.dq_accum) : nullptr};
   switch (head_dim) {
     case 32:
-      return launch_backward<32>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, row_dot,
-                                 stream);
+      return launch_backward<32>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream);
     case 64:
-      return launch_backward<64>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, row_dot,
-                                 stream);
+      return launch_backward<64>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream);
     case 128:
-      return launch_backward<128>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, row_dot,
-                                  stream);
+      return launch_backward<128>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream);
     default:
       return;
   }

@@ -129,8 +129,9 @@ void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& ou
   }
   check_bf16(dqkv, "attention dqkv");
   check_shape(dqkv, qkv.shape, "attention dqkv");
-  PoolBlock scratch(this, cuda_ops::attention_backward_workspace_bytes(g.batch, g.seq, g.heads),
-                    MemoryKind::workspace, "attention backward rowsum(dO*O)");
+  PoolBlock scratch(
+      this, cuda_ops::attention_backward_workspace_bytes(g.batch, g.seq, g.heads, g.head_dim),
+      MemoryKind::workspace, "attention backward Di and dQ sums");
   cuda_ops::attention_backward(qkv.data, out.data, lse.as<const float>(), dout.data, dqkv.data,
                                g.batch, g.seq, g.heads, g.head_dim, scratch.get(), stream_);
   check_launch("attention_backward", __FILE__, __LINE__);

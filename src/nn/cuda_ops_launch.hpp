@@ -100,12 +100,20 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
 bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
                        int head_dim, cudaStream_t stream);
-// dqkv [B*T, 3*H*hd] bf16 (overwritten). Deterministic: dK/dV and dQ come from separate passes,
-// so no float atomics.
-std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads);
+// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Two
+// algorithms: fused (FlashAttention-2 style, one pass; dQ summed over key tiles in a fixed order
+// through an f32 accumulator in the workspace; hd 64 and 128, other head dims run two_pass) and
+// two_pass (dK/dV and dQ from separate kernels). automatic = fused, unless the environment
+// variable FP8LAB_ATTENTION_BWD=two-pass says otherwise. The workspace size depends on the
+// algorithm: ask with the same `algo`.
+enum class AttentionBackwardAlgo { automatic, fused, two_pass };
+std::size_t attention_backward_workspace_bytes(
+    int batch, int seq_len, int n_heads, int head_dim,
+    AttentionBackwardAlgo algo = AttentionBackwardAlgo::automatic);
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                         void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                        void* workspace, cudaStream_t stream);
+                        void* workspace, cudaStream_t stream,
+                        AttentionBackwardAlgo algo = AttentionBackwardAlgo::automatic);
 
 // ---- classifier (src/nn/cuda_cross_entropy.cu) -----------------------------------------------
 // One chunk of the tied LM head's loss. logits [rows, vocab] (f32 or bf16, from the GEMM) are

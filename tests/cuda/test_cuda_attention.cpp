@@ -1,6 +1,7 @@
-// Causal flash attention (src/nn/cuda_attention_{forward,backward}.cu) against the CPU backend
-// on the same bf16 inputs: out, lse and dqkv within documented bounds, the backward
-// bit-deterministic, and every output element written (outputs start as NaN bytes).
+// Causal flash attention (src/nn/cuda_attention_{forward,backward,backward_fused}.cu) against the
+// CPU backend on the same bf16 inputs: out, lse and dqkv within documented bounds, the backward
+// bit-deterministic, and every output element written (outputs start as NaN bytes). Both
+// backward algorithms (fused and two-pass) run, and the fused one is held to the two-pass one.
 //
 // Bounds. The reference runs in fp32 from the same bf16 q, k, v, dout and keeps f32 outputs, so
 // the differences are the GPU's deliberate roundings:
@@ -12,6 +13,11 @@
 //   (dO * O) from the bf16 out, the bf16 store: a few 1e-3 expected; bound 1e-2 relative
 //   Frobenius. A part whose exact value is zero (dq and dk at seq_len 1: dS = P (dP - D) = 0)
 //   only gets fp32 noise; kAbsFloor (per-element RMS) covers that.
+// - fused against two-pass (same bf16 inputs, same forward): P, dP and dS come from the same
+//   products and roundings in both (expected bit-equal), dK and dV from the same MMA sequence;
+//   dQ's fp32 summation order differs (one MMA chain over all keys against 128-key partial sums
+//   added in order), which can move a bf16 dQ value by one ulp: ~1e-4 expected; bound 1e-3
+//   relative Frobenius for each of dq, dk, dv.
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cmath>
 #include <cstdio>
@@ -31,6 +37,20 @@ using testing::ByteDiff;
 using testing::poisoned_device;
 
 constexpr double kBoundOut = 1e-2, kBoundGrad = 1e-2, kBoundLse = 1e-3, kAbsFloor = 1e-4;
+constexpr double kBoundAlgos = 1e-3;
+
+using cuda_ops::AttentionBackwardAlgo;
+
+const char* algo_name(AttentionBackwardAlgo algo) {
+  switch (algo) {
+    case AttentionBackwardAlgo::fused:
+      return "fused";
+    case AttentionBackwardAlgo::two_pass:
+      return "two-pass";
+    default:
+      return "automatic";
+  }
+}
 
 struct AttentionShape {
   int batch, heads, seq, head_dim;
@@ -117,8 +137,39 @@ void expect_identical(const TensorView& a, const TensorView& b, const AttentionS
                         << " bytes, first at byte " << d.first;
 }
 
-void check_attention(const AttentionShape& s) {
-  SCOPED_TRACE(s.describe());
+// Device buffers of one attention call: inputs, and a workspace sized for `algo`.
+struct DeviceAttention {
+  AttentionShape s;
+  AttentionBackwardAlgo algo;
+  DeviceTensor qkv, dout, workspace;
+
+  DeviceAttention(const AttentionShape& shape, AttentionBackwardAlgo a, const HostTensor& h_qkv,
+                  const HostTensor& h_dout)
+      : s(shape),
+        algo(a),
+        qkv(to_device(h_qkv.view())),
+        dout(to_device(h_dout.view())),
+        workspace(poisoned_device(
+            DType::u8, {static_cast<std::int64_t>(cuda_ops::attention_backward_workspace_bytes(
+                           s.batch, s.seq, s.heads, s.head_dim, a))})) {}
+
+  void forward(DeviceTensor& out, DeviceTensor& lse) const {
+    cuda_ops::attention_forward(qkv.view().data, out.view().data, lse.view().as<float>(), s.batch,
+                                s.seq, s.heads, s.head_dim, nullptr);
+    FP8LAB_LAUNCH_CHECK("attention_forward");
+  }
+  // The scratch is poisoned first: a run must not depend on what an earlier one left there.
+  void backward(const DeviceTensor& out, const DeviceTensor& lse, DeviceTensor& dqkv) const {
+    fill_bytes_cuda(workspace.view(), 0xFF);
+    cuda_ops::attention_backward(qkv.view().data, out.view().data, lse.view().as<const float>(),
+                                 dout.view().data, dqkv.view().data, s.batch, s.seq, s.heads,
+                                 s.head_dim, workspace.view().data, nullptr, algo);
+    FP8LAB_LAUNCH_CHECK("attention_backward");
+  }
+};
+
+void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo) {
+  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo));
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
@@ -135,33 +186,17 @@ void check_attention(const AttentionShape& s) {
   cpu->attention_backward(qkv.view(), ref_out.view(), ref_lse.view(), dout.view(), s.heads, s.seq,
                           ref_dqkv.view());
 
-  const DeviceTensor d_qkv = to_device(qkv.view()), d_dout = to_device(dout.view());
+  const DeviceAttention dev(s, algo, qkv, dout);
   DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
   DeviceTensor d_lse = poisoned_device(DType::f32, lse_shape);
   DeviceTensor d_out2 = poisoned_device(DType::bf16, out_shape);
   DeviceTensor d_lse2 = poisoned_device(DType::f32, lse_shape);
   DeviceTensor d_dqkv = poisoned_device(DType::bf16, qkv_shape);
   DeviceTensor d_dqkv2 = poisoned_device(DType::bf16, qkv_shape);
-  const std::size_t ws_bytes =
-      cuda_ops::attention_backward_workspace_bytes(s.batch, s.seq, s.heads);
-  const DeviceTensor workspace = poisoned_device(DType::u8, {static_cast<std::int64_t>(ws_bytes)});
-
-  auto forward = [&](DeviceTensor& out, DeviceTensor& lse) {
-    cuda_ops::attention_forward(d_qkv.view().data, out.view().data, lse.view().as<float>(), s.batch,
-                                s.seq, s.heads, s.head_dim, nullptr);
-    FP8LAB_LAUNCH_CHECK("attention_forward");
-  };
-  auto backward = [&](DeviceTensor& dqkv) {
-    cuda_ops::attention_backward(
-        d_qkv.view().data, d_out.view().data, d_lse.view().as<const float>(), d_dout.view().data,
-        dqkv.view().data, s.batch, s.seq, s.heads, s.head_dim, workspace.view().data, nullptr);
-    FP8LAB_LAUNCH_CHECK("attention_backward");
-  };
-  forward(d_out, d_lse);
-  forward(d_out2, d_lse2);
-  backward(d_dqkv);
-  fill_bytes_cuda(workspace.view(), 0xFF);  // the second run must not depend on stale scratch
-  backward(d_dqkv2);
+  dev.forward(d_out, d_lse);
+  dev.forward(d_out2, d_lse2);
+  dev.backward(d_out, d_lse, d_dqkv);
+  dev.backward(d_out, d_lse, d_dqkv2);
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
 
   const HostTensor out = to_host(d_out.view()), lse = to_host(d_lse.view());
@@ -178,36 +213,115 @@ void check_attention(const AttentionShape& s) {
   expect_identical(dqkv.view(), to_host(d_dqkv2.view()).view(), s, "dqkv");
 }
 
+// The fused backward against the two-pass one on the same inputs and forward, and the fused one
+// bit-identical over `runs` runs (scratch poisoned before each).
+void check_fused_against_two_pass(const AttentionShape& s, int runs) {
+  SCOPED_TRACE(s.describe());
+  ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
+  const std::uint64_t seed = testing::fresh_seed();
+  const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
+  const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
+  const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
+  const DeviceAttention fused(s, AttentionBackwardAlgo::fused, qkv, dout);
+  const DeviceAttention two_pass(s, AttentionBackwardAlgo::two_pass, qkv, dout);
+  DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
+  DeviceTensor d_lse = poisoned_device(DType::f32, {s.batch, s.heads, s.seq});
+  DeviceTensor d_ref = poisoned_device(DType::bf16, qkv_shape);
+  DeviceTensor d_got = poisoned_device(DType::bf16, qkv_shape);
+  fused.forward(d_out, d_lse);
+  two_pass.backward(d_out, d_lse, d_ref);
+  fused.backward(d_out, d_lse, d_got);
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const HostTensor ref = to_host(d_ref.view()), got = to_host(d_got.view());
+  const std::int64_t d = s.d_model();
+  expect_slice_close(got.view(), ref.view(), 0, d, kBoundAlgos, s, "fused vs two-pass dq");
+  expect_slice_close(got.view(), ref.view(), d, d, kBoundAlgos, s, "fused vs two-pass dk");
+  expect_slice_close(got.view(), ref.view(), 2 * d, d, kBoundAlgos, s, "fused vs two-pass dv");
+  std::fprintf(stderr, "[attention] %s fused vs two-pass: %lld of %zu bytes differ\n",
+               s.describe().c_str(),
+               static_cast<long long>(byte_diff(got.view(), ref.view()).count), got.nbytes());
+  for (int run = 1; run < runs; ++run) {
+    fill_bytes_cuda(d_ref.view(), 0xFF);
+    fused.backward(d_out, d_lse, d_ref);
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    expect_identical(got.view(), to_host(d_ref.view()).view(), s, "fused dqkv");
+  }
+}
+
 using AttentionParam = std::tuple<int, int>;  // head_dim, seq_len
 
+std::string param_name(const ::testing::TestParamInfo<AttentionParam>& param_info) {
+  return "hd" + std::to_string(std::get<0>(param_info.param)) + "_T" +
+         std::to_string(std::get<1>(param_info.param));
+}
+
+// Batch and heads vary with the length so several (b, h) layouts meet every tail.
+AttentionShape shape_for(int head_dim, int seq) {
+  return {1 + seq % 3, 1 + (seq / 7) % 3, seq, head_dim};
+}
+
+// The default backward (fused for hd 64 and 128, two-pass for hd 32).
 class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
 
 TEST_P(CudaAttention, MatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  // Batch and heads vary with the length so several (b, h) layouts meet every tail.
-  const int batch = 1 + seq % 3, heads = 1 + (seq / 7) % 3;
-  check_attention({batch, heads, seq, head_dim});
+  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::automatic);
 }
 
 INSTANTIATE_TEST_SUITE_P(HeadDimsAndLengths, CudaAttention,
                          ::testing::Combine(::testing::Values(32, 64, 128),
                                             ::testing::Values(1, 17, 64, 100, 128, 257)),
-                         [](const ::testing::TestParamInfo<AttentionParam>& param_info) {
-                           return "hd" + std::to_string(std::get<0>(param_info.param)) + "_T" +
-                                  std::to_string(std::get<1>(param_info.param));
-                         });
+                         param_name);
+
+// Both backward algorithms where both are built (hd 64 and 128), lengths around the fused
+// kernel's tiles (64 queries, 128 keys).
+class CudaAttentionBackward : public ::testing::TestWithParam<AttentionParam> {};
+
+TEST_P(CudaAttentionBackward, TwoPassMatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::two_pass);
+}
+
+TEST_P(CudaAttentionBackward, FusedMatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::fused);
+}
+
+TEST_P(CudaAttentionBackward, FusedMatchesTwoPass) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_fused_against_two_pass(shape_for(head_dim, seq), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadDimsAndLengths, CudaAttentionBackward,
+                         ::testing::Combine(::testing::Values(64, 128),
+                                            ::testing::Values(1, 2, 63, 65, 127, 128, 129, 191, 200,
+                                                              256, 383, 513)),
+                         param_name);
 
 TEST(CudaAttentionLong, LongSequences) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  check_attention({1, 2, 1024, 64});
-  check_attention({1, 1, 1000, 128});
-  check_attention({2, 1, 777, 32});
+  check_attention({1, 2, 1024, 64}, AttentionBackwardAlgo::automatic);
+  check_attention({1, 1, 1000, 128}, AttentionBackwardAlgo::automatic);
+  check_attention({2, 1, 777, 32}, AttentionBackwardAlgo::automatic);
+  check_attention({1, 2, 1024, 64}, AttentionBackwardAlgo::two_pass);
 }
 
 TEST(CudaAttentionLong, ManyHeads) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  check_attention({4, 16, 80, 64});
+  check_attention({4, 16, 80, 64}, AttentionBackwardAlgo::automatic);
+  check_attention({3, 5, 300, 128}, AttentionBackwardAlgo::automatic);
+}
+
+// Many CTAs in flight over several waves, each query tile's dQ summed over up to 16 key tiles:
+// the ordered accumulation must give the same bits every run (gpt50m's head shape, B16).
+TEST(CudaAttentionLong, FusedDeterministicAtModelShape) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  check_fused_against_two_pass({16, 8, 2048, 64}, 3);
+  check_fused_against_two_pass({4, 8, 2048, 128}, 3);
 }
 
 }  // namespace
