@@ -14,15 +14,15 @@
 // - Token ids and targets are i32.
 #pragma once
 
-#include "fp8lab/fp8_format.hpp"
-#include "fp8lab/fp8_meta.hpp"
-#include "fp8lab/tensor.hpp"
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_meta.hpp"
+#include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
 
@@ -121,6 +121,12 @@ class Backend {
   virtual void upload(const TensorView& dst, const void* host_src) = 0;  // dst.nbytes() bytes
   virtual void download(const TensorView& src, void* host_dst) = 0;
   virtual void synchronize() = 0;
+  // Lends the backend memory its owner will not touch until the loan ends (the next lend_idle;
+  // an empty region just ends it). While lent, the backend may place the short-lived workspaces
+  // of its ops there instead of allocating more (the model lends backward scratch during the
+  // forward, for example); a workspace never outlives its op, so none survives the loan. A new
+  // loan while a workspace still lives in the old one is an error. Default: unused.
+  virtual void lend_idle(const TensorView& region) { (void)region; }
 
   // ---- elementwise --------------------------------------------------------------------------
   virtual void fill_zero(const TensorView& t) = 0;
@@ -133,7 +139,7 @@ class Backend {
     convert(a, out);
     add_inplace(out, b);
   }
-  virtual void scale_inplace(const TensorView& t, float factor) = 0;           // f32 only
+  virtual void scale_inplace(const TensorView& t, float factor) = 0;  // f32 only
 
   // ---- ops (forward and backward) -------------------------------------------------------------
   // out[m] = wte[tokens[m]] + wpe[m % seq_len]; wte [V, D], wpe [seq_len, D] f32; tokens [M].
@@ -157,9 +163,8 @@ class Backend {
   // The backward also takes the forward's `out` (flash-attention's D_i = rowsum(dout_i * out_i));
   // a backend may instead recompute it.
   virtual void attention_backward(const TensorView& qkv, const TensorView& out,
-                                  const TensorView& lse,
-                                  const TensorView& dout, int n_heads, int seq_len,
-                                  const TensorView& dqkv) = 0;
+                                  const TensorView& lse, const TensorView& dout, int n_heads,
+                                  int seq_len, const TensorView& dqkv) = 0;
 
   // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
   virtual void gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot amax = {}) = 0;

@@ -5,10 +5,10 @@
 // The FP8 linears' amax: an op that writes a linear's input gets the linear's AmaxSlot
 // (x_amax / dy_amax; empty unless the linear is FP8 and fuse_amax is on) and the linear the same
 // slot, so the amax costs no extra read of the tensor (see AmaxSlot in backend.hpp).
+#include <string>
+
 #include "fp8lab/model.hpp"
 #include "model/gpt_activations.hpp"
-
-#include <string>
 
 namespace fp8lab {
 namespace {
@@ -21,6 +21,22 @@ std::string linear_name(std::int64_t layer, const char* which) {
 const TensorView& own_or(const Buffer& own, const Buffer& shared) {
   return own.view().data != nullptr ? own.view() : shared.view();
 }
+
+// Lends `region` to the backend for a scope (Backend::lend_idle): memory the model leaves alone
+// meanwhile, where the backend may put the scope's short-lived workspaces instead of allocating.
+class IdleLoan {
+ public:
+  IdleLoan(Backend& backend, const TensorView& region) : backend_(backend) {
+    backend_.lend_idle(region);
+  }
+  ~IdleLoan() { backend_.lend_idle({}); }
+  IdleLoan(const IdleLoan&) = delete;
+  IdleLoan& operator=(const IdleLoan&) = delete;
+  void switch_to(const TensorView& region) { backend_.lend_idle(region); }
+
+ private:
+  Backend& backend_;
+};
 
 }  // namespace
 
@@ -58,12 +74,17 @@ LossSums GptModel::loss(const std::int32_t* inputs, const std::int32_t* targets,
   Activations& a = *acts_;
   backend_.upload(a.tokens, inputs);
   backend_.upload(a.targets, targets);
-  forward(training);
   const ParamInfo& wte = layout_.params()[0];
   const TensorView none;
-  const LossSums sums =
-      backend_.cross_entropy(a.lnf, working(wte), a.targets, ignore_index, chunk_rows, grad_scale,
-                             training ? a.d_lnf.view() : none, training ? grad(wte) : none);
+  LossSums sums;
+  {
+    IdleLoan loan(backend_, a.dresid);  // the backward's first write to it is its fill_zero
+    forward(training);
+    loan.switch_to(a.d_mlp);  // the logits chunk: d_mlp (and gelu.shared) is idle in the loss
+    sums =
+        backend_.cross_entropy(a.lnf, working(wte), a.targets, ignore_index, chunk_rows, grad_scale,
+                               training ? a.d_lnf.view() : none, training ? grad(wte) : none);
+  }
   if (training) backward();
   return sums;
 }
@@ -162,14 +183,20 @@ void GptModel::block_backward(std::int64_t l) {
   Activations& a = *acts_;
   Block& b = a.blocks[static_cast<std::size_t>(l)];
   const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
-  // MLP branch: x_next = x_mlp + proj(gelu(fc(ln2(x_mlp)))).
+  // MLP branch: x_next = x_mlp + proj(gelu(fc(ln2(x_mlp)))). Workspaces (e.g. the FP8 casts of
+  // dY) go into memory that is idle at that point: d_mlp before proj's backward writes it, d_ln
+  // before fc's backward writes it, then this block's fc pre-activation, dead once the GELU
+  // backward has read it, for the rest of the block.
+  IdleLoan loan(backend_, a.d_mlp);
   if (precision_.mlp_recompute) mlp_forward(l, /*state_only=*/true);  // same bits as the forward
   const TensorView& fc = own_or(b.fc, a.fc_shared);
   backend_.convert(a.dresid, a.d_branch, dy_amax(BlockLinear::mlp_proj));
+  loan.switch_to(a.d_ln);
   backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
                            grad(block_param(l, "mlp.proj.weight")), dy_amax(BlockLinear::mlp_proj));
   // In place: d(gelu out) -> d(fc out).
   backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(BlockLinear::mlp_fc));
+  loan.switch_to(fc);
   backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")),
                            dy_amax(BlockLinear::mlp_fc));
   const ParamInfo& ln2 = block_param(l, "ln2.weight");

@@ -4,6 +4,18 @@
 #include "model/gpt_activations.hpp"
 
 namespace fp8lab {
+namespace {
+
+// A second name for memory that `owner` holds (it releases nothing itself).
+Buffer alias_of(const Buffer& owner, const Shape& shape) {
+  TensorView v = owner.view();
+  v.shape = shape;
+  FP8LAB_CHECK(v.nbytes() <= owner.view().nbytes(), "alias of {} bytes over a buffer of {}",
+               v.nbytes(), owner.view().nbytes());
+  return Buffer(v, nullptr);
+}
+
+}  // namespace
 
 GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
                    std::int64_t micro_batch, Backend& backend)
@@ -57,10 +69,6 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
     if (!precision.mlp_recompute) b.fc = act({m, ff}, "fc");
     if (keep_gelu) b.gelu = act({m, ff}, "gelu");
   }
-  if (!keep_ln1 || !keep_ln2) a.ln_shared = act({m, d}, "ln.shared");
-  if (precision.mlp_recompute) a.fc_shared = act({m, ff}, "fc.shared");
-  if (!keep_gelu) a.gelu_shared = act({m, ff}, "gelu.shared");
-  a.branch_out = act({m, d}, "branch_out");
   a.lnf = act({m, d}, "lnf");
   a.rstdf = f32({m}, "rstdf");
   a.dresid = f32({m, d}, "dresid");
@@ -73,7 +81,17 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   a.d_qkv.data = static_cast<char*>(a.d_mlp.view().data) +
                  static_cast<std::size_t>(m * d) * dtype_size(act_dtype_);
   a.d_qkv.shape = {m, 3 * d};
-  a.d_lnf = act({m, d}, "d_lnf");
+  // Forward-only buffers share memory with backward-only scratch (gpt_activations.hpp says why
+  // each pair never overlaps in time).
+  a.branch_out = alias_of(a.d_branch, {m, d});
+  a.d_lnf = alias_of(a.d_ln, {m, d});
+  if (!keep_ln1 || !keep_ln2) a.ln_shared = alias_of(a.d_ln, {m, d});
+  if (precision.mlp_recompute) a.fc_shared = act({m, ff}, "fc.shared");
+  if (!keep_gelu) {
+    // With MLP recompute the backward rebuilds gelu while d_mlp is in use: its own buffer then.
+    a.gelu_shared =
+        precision.mlp_recompute ? act({m, ff}, "gelu.shared") : alias_of(a.d_mlp, {m, ff});
+  }
   if (fp8_qkv || fp8_fc || fp8_proj) {
     a.amax_slots =
         allocate_amax_slots(backend, static_cast<int>(layers) * Activations::kSlotsPerBlock + 1,
@@ -85,7 +103,8 @@ GptModel::~GptModel() = default;
 
 TensorView param_slice(const TensorView& flat, const ParamInfo& p) {
   TensorView v = flat;
-  v.data = static_cast<char*>(flat.data) + static_cast<std::size_t>(p.offset) * dtype_size(flat.dtype);
+  v.data =
+      static_cast<char*>(flat.data) + static_cast<std::size_t>(p.offset) * dtype_size(flat.dtype);
   v.shape = p.shape;
   return v;
 }
@@ -113,9 +132,7 @@ void GptModel::refresh_working_weights() {
   if (precision_.compute == ComputeMode::mixed) backend_.convert(master_, working_);
 }
 
-void GptModel::zero_grads() {
-  backend_.fill_zero(grads_);
-}
+void GptModel::zero_grads() { backend_.fill_zero(grads_); }
 
 void GptModel::init_parameters(std::uint64_t seed) {
   std::vector<float> host(static_cast<std::size_t>(layout_.total()));

@@ -4,15 +4,15 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "nn/cuda_backend.hpp"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
 #include "fp8lab/cuda_check.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
 #include "nn/cuda_backend_internal.hpp"
 #include "nn/cuda_ops_launch.hpp"
-
-#include <algorithm>
-#include <climits>
-#include <cstdint>
 
 namespace fp8lab {
 namespace cuda {
@@ -43,10 +43,13 @@ std::size_t aligned(std::size_t bytes) {
 
 PoolBlock::PoolBlock(CudaBackend* backend, std::size_t bytes, MemoryKind kind, const char* what)
     : backend_(backend), bytes_(aligned(bytes)), kind_(kind) {
-  if (bytes_ > 0) ptr_ = backend_->pool_allocate(bytes_, kind, what);
+  if (bytes_ == 0) return;
+  if (kind == MemoryKind::workspace) ptr_ = backend_->lent_take(bytes_);
+  lent_ = ptr_ != nullptr;
+  if (!lent_) ptr_ = backend_->pool_allocate(bytes_, kind, what);
 }
 PoolBlock::PoolBlock(PoolBlock&& o) noexcept
-    : backend_(o.backend_), ptr_(o.ptr_), bytes_(o.bytes_), kind_(o.kind_) {
+    : backend_(o.backend_), ptr_(o.ptr_), bytes_(o.bytes_), kind_(o.kind_), lent_(o.lent_) {
   o.ptr_ = nullptr;
   o.bytes_ = 0;
 }
@@ -57,6 +60,7 @@ PoolBlock& PoolBlock::operator=(PoolBlock&& o) noexcept {
     ptr_ = o.ptr_;
     bytes_ = o.bytes_;
     kind_ = o.kind_;
+    lent_ = o.lent_;
     o.ptr_ = nullptr;
     o.bytes_ = 0;
   }
@@ -64,8 +68,14 @@ PoolBlock& PoolBlock::operator=(PoolBlock&& o) noexcept {
 }
 PoolBlock::~PoolBlock() { reset(); }
 void PoolBlock::reset() {
-  if (ptr_ != nullptr) backend_->pool_release(ptr_, bytes_, kind_);
+  if (ptr_ != nullptr) {
+    if (lent_)
+      backend_->lent_give(ptr_, bytes_);
+    else
+      backend_->pool_release(ptr_, bytes_, kind_);
+  }
   ptr_ = nullptr;
+  lent_ = false;
   bytes_ = 0;
 }
 
@@ -131,6 +141,46 @@ void CudaBackend::pool_release(void* ptr, std::size_t bytes, MemoryKind kind) {
   (void)kind;
   cudaFreeAsync(ptr, stream_);  // stream-ordered: kernels queued before it still see the memory
   account(-static_cast<std::int64_t>(bytes));
+}
+
+// The loan is a stack: workspaces are placed at `top` and, given back in reverse order (as
+// scoped workspaces are), pop it. Stream order keeps reuse safe: every kernel that uses a
+// workspace is queued on stream_ (or joined back into it) before the next op's kernels. Ending a
+// loan never throws (it runs in destructors): workspaces still placed in it are only counted,
+// and a new loan while any lives is refused.
+void CudaBackend::lend_idle(const TensorView& region) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (region.data == nullptr) {
+    loan_.base = nullptr;
+    loan_.capacity = loan_.top = 0;
+    return;
+  }
+  FP8LAB_CHECK(loan_.live == 0, "lend_idle({}): {} workspace(s) still live in the previous loan",
+               region.describe(), loan_.live);
+  check_device(region, Device::cuda, "lent region");
+  const auto addr = reinterpret_cast<std::uintptr_t>(region.data);
+  const std::size_t skip = aligned(addr) - addr;
+  const std::size_t bytes = region.nbytes();
+  loan_.base = static_cast<char*>(region.data) + skip;
+  loan_.capacity = bytes > skip ? bytes - skip : 0;
+  loan_.top = 0;
+}
+
+void* CudaBackend::lent_take(std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (loan_.base == nullptr || bytes > loan_.capacity - loan_.top) return nullptr;
+  void* p = loan_.base + loan_.top;
+  loan_.top += bytes;
+  ++loan_.live;
+  return p;
+}
+
+void CudaBackend::lent_give(void* ptr, std::size_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  --loan_.live;
+  if (loan_.base != nullptr && static_cast<char*>(ptr) + bytes == loan_.base + loan_.top)
+    loan_.top -= bytes;
+  if (loan_.live == 0) loan_.top = 0;
 }
 
 void CudaBackend::account(std::int64_t delta) {
@@ -254,7 +304,8 @@ std::vector<OpTime> CudaBackend::take_op_times() {
   for (const TimedOp& t : timed_ops_) {
     float ms = 0;
     FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
-    auto it = std::find_if(out.begin(), out.end(), [&](const OpTime& o) { return o.name == t.name; });
+    auto it =
+        std::find_if(out.begin(), out.end(), [&](const OpTime& o) { return o.name == t.name; });
     if (it == out.end()) it = out.insert(out.end(), OpTime{t.name, 0.0, 0});
     it->ms += ms;
     ++it->calls;
@@ -360,8 +411,8 @@ bool CudaBackend::all_finite(const TensorView& t) {
   return result != 0;
 }
 
-void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad,
-                               const TensorView& m, const TensorView& v, const AdamWStep& s) {
+void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
+                               const TensorView& v, const AdamWStep& s) {
   OpTimer timer(*this, "adamw_update");
   for (const TensorView* t : {&param, &grad, &m, &v}) check_f32(*t, "adamw tensor");
   FP8LAB_CHECK_KIND(
@@ -370,9 +421,8 @@ void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad,
       "adamw: param {}, grad {}, m {}, v {} differ in size", param.describe(), grad.describe(),
       m.describe(), v.describe());
   if (param.numel() == 0) return;
-  const cuda_ops::AdamWArgs args{s.lr,           s.beta1,           s.beta2,
-                                 s.eps,          s.weight_decay,    s.bias_correction1,
-                                 s.bias_correction2};
+  const cuda_ops::AdamWArgs args{
+      s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.bias_correction1, s.bias_correction2};
   cuda_ops::adamw_update(param.as<float>(), grad.as<const float>(), m.as<float>(), v.as<float>(),
                          param.numel(), args, stream_);
   check_launch("adamw_update", __FILE__, __LINE__);
@@ -398,8 +448,8 @@ void check_bf16(const TensorView& t, const char* what) {
 }
 
 int to_int(std::int64_t v, const char* what) {
-  FP8LAB_CHECK_KIND(ErrorKind::shape, v >= 0 && v <= INT_MAX, "{} = {} does not fit an int",
-                    what, v);
+  FP8LAB_CHECK_KIND(ErrorKind::shape, v >= 0 && v <= INT_MAX, "{} = {} does not fit an int", what,
+                    v);
   return static_cast<int>(v);
 }
 

@@ -18,8 +18,6 @@
 // error there, naming the row or the linear.
 #pragma once
 
-#include "fp8lab/backend.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include <map>
@@ -27,6 +25,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "fp8lab/backend.hpp"
 
 namespace fp8lab {
 
@@ -54,6 +54,7 @@ class PoolBlock {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
   MemoryKind kind_ = MemoryKind::workspace;
+  bool lent_ = false;  // placed in memory lent by lend_idle, not taken from the pool
 };
 
 // The GPU time of each op, for the benchmarks' breakdown: with op timing on, every op records
@@ -76,6 +77,7 @@ class CudaBackend final : public Backend {
   void upload(const TensorView& dst, const void* host_src) override;
   void download(const TensorView& src, void* host_dst) override;
   void synchronize() override;
+  void lend_idle(const TensorView& region) override;
 
   void fill_zero(const TensorView& t) override;
   void convert(const TensorView& src, const TensorView& dst, AmaxSlot amax = {}) override;
@@ -116,8 +118,8 @@ class CudaBackend final : public Backend {
 
   // ---- beyond the interface (benchmarks, tests) ---------------------------------------------
   cudaStream_t stream() const { return stream_; }
-  void reset_peak();                           // peak := current (e.g. after set-up)
-  std::size_t pool_reserved_peak() const;      // bytes the pool took from the device, at most
+  void reset_peak();                       // peak := current (e.g. after set-up)
+  std::size_t pool_reserved_peak() const;  // bytes the pool took from the device, at most
   void set_fast_accum(bool on) { fast_accum_ = on; }  // FP8 GEMMs (default off: precise)
   void set_op_timing(bool on) { op_timing_ = on; }
   std::vector<OpTime> take_op_times();  // synchronises; sums per op, in first-seen order
@@ -125,6 +127,9 @@ class CudaBackend final : public Backend {
   // Pool access for PoolBlock.
   void* pool_allocate(std::size_t bytes, MemoryKind kind, const char* what);
   void pool_release(void* ptr, std::size_t bytes, MemoryKind kind);
+  // Workspaces in lent memory (lend_idle): nullptr when there is no loan or it is too full.
+  void* lent_take(std::size_t bytes);
+  void lent_give(void* ptr, std::size_t bytes);
 
  private:
   struct DeviceFlags;  // error flags in device memory (see the file comment)
@@ -149,6 +154,12 @@ class CudaBackend final : public Backend {
   std::map<std::string, int, std::less<>> nonfinite_ids_;
   mutable std::mutex mutex_;
   MemoryStats stats_;
+  // The current loan: workspaces are stacked from `base`; `live` counts those not yet given back.
+  struct Loan {
+    char* base = nullptr;
+    std::size_t capacity = 0, top = 0;
+    int live = 0;
+  } loan_;
 
   friend class OpTimer;
   bool op_timing_ = false;

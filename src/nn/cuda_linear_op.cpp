@@ -3,7 +3,7 @@
 //
 // FP8 saved state: the forward's fused cast writes Xq, Xqᵀ, Wq and Wqᵀ, but the backward reads
 // only Xqᵀ and Wqᵀ (and the scales). So the state lives in two pool blocks: `kept` (the
-// transposed layouts and the three Fp8Metas) lives until the backward, `transient` (Xq, Wq) is
+// transposed layouts and the three Fp8Metas) lives until the backward, the transients (Xq, Wq) are
 // given back as soon as the forward GEMM is queued. That halves what an FP8 linear keeps
 // between forward and backward: M·K bytes for its input against 2·M·K for a bf16 input.
 //
@@ -11,15 +11,15 @@
 // into the linear's own meta, so the metas, the non-finite flags ("<name>.x", "<name>.dy") and
 // the statistics work the same either way.
 #if defined(FP8LAB_HAVE_CUDA)
+#include <algorithm>
+#include <optional>
+
 #include "fp8lab/cuda_check.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
 #include "nn/cuda_backend.hpp"
 #include "nn/cuda_backend_internal.hpp"
-
-#include <algorithm>
-#include <optional>
 
 namespace fp8lab::cuda {
 namespace {
@@ -77,19 +77,19 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
     return ctx;
   }
   const std::string what = ctx->config.name + " saved FP8 operands";
-  ctx->kept = PoolBlock(this,
-                        Carver::size(u(k * m)) + Carver::size(u(k * n)) +
-                            Carver::size(3 * sizeof(Fp8Meta)),
-                        MemoryKind::activations, what.c_str());
-  PoolBlock transient(this, Carver::size(u(m * k)) + Carver::size(u(n * k)),
-                      MemoryKind::workspace, "linear forward Xq, Wq");
-  Carver kept(ctx->kept.get()), scratch(transient.get());
+  ctx->kept = PoolBlock(
+      this, Carver::size(u(k * m)) + Carver::size(u(k * n)) + Carver::size(3 * sizeof(Fp8Meta)),
+      MemoryKind::activations, what.c_str());
+  // Two workspaces, the big one first: Xq alone may fit memory lent by lend_idle.
+  PoolBlock transient_x(this, Carver::size(u(m * k)), MemoryKind::workspace, "linear forward Xq");
+  PoolBlock transient_w(this, Carver::size(u(n * k)), MemoryKind::workspace, "linear forward Wq");
+  Carver kept(ctx->kept.get()), scratch_x(transient_x.get()), scratch_w(transient_w.get());
   LinearSavedCuda& s = ctx->saved;
   s.xq_t = kept.tensor(DType::e4m3, {k, m});
   s.wq_t = kept.tensor(DType::e4m3, {k, n});
   s.meta = static_cast<Fp8Meta*>(kept.take(3 * sizeof(Fp8Meta)));
-  s.xq = scratch.tensor(DType::e4m3, {m, k});
-  s.wq = scratch.tensor(DType::e4m3, {n, k});
+  s.xq = scratch_x.tensor(DType::e4m3, {m, k});
+  s.wq = scratch_w.tensor(DType::e4m3, {n, k});
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
   linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
@@ -99,7 +99,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
                              flag_first_nonfinite(), stream_);
   check_launch("record_nonfinite", __FILE__, __LINE__);
   ctx->dy_flag_id = nonfinite_id(ctx->config.name + ".dy");
-  s.xq = {};  // given back with `transient` below (stream-ordered after the GEMM)
+  s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
   return ctx;
 }
@@ -109,7 +109,7 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CUDA backend");
   OpTimer timer(*this, ctx->config.mode == LinearCudaMode::bf16 ? "linear_backward bf16"
-                                                                 : "linear_backward fp8");
+                                                                : "linear_backward fp8");
   check_f32(dw_accum, "linear dw");
   if (ctx->config.mode == LinearCudaMode::bf16) {
     linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, true, stream_);
@@ -193,8 +193,8 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
     part.emplace(*this, "cross_entropy: dw GEMM");
     gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {false, true}, stream_);
   }
-  cuda_ops::loss_reduce(loss, targets.as<const std::int32_t>(), ignore_index, rows,
-                        flag_loss_sum(), flag_counted(), stream_);
+  cuda_ops::loss_reduce(loss, targets.as<const std::int32_t>(), ignore_index, rows, flag_loss_sum(),
+                        flag_counted(), stream_);
   check_launch("loss_reduce", __FILE__, __LINE__);
   LossSums sums;
   long long counted = 0;

@@ -1,5 +1,6 @@
 // CudaBackend::add, the fused residual add (out = a + b), against the unfused CPU ops it replaces:
 // the same bits, on the vector path (n % 8 == 0, aligned) and the scalar one.
+#if defined(FP8LAB_HAVE_CUDA)
 #include "common/test_data.hpp"
 #include "cuda/cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
@@ -38,3 +39,5 @@ TEST(CudaBackendAdd, FusedResidualAddIsBitIdenticalToCopyThenAdd) {
 
 }  // namespace
 }  // namespace fp8lab
+
+#endif  // FP8LAB_HAVE_CUDA

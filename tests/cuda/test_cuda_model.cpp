@@ -2,6 +2,7 @@
 // batch give the same loss and gradients within bounds, for every policy, with and without MLP
 // recompute; the GPU run is deterministic; recompute is bit-identical and saves memory; FP8
 // saves memory; an AdamW step moves the weights the same way on both backends.
+#if defined(FP8LAB_HAVE_CUDA)
 #include "common/test_data.hpp"
 #include "cuda/cuda_test_util.hpp"
 #include "fp8lab/model.hpp"
@@ -211,3 +212,5 @@ TEST(CudaModelOptimizer, AdamWStepMatchesTheCpu) {
 
 }  // namespace
 }  // namespace fp8lab
+
+#endif  // FP8LAB_HAVE_CUDA

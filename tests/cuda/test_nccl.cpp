@@ -2,6 +2,7 @@
 // machine with several GPUs, one thread per GPU against the rank-order sums of the CPU test double,
 // and data-parallel training on the CUDA backend against world 1. NCCL must load (libnccl.so.2 on
 // LD_LIBRARY_PATH, or FP8LAB_NCCL_LIBRARY): with a GPU present, a missing NCCL is a failure.
+#if defined(FP8LAB_HAVE_CUDA)
 #include "cuda_test_util.hpp"
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/rng.hpp"
@@ -175,3 +176,5 @@ TEST(Nccl, DataParallelTrainingMatchesWorldOne) {
 
 }  // namespace
 }  // namespace fp8lab
+
+#endif  // FP8LAB_HAVE_CUDA
