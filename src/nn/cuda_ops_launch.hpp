@@ -103,8 +103,8 @@ void attention_forward(const void* qkv, void* out, float* lse, int batch, int se
 // dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Two
 // algorithms: fused (FlashAttention-2 style, one pass; dQ summed over key tiles in a fixed order
 // through an f32 accumulator in the workspace; hd 64 and 128, other head dims run two_pass) and
-// two_pass (dK/dV and dQ from separate kernels). automatic = fused, unless the environment
-// variable FP8LAB_ATTENTION_BWD=two-pass says otherwise. The workspace size depends on the
+// two_pass (dK/dV and dQ from separate kernels). automatic = two_pass, unless the environment
+// variable FP8LAB_ATTENTION_BWD=fused says otherwise. The workspace size depends on the
 // algorithm: ask with the same `algo`.
 enum class AttentionBackwardAlgo { automatic, fused, two_pass };
 std::size_t attention_backward_workspace_bytes(
