@@ -88,7 +88,8 @@ TEST_F(CudaLendIdle, LogitsChunkInLentMemoryGivesTheSameBitsAndSkipsThePool) {
   constexpr std::int64_t kChunkBytes = kChunk * kVocab * 2;  // a multiple of the 256-byte unit
   EXPECT_EQ(pooled.peak_growth - lent.peak_growth, kChunkBytes)
       << "the logits chunk must live in the lent region";
-  EXPECT_EQ(too_small.peak_growth, pooled.peak_growth) << "a region too small is not used";
+  // Too small for the chunk: the chunk is pooled (the row workspaces may fit the region).
+  EXPECT_GE(too_small.peak_growth, kChunkBytes) << "a region too small for the chunk";
   expect_same(pooled, lent, "lent region");
   expect_same(pooled, too_small, "region too small (pool instead)");
   EXPECT_EQ(pooled.sums.counted, kRows - 1);
