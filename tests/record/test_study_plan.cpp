@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 namespace fp8lab {
 namespace {
 
@@ -75,6 +78,23 @@ TEST(StudyPlan, RejectsBadConfigsNamingTheProblem) {
   c["arms"].erase(1);
   c["arms"].erase(1);
   expect_rejected(c, "at least two arms");
+}
+
+// Every study config shipped in configs/ parses (the README's and the GPU sessions' commands
+// name them; a broken one would only show on the GPU machine).
+TEST(StudyPlan, ShippedConfigsParse) {
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(FP8LAB_SOURCE_DIR "/configs")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("study-", 0) != 0 || entry.path().extension() != ".json") continue;
+    ++seen;
+    std::ifstream in(entry.path());
+    const StudyPlan plan = parse_study_plan(nlohmann::json::parse(in));
+    EXPECT_GE(plan.arms.size(), 2u) << name;
+    for (const StudyArm& arm : plan.arms)
+      EXPECT_EQ(study_reference(plan, arm).policy, "bf16") << name << ": " << arm.name;
+  }
+  EXPECT_GE(seen, 4) << "configs/study-*.json";
 }
 
 }  // namespace
