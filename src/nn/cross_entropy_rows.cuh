@@ -32,17 +32,21 @@ struct Vec<float> {
   }
 };
 
+// Eight bf16 values packed in 16 bytes, as fp32.
+__device__ __forceinline__ void unpack_bf16x8(const uint4 &a, float (&v)[8]) {
+  const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    v[2 * i] = bits_float(w[i] << 16);
+    v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
+  }
+}
+
 template <>
 struct Vec<std::uint16_t> {
   static constexpr int kElems = 8;
   __device__ static void load(const std::uint16_t *p, float (&v)[kElems]) {
-    const uint4 a = *reinterpret_cast<const uint4 *>(p);
-    const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      v[2 * i] = bits_float(w[i] << 16);
-      v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
-    }
+    unpack_bf16x8(*reinterpret_cast<const uint4 *>(p), v);
   }
 };
 

@@ -32,15 +32,6 @@ __device__ __forceinline__ float block_reduce(float v, float *scratch, Op op) {
   return scratch[kSmemWarps];
 }
 
-__device__ __forceinline__ void unpack_bf16x8(const uint4 &a, float (&v)[8]) {
-  const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    v[2 * i] = bits_float(w[i] << 16);
-    v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
-  }
-}
-
 constexpr float kLog2e = 1.4426950408889634f;
 
 __device__ __forceinline__ float exp2_approx(float x) {
