@@ -76,6 +76,9 @@ struct AdamWStep {
   float weight_decay = 0.f;      // decoupled: p -= lr * wd * p (0 for excluded tensors)
   float bias_correction1 = 1.f;  // 1 - beta1^t
   float bias_correction2 = 1.f;  // 1 - beta2^t
+  // The gradient is multiplied by this first, rounded once: the gradient-norm clip folded into
+  // the update (the same bits as scale_inplace(grad, grad_scale) before it; 1: no clipping).
+  float grad_scale = 1.f;
 };
 
 // Sums over the rows of one cross-entropy call: the model divides by the global count.
@@ -198,9 +201,12 @@ class Backend {
   // ---- reductions and the optimizer ---------------------------------------------------------
   virtual double sum_of_squares(const TensorView& t) = 0;  // f32, accumulated in f64
   virtual bool all_finite(const TensorView& t) = 0;        // f32 or bf16
-  // One AdamW update of a parameter tensor (f32 param, grad, m, v of equal numel).
+  // One AdamW update of a parameter tensor (f32 param, grad, m, v of equal numel). `working`
+  // (optional, bf16, same numel): also the bf16 copy of the updated param, the bits
+  // convert(param, working) would write after it, without a second pass over param.
   virtual void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
-                            const TensorView& v, const AdamWStep& step) = 0;
+                            const TensorView& v, const AdamWStep& step,
+                            const TensorView& working = {}) = 0;
 };
 
 // The reference backend: host memory, OpenMP + BLAS.

@@ -87,6 +87,9 @@ class GptModel {
   TensorView param(const ParamInfo& p) const;  // f32 view into the master buffer
   TensorView grad(const ParamInfo& p) const;   // f32 view into the gradient buffer
   void refresh_working_weights();              // after the master weights changed
+  // The bf16 working copy of p that the linears read; empty (data null) in fp32 compute, where
+  // they read the master itself.
+  TensorView working_copy(const ParamInfo& p) const;
   void zero_grads();
 
   // Producer-fused amax (AmaxSlot in backend.hpp), on by default: the ops that write an FP8

@@ -31,8 +31,13 @@ class AdamW {
 
   // Does weight decay apply to this parameter (matrices always; norms and embeddings per config)?
   bool decays(const ParamInfo& p) const;
-  // One update of every parameter with the current gradients.
-  void step(float lr);
+  // One update of every parameter with the current gradients, each first multiplied by
+  // grad_scale (the norm clip; 1: none). Where writes_working_copy(), the same pass also writes
+  // the model's bf16 working weights (the bits refresh_working_weights() would write).
+  void step(float lr, float grad_scale = 1.f);
+  // True when step() leaves the working copy fresh: the optimizer holds every parameter (a ZeRO-1
+  // shard leaves the other ranks' parameters to the all-gather and a full refresh).
+  bool writes_working_copy() const { return holds_all(); }
 
   std::int64_t updates() const { return updates_; }  // Adam's t (skipped steps do not count)
   void set_updates(std::int64_t t) { updates_ = t; }

@@ -122,14 +122,14 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
     AdamW opt(oc, model);
     const float clip = 1.0f;
-    // The Trainer's step: gradients, one norm reduction, clipping, AdamW, bf16 weight refresh.
+    // The Trainer's step (one process): gradients, one norm reduction, then AdamW with the clip
+    // folded in, which also writes the bf16 working weights.
     auto step = [&] {
       model.zero_grads();
       model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
       const double norm = std::sqrt(backend->sum_of_squares(model.grads()));
-      if (norm > clip) backend->scale_inplace(model.grads(), static_cast<float>(clip / norm));
-      opt.step(1e-4f);
-      model.refresh_working_weights();
+      opt.step(1e-4f, norm > clip ? static_cast<float>(clip / norm) : 1.f);
+      if (!opt.writes_working_copy()) model.refresh_working_weights();
       backend->synchronize();
     };
     const auto first = Clock::now();

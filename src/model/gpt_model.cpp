@@ -118,6 +118,11 @@ TensorView GptModel::working(const ParamInfo& p) const {
   return param_slice(working_.view(), p);
 }
 
+TensorView GptModel::working_copy(const ParamInfo& p) const {
+  if (precision_.compute == ComputeMode::fp32) return {};
+  return param_slice(working_.view(), p);
+}
+
 const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suffix) const {
   // Layout order per block: ln1, attn.qkv, attn.proj, ln2, mlp.fc, mlp.proj (after wte, wpe).
   static constexpr std::string_view kOrder[] = {"ln1.weight", "attn.qkv.weight", "attn.proj.weight",

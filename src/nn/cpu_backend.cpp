@@ -1,13 +1,14 @@
 // CPU backend: memory accounting, elementwise ops, reductions, AdamW and the BLAS helpers.
 #include "nn/cpu_backend.hpp"
 
-#include "fp8lab/fp8_scaling.hpp"
-#include "nn/cpu_rows.hpp"
-
 #include <cblas.h>
 
 #include <cmath>
 #include <cstring>
+
+#include "fp8lab/fp8_scaling.hpp"
+#include "nn/cpu_rows.hpp"
+#include "nn/op_shapes.hpp"
 
 namespace fp8lab {
 
@@ -210,26 +211,24 @@ bool CpuBackend::all_finite(const TensorView& t) {
 }
 
 void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
-                              const TensorView& v, const AdamWStep& s) {
-  for (const TensorView* t : {&param, &grad, &m, &v}) check_dtype(*t, DType::f32, "adamw tensor");
-  FP8LAB_CHECK_KIND(
-      ErrorKind::shape,
-      grad.numel() == param.numel() && m.numel() == param.numel() && v.numel() == param.numel(),
-      "adamw: param {}, grad {}, m {}, v {} differ in size", param.describe(), grad.describe(),
-      m.describe(), v.describe());
+                              const TensorView& v, const AdamWStep& s, const TensorView& working) {
+  nn::check_adamw_args(param, grad, m, v, working);
   float* p = param.as<float>();
   const float* g = grad.as<const float>();
   float* mm = m.as<float>();
   float* vv = v.as<float>();
+  std::uint16_t* w = working.data != nullptr ? working.as<std::uint16_t>() : nullptr;
   const std::int64_t n = param.numel();
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < n; ++i) {
-    mm[i] = s.beta1 * mm[i] + (1.f - s.beta1) * g[i];
-    vv[i] = s.beta2 * vv[i] + (1.f - s.beta2) * g[i] * g[i];
+    const float gi = g[i] * s.grad_scale;  // one rounding, as scale_inplace before the update
+    mm[i] = s.beta1 * mm[i] + (1.f - s.beta1) * gi;
+    vv[i] = s.beta2 * vv[i] + (1.f - s.beta2) * gi * gi;
     const float m_hat = mm[i] / s.bias_correction1;
     const float v_hat = vv[i] / s.bias_correction2;
     // Decoupled weight decay (Loshchilov & Hutter): shrink the weight, not the gradient.
     p[i] -= s.lr * (m_hat / (std::sqrt(v_hat) + s.eps) + s.weight_decay * p[i]);
+    if (w != nullptr) w[i] = float_to_bf16(p[i]);
   }
 }
 

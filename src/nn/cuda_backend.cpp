@@ -14,6 +14,7 @@
 #include "fp8lab/linear_cuda.hpp"
 #include "nn/cuda_backend_internal.hpp"
 #include "nn/cuda_ops_launch.hpp"
+#include "nn/op_shapes.hpp"
 
 namespace fp8lab {
 namespace cuda {
@@ -349,18 +350,17 @@ bool CudaBackend::all_finite(const TensorView& t) {
 }
 
 void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
-                               const TensorView& v, const AdamWStep& s) {
+                               const TensorView& v, const AdamWStep& s, const TensorView& working) {
   OpTimer timer(*this, "adamw_update");
   for (const TensorView* t : {&param, &grad, &m, &v}) check_f32(*t, "adamw tensor");
-  FP8LAB_CHECK_KIND(
-      ErrorKind::shape,
-      grad.numel() == param.numel() && m.numel() == param.numel() && v.numel() == param.numel(),
-      "adamw: param {}, grad {}, m {}, v {} differ in size", param.describe(), grad.describe(),
-      m.describe(), v.describe());
+  if (working.data != nullptr) check_device(working, Device::cuda, "adamw working copy");
+  nn::check_adamw_args(param, grad, m, v, working);
   if (param.numel() == 0) return;
   const cuda_ops::AdamWArgs args{
-      s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.bias_correction1, s.bias_correction2};
+      s.lr,        s.beta1, s.beta2, s.eps, s.weight_decay, s.bias_correction1, s.bias_correction2,
+      s.grad_scale};
   cuda_ops::adamw_update(param.as<float>(), grad.as<const float>(), m.as<float>(), v.as<float>(),
+                         working.data != nullptr ? working.as<std::uint16_t>() : nullptr,
                          param.numel(), args, stream_);
   check_launch("adamw_update", __FILE__, __LINE__);
 }

@@ -114,7 +114,7 @@ class CudaBackend final : public Backend {
   double sum_of_squares(const TensorView& t) override;
   bool all_finite(const TensorView& t) override;
   void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
-                    const TensorView& v, const AdamWStep& step) override;
+                    const TensorView& v, const AdamWStep& step, const TensorView& working) override;
 
   // ---- beyond the interface (benchmarks, tests) ---------------------------------------------
   cudaStream_t stream() const { return stream_; }

@@ -155,6 +155,7 @@ __global__ void __launch_bounds__(kThreads)
 
 __device__ __forceinline__ void adamw_element(float& p, float g, float& m, float& v,
                                               const AdamWArgs& a) {
+  g = __fmul_rn(g, a.grad_scale);  // the clip; x * 1 == x exactly, so no clip changes nothing
   m = __fadd_rn(__fmul_rn(a.beta1, m), __fmul_rn(__fsub_rn(1.f, a.beta1), g));
   v = __fadd_rn(__fmul_rn(a.beta2, v), __fmul_rn(__fmul_rn(__fsub_rn(1.f, a.beta2), g), g));
   const float m_hat = __fdiv_rn(m, a.bias_correction1);
@@ -165,7 +166,8 @@ __device__ __forceinline__ void adamw_element(float& p, float g, float& m, float
 
 __global__ void __launch_bounds__(kThreads)
     adamw_kernel(float* __restrict__ param, const float* __restrict__ grad, float* __restrict__ m,
-                 float* __restrict__ v, std::int64_t n, bool vec, AdamWArgs args) {
+                 float* __restrict__ v, bf16_bits* __restrict__ working, std::int64_t n, bool vec,
+                 AdamWArgs args) {
   for_each_element(n, vec, [&](std::int64_t i, auto width) {
     constexpr int W = decltype(width)::value;
     float p[W], g[W], mm[W], vv[W];
@@ -178,6 +180,7 @@ __global__ void __launch_bounds__(kThreads)
     store_n<W>(param + i, p);
     store_n<W>(m + i, mm);
     store_n<W>(v + i, vv);
+    if (working != nullptr) store_n<W>(working + i, p);  // as convert(param, working) rounds
   });
 }
 
@@ -238,12 +241,13 @@ void all_finite(const void* t, ElemType type, std::int64_t n, int* all_finite_ou
   });
 }
 
-void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
-                  const AdamWArgs& args, cudaStream_t stream) {
+void adamw_update(float* param, const float* grad, float* m, float* v, std::uint16_t* working,
+                  std::int64_t n, const AdamWArgs& args, cudaStream_t stream) {
   if (n <= 0) return;
-  const bool vec = aligned16(param) && aligned16(grad) && aligned16(m) && aligned16(v);
-  adamw_kernel<<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(param, grad, m, v, n, vec,
-                                                                    args);
+  const bool vec = aligned16(param) && aligned16(grad) && aligned16(m) && aligned16(v) &&
+                   (working == nullptr || aligned16(working));
+  adamw_kernel<<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(param, grad, m, v, working, n,
+                                                                    vec, args);
 }
 
 }  // namespace fp8lab::cuda_ops

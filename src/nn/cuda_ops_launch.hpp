@@ -58,13 +58,14 @@ void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_t
                    ElemType dx_type, std::int64_t n, cudaStream_t stream, AmaxOut amax = {});
 
 // One AdamW update (f32 param, grad, m, v of n elements), the CPU optimizer's arithmetic:
-// m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
-// p -= lr * ((m / bc1) / (sqrt(v / bc2) + eps) + wd * p).
+// g *= grad_scale; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+// p -= lr * ((m / bc1) / (sqrt(v / bc2) + eps) + wd * p); working (bf16, optional) = bf16(p).
 struct AdamWArgs {
   float lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2;
+  float grad_scale = 1.f;
 };
-void adamw_update(float* param, const float* grad, float* m, float* v, std::int64_t n,
-                  const AdamWArgs& args, cudaStream_t stream);
+void adamw_update(float* param, const float* grad, float* m, float* v, std::uint16_t* working,
+                  std::int64_t n, const AdamWArgs& args, cudaStream_t stream);
 
 // ---- embedding (src/nn/cuda_embedding.cu) ----------------------------------------------------
 // out[m, :] = wte[tokens[m], :] + wpe[m % seq_len, :]; out f32 or bf16. A token outside

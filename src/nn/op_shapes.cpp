@@ -52,4 +52,19 @@ HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len
   return g;
 }
 
+void check_adamw_args(const TensorView& param, const TensorView& grad, const TensorView& m,
+                      const TensorView& v, const TensorView& working) {
+  for (const TensorView* t : {&param, &grad, &m, &v}) check_dtype(*t, DType::f32, "adamw tensor");
+  FP8LAB_CHECK_KIND(
+      ErrorKind::shape,
+      grad.numel() == param.numel() && m.numel() == param.numel() && v.numel() == param.numel(),
+      "adamw: param {}, grad {}, m {}, v {} differ in size", param.describe(), grad.describe(),
+      m.describe(), v.describe());
+  if (working.data == nullptr) return;
+  check_dtype(working, DType::bf16, "adamw working copy");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, working.numel() == param.numel(),
+                    "adamw: working copy {} does not match param {}", working.describe(),
+                    param.describe());
+}
+
 }  // namespace fp8lab::nn

@@ -28,4 +28,8 @@ struct HeadShape {
 HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len,
                                  const TensorView& lse);
 
+// AdamW: param, grad, m, v f32 of one element count; working (when given) bf16 of that count.
+void check_adamw_args(const TensorView& param, const TensorView& grad, const TensorView& m,
+                      const TensorView& v, const TensorView& working);
+
 }  // namespace fp8lab::nn

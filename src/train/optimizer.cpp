@@ -78,7 +78,7 @@ TensorView flat_range(const TensorView& t, std::int64_t begin, std::int64_t end)
 
 }  // namespace
 
-void AdamW::step(float lr) {
+void AdamW::step(float lr, float grad_scale) {
   ++updates_;
   AdamWStep s;
   s.lr = lr;
@@ -88,6 +88,7 @@ void AdamW::step(float lr) {
   const double t = static_cast<double>(updates_);
   s.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(optim_.beta1), t));
   s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(optim_.beta2), t));
+  s.grad_scale = grad_scale;
   for (const ParamInfo& p : model_.layout().params()) {
     s.weight_decay = decays(p) ? optim_.weight_decay : 0.f;
     const std::int64_t begin = std::max(p.offset, shard_.begin);
@@ -101,7 +102,8 @@ void AdamW::step(float lr) {
       const TensorView vv = flat_range(v_.view(), begin - shard_.begin, end - shard_.begin);
       model_.backend().adamw_update(model_.param(p), model_.grad(p),
                                     {mv.data, mv.dtype, shape, mv.device},
-                                    {vv.data, vv.dtype, shape, vv.device}, s);
+                                    {vv.data, vv.dtype, shape, vv.device}, s,
+                                    writes_working_copy() ? model_.working_copy(p) : TensorView{});
     } else {
       model_.backend().adamw_update(flat_range(model_.master(), begin, end),
                                     flat_range(model_.grads(), begin, end),

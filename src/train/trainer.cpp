@@ -210,16 +210,16 @@ StepRecord Trainer::train_step() {
       std::fprintf(options_.log, "step %lld: skipped, non-finite %s\n",
                    static_cast<long long>(step_ + 1), bad.c_str());
   } else {
+    // The clip is folded into the update: AdamW scales each gradient as it reads it.
     const float clip = config_.optim.clip_grad_norm;
-    if (clip > 0.f && r.grad_norm > clip) {
-      backend_.scale_inplace(model_->grads(), static_cast<float>(clip / (r.grad_norm + 1e-6)));
-    }
-    optimizer_->step(r.lr);
+    const float grad_scale =
+        clip > 0.f && r.grad_norm > clip ? static_cast<float>(clip / (r.grad_norm + 1e-6)) : 1.f;
+    optimizer_->step(r.lr, grad_scale);
     if (distributed()) {  // ZeRO-1: each rank updated its shard; everyone gets everyone's
       backend_.synchronize();
       comm_->all_gather(model_->master());
     }
-    model_->refresh_working_weights();
+    if (distributed() || !optimizer_->writes_working_copy()) model_->refresh_working_weights();
   }
   backend_.synchronize();
   ++step_;

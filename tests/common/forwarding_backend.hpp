@@ -77,8 +77,8 @@ class ForwardingBackend : public Backend {
   double sum_of_squares(const TensorView& t) override { return inner_->sum_of_squares(t); }
   bool all_finite(const TensorView& t) override { return inner_->all_finite(t); }
   void adamw_update(const TensorView& p, const TensorView& g, const TensorView& m,
-                    const TensorView& v, const AdamWStep& s) override {
-    inner_->adamw_update(p, g, m, v, s);
+                    const TensorView& v, const AdamWStep& s, const TensorView& w) override {
+    inner_->adamw_update(p, g, m, v, s, w);
   }
 
  private:

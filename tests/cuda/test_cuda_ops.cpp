@@ -26,6 +26,7 @@
 
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
+#include "fp8lab/fp8_format.hpp"
 #include "nn/cuda_ops_launch.hpp"
 
 namespace fp8lab {
@@ -363,17 +364,21 @@ TEST(CudaOps, GeluBackwardMatchesCpu) {
 
 // ---- AdamW -----------------------------------------------------------------------------------
 
+// With the clip folded in (grad_scale, 1 on some steps) and the bf16 working copy written by
+// the same pass: param, m, v and the working copy as the CPU backend computes them.
 TEST(CudaOps, AdamwMatchesCpuOverSeveralSteps) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
+  auto gpu = make_cuda_backend();  // through CudaBackend: its checks and its launch
   for (std::int64_t n : {std::int64_t{13}, std::int64_t{1000003}}) {
     for (std::int64_t offset : {0, 1}) {
       HostTensor p = random_tensor(DType::f32, {n}, seed, 10, 0.02f);
       HostTensor m(DType::f32, {n}), v(DType::f32, {n});
       std::memset(m.view().data, 0, m.nbytes());
       std::memset(v.view().data, 0, v.nbytes());
-      const DevBuf dp(p, offset), dm(m, offset), dv(v, offset);
+      HostTensor w = testing::poisoned(DType::bf16, {n});
+      const DevBuf dp(p, offset), dm(m, offset), dv(v, offset), dw(w, offset);
       const float beta1 = 0.9f, beta2 = 0.95f;
       for (int step = 1; step <= 5; ++step) {
         // Gradients of varied scale, some tiny, so sqrt(v) + eps matters somewhere.
@@ -388,13 +393,18 @@ TEST(CudaOps, AdamwMatchesCpuOverSeveralSteps) {
         s.weight_decay = step % 2 ? 0.1f : 0.f;
         s.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta1), step));
         s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta2), step));
-        cpu->adamw_update(p.view(), g.view(), m.view(), v.view(), s);
+        s.grad_scale = step % 2 ? 0.3f : 1.f;
+        // The working copy on steps 2 and 5 only: the other steps leave it alone.
+        const bool with_working = step == 2 || step == 5;
+        cpu->adamw_update(p.view(), g.view(), m.view(), v.view(), s,
+                          with_working ? w.view() : TensorView{});
         const DevBuf dg(g, offset);
-        const cuda_ops::AdamWArgs args{s.lr,           s.beta1,           s.beta2,
-                                       s.eps,          s.weight_decay,    s.bias_correction1,
-                                       s.bias_correction2};
-        cuda_ops::adamw_update(dp.as<float>(), dg.as<const float>(), dm.as<float>(),
-                               dv.as<float>(), n, args, nullptr);
+        auto dev = [n](const DevBuf& b, DType t) {
+          return TensorView{b.ptr(), t, Shape{n}, Device::cuda};
+        };
+        gpu->adamw_update(dev(dp, DType::f32), dev(dg, DType::f32), dev(dm, DType::f32),
+                          dev(dv, DType::f32), s,
+                          with_working ? dev(dw, DType::bf16) : TensorView{});
         finish("adamw_update");
       }
       // Expected bit-exact (same IEEE operations in the same order); the bound allows 1e-6.
@@ -405,6 +415,12 @@ TEST(CudaOps, AdamwMatchesCpuOverSeveralSteps) {
       expect_close(dp.read(), p, rel(p), what + " param");
       expect_close(dm.read(), m, rel(m), what + " m");
       expect_close(dv.read(), v, rel(v), what + " v");
+      // The working copy: the bf16 of the final param, bit for bit as the CPU wrote it.
+      const HostTensor got_w = dw.read();
+      EXPECT_EQ(std::memcmp(got_w.view().data, w.view().data, w.nbytes()), 0)
+          << what << " working copy";
+      for (std::int64_t i = 0; i < n; i += 9973)
+        ASSERT_EQ(w.as<std::uint16_t>()[i], float_to_bf16(p.as<float>()[i])) << what << " @" << i;
     }
   }
 }

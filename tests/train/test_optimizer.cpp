@@ -1,11 +1,12 @@
 // AdamW against a scalar double-precision reference, weight-decay exclusion, the schedule.
-#include "common/test_data.hpp"
-#include "fp8lab/optimizer.hpp"
-#include "train/train_fixtures.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+
+#include "common/test_data.hpp"
+#include "fp8lab/optimizer.hpp"
+#include "train/train_fixtures.hpp"
 
 namespace fp8lab {
 namespace {
@@ -67,6 +68,47 @@ TEST(AdamW, MatchesTheScalarReferenceAndExcludesNormsAndEmbeddings) {
   EXPECT_FALSE(with_norms.decays(model.layout().find("wte.weight")));
   EXPECT_FALSE(adam.decays(model.layout().find("blocks.0.ln1.weight")));
   EXPECT_TRUE(adam.decays(model.layout().find("blocks.0.attn.qkv.weight")));
+}
+
+// The trainer folds the norm clip into the update and lets it write the bf16 working weights;
+// that must be the same bits as the separate passes it replaces (scale the gradients, update,
+// convert the master to the working copy), including the gradients that clip to 0 and a scale of
+// exactly 1 (no clip).
+TEST(AdamW, FoldedClipAndWorkingCopyWriteTheSeparatePassesBits) {
+  const std::uint64_t seed = testing::fresh_seed();
+  RunConfig c = testing::small_run(seed);
+  c.optim.weight_decay = 0.1f;
+  auto be = make_cpu_backend();
+  GptModel separate(c.model, c.precision, 1, *be), folded(c.model, c.precision, 1, *be);
+  separate.init_parameters(seed);
+  folded.init_parameters(seed);
+  AdamW adam_separate(c.optim, separate), adam_folded(c.optim, folded);
+  ASSERT_TRUE(adam_folded.writes_working_copy());
+  const float scales[] = {0.37f, 1.f, 1e-3f};
+  for (int t = 0; t < 3; ++t) {
+    HostTensor g = testing::random_normal(DType::f32, {separate.parameter_count()}, seed, 20 + t);
+    g.as<float>()[5] = 0.f;
+    be->upload(separate.grads(), g.view().data);
+    be->upload(folded.grads(), g.view().data);
+    be->scale_inplace(separate.grads(), scales[t]);
+    adam_separate.step(1e-2f, 1.f);
+    separate.refresh_working_weights();
+    adam_folded.step(1e-2f, scales[t]);  // no refresh: the update wrote the working copy
+    EXPECT_EQ(separate.get_parameters(), folded.get_parameters()) << "step " << t;
+    for (const ParamInfo& info : separate.layout().params()) {
+      const TensorView a = separate.working_copy(info), b = folded.working_copy(info);
+      ASSERT_EQ(a.dtype, DType::bf16);
+      ASSERT_EQ(std::memcmp(a.data, b.data, a.nbytes()), 0)
+          << "working copy of " << info.name << " at step " << t;
+    }
+  }
+  // A ZeRO-1 shard updates only its slice: the working copy is then refreshed after the gather.
+  AdamW shard(c.optim, folded, Shard{0, folded.parameter_count() / 2});
+  EXPECT_FALSE(shard.writes_working_copy());
+  // fp32 compute has no working copy: the linears read the master.
+  c.precision.compute = ComputeMode::fp32;
+  GptModel fp32(c.model, c.precision, 1, *be);
+  EXPECT_EQ(fp32.working_copy(fp32.layout().params()[0]).data, nullptr);
 }
 
 }  // namespace
