@@ -159,6 +159,23 @@ class Backend {
                                 const TensorView& dy, const TensorView& dx_accum,
                                 const TensorView& dw_accum) = 0;
 
+  // The residual add and the RMSNorm that reads its sum, in one pass over each row:
+  // add(x, branch, sum_out) then rmsnorm_forward(sum_out, w, eps, y, rstd, amax), the same bits.
+  // x and sum_out are f32 (the residual stream), branch f32 or bf16; sum_out overlaps nothing.
+  // Default: the two unfused ops.
+  virtual void add_rmsnorm_forward(const TensorView& x, const TensorView& branch,
+                                   const TensorView& sum_out, const TensorView& w, float eps,
+                                   const TensorView& y, const TensorView& rstd, AmaxSlot amax = {});
+  // rmsnorm_backward, then convert(dx_accum, dx_copy, copy_amax) of the updated dx_accum (the
+  // next linear's dY), the same bits; a backend may store the copy as it stores dx_accum instead
+  // of reading dx_accum again. A separate op rather than optional arguments of rmsnorm_backward:
+  // every backend stays correct through this default, and a backend's rmsnorm_backward needs
+  // no "is there a copy" branch. dx_copy overlaps nothing. Default: the two unfused ops.
+  virtual void rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w,
+                                            const TensorView& rstd, const TensorView& dy,
+                                            const TensorView& dx_accum, const TensorView& dw_accum,
+                                            const TensorView& dx_copy, AmaxSlot copy_amax = {});
+
   // Causal multi-head attention. qkv [M, 3D] holds q | k | v, each split into heads of D / H
   // columns; out [M, D]; lse [B, H, T] f32 (the row log-sum-exp, saved for the backward).
   virtual void attention_forward(const TensorView& qkv, int n_heads, int seq_len,

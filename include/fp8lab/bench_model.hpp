@@ -23,9 +23,10 @@ struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
   bool fuse_amax = true;  // GptModel::set_fuse_amax; "+unfused-amax" turns it off (A/B of v4)
+  bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off (v7)
 };
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
-// "+unfused-amax"; throws naming bad names.
+// "+unfused-amax", then optionally "+unfused-norm"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,14 @@ class GptModel {
   void set_fuse_amax(bool on) { fuse_amax_ = on; }
   bool fuse_amax() const { return fuse_amax_; }
 
+  // The residual add fused into the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
+  // every add but the embedding is followed by ln2, the next block's ln1 or ln_f), and the
+  // backward's activation-dtype copy of the residual gradient (the projections' dY) written by
+  // the RMSNorm backward that updates it (rmsnorm_backward_and_convert); on by default. Off: the
+  // separate add, norm and convert. Loss and gradients are the same bits either way.
+  void set_fuse_norm_add(bool on) { fuse_norm_add_ = on; }
+  bool fuse_norm_add() const { return fuse_norm_add_; }
+
   // One micro-batch: inputs and targets are host int32 [micro_batch * seq_len]. Accumulates
   // grad_scale * d(sum of token losses)/dparams into the gradients (pick 1 / total counted
   // targets of the optimizer step for a mean loss).
@@ -131,6 +140,13 @@ class GptModel {
   void mlp_forward(std::int64_t layer, bool state_only);
   void backward();
   void block_backward(std::int64_t layer);
+  // sum = x + a.branch_out, then y, rstd = RMSNorm(sum) with weight `w` (one op when fused).
+  void add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
+                    const TensorView& y, const TensorView& rstd, AmaxSlot amax);
+  // The RMSNorm backward (dy -> a.dresid, dw); with `next_dy` (the linear whose backward reads
+  // the residual gradient next) also a.d_branch = dresid as that linear's dY, with its amax.
+  void norm_backward(const TensorView& x, const ParamInfo& w, const TensorView& rstd,
+                     const TensorView& dy, std::optional<BlockLinear> next_dy);
   // The producer-fused amax slot of `which`'s x (forward; qkv, fc or mlp.proj) or dY (backward;
   // attn.proj, mlp.proj or fc) in block `layer`; empty when it is not fused.
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;
@@ -150,6 +166,7 @@ class GptModel {
   std::unique_ptr<Activations> acts_;
   GradientReadyHook gradient_ready_hook_;
   bool fuse_amax_ = true;
+  bool fuse_norm_add_ = true;
 };
 
 }  // namespace fp8lab

@@ -89,6 +89,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
     model.set_fuse_amax(arm.fuse_amax);
+    model.set_fuse_norm_add(arm.fuse_norm_add);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
@@ -117,6 +118,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
     model.set_fuse_amax(arm.fuse_amax);
+    model.set_fuse_norm_add(arm.fuse_norm_add);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
@@ -191,6 +193,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
+  if (strip("+unfused-norm")) arm.fuse_norm_add = false;
   if (strip("+unfused-amax")) arm.fuse_amax = false;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   arm.precision.policy = parse_policy(policy);

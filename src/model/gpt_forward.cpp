@@ -5,6 +5,10 @@
 // The FP8 linears' amax: an op that writes a linear's input gets the linear's AmaxSlot
 // (x_amax / dy_amax; empty unless the linear is FP8 and fuse_amax is on) and the linear the same
 // slot, so the amax costs no extra read of the tensor (see AmaxSlot in backend.hpp).
+//
+// The residual adds run inside the RMSNorm that reads their sum (add_and_norm), and the
+// projections' dY, the residual gradient in the activation dtype, is stored by the RMSNorm
+// backward that updates it (norm_backward); fuse_norm_add off runs the separate ops instead.
 #include <string>
 
 #include "fp8lab/model.hpp"
@@ -108,34 +112,51 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
       linear_name(l, "mlp.proj"), x_amax(l, BlockLinear::mlp_proj));
 }
 
+void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
+                            const TensorView& y, const TensorView& rstd, AmaxSlot amax) {
+  const Activations& a = *acts_;
+  if (fuse_norm_add_) {
+    backend_.add_rmsnorm_forward(x, a.branch_out, sum, param(w), config_.norm_eps, y, rstd, amax);
+  } else {
+    backend_.add(x, a.branch_out, sum);
+    backend_.rmsnorm_forward(sum, param(w), config_.norm_eps, y, rstd, amax);
+  }
+}
+
 void GptModel::forward(bool training) {
   Activations& a = *acts_;
   const auto& params = layout_.params();
-  const float eps = config_.norm_eps;
   const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
   backend_.embedding_forward(a.tokens, param(params[0]), param(params[1]), a.resid[0]);
+  // The only norm without a residual add in front: every later one normalises the sum of the
+  // add before it (add_and_norm), so block l > 0 finds its ln1 done by block l - 1.
+  Block& first = a.blocks.front();
+  backend_.rmsnorm_forward(a.resid[0], param(block_param(0, "ln1.weight")), config_.norm_eps,
+                           own_or(first.ln1, a.ln_shared), first.rstd1,
+                           x_amax(0, BlockLinear::attn_qkv));
   for (std::int64_t l = 0; l < config_.n_layers; ++l) {
     Block& b = a.blocks[static_cast<std::size_t>(l)];
     const TensorView& x_attn = a.resid[static_cast<std::size_t>(2 * l)];
     const TensorView& x_mlp = a.resid[static_cast<std::size_t>(2 * l + 1)];
     const TensorView& x_next = a.resid[static_cast<std::size_t>(2 * l + 2)];
-    const TensorView& ln1 = own_or(b.ln1, a.ln_shared);
-    backend_.rmsnorm_forward(x_attn, param(block_param(l, "ln1.weight")), eps, ln1, b.rstd1,
-                             x_amax(l, BlockLinear::attn_qkv));
-    b.qkv_ctx =
-        backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_qkv), ln1,
-                                working(block_param(l, "attn.qkv.weight")), b.qkv,
-                                linear_name(l, "attn.qkv"), x_amax(l, BlockLinear::attn_qkv));
+    b.qkv_ctx = backend_.linear_forward(
+        linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
+        working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
+        x_amax(l, BlockLinear::attn_qkv));
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse);
     b.attn_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj),
                                               b.att, working(block_param(l, "attn.proj.weight")),
                                               a.branch_out, linear_name(l, "attn.proj"));
-    backend_.add(x_attn, a.branch_out, x_mlp);
-
-    backend_.rmsnorm_forward(x_mlp, param(block_param(l, "ln2.weight")), eps,
-                             own_or(b.ln2, a.ln_shared), b.rstd2, x_amax(l, BlockLinear::mlp_fc));
+    add_and_norm(x_attn, x_mlp, block_param(l, "ln2.weight"), own_or(b.ln2, a.ln_shared), b.rstd2,
+                 x_amax(l, BlockLinear::mlp_fc));
     mlp_forward(l, /*state_only=*/false);
-    backend_.add(x_mlp, a.branch_out, x_next);
+    if (l + 1 < config_.n_layers) {  // the next block's ln1
+      Block& next = a.blocks[static_cast<std::size_t>(l + 1)];
+      add_and_norm(x_mlp, x_next, block_param(l + 1, "ln1.weight"), own_or(next.ln1, a.ln_shared),
+                   next.rstd1, x_amax(l + 1, BlockLinear::attn_qkv));
+    } else {
+      add_and_norm(x_mlp, x_next, params.back(), a.lnf, a.rstdf, {});
+    }
     if (!training || precision_.mlp_recompute) {
       // Recompute mode: the MLP's saved state (e.g. its FP8 operands) is rebuilt in backward.
       b.fc_ctx.reset();
@@ -146,7 +167,6 @@ void GptModel::forward(bool training) {
       b.attn_proj_ctx.reset();
     }
   }
-  backend_.rmsnorm_forward(a.resid.back(), param(params.back()), eps, a.lnf, a.rstdf);
 }
 
 std::vector<std::int64_t> GptModel::gradient_ready_points() const {
@@ -159,6 +179,20 @@ std::vector<std::int64_t> GptModel::gradient_ready_points() const {
   return points;
 }
 
+void GptModel::norm_backward(const TensorView& x, const ParamInfo& w, const TensorView& rstd,
+                             const TensorView& dy, std::optional<BlockLinear> next_dy) {
+  Activations& a = *acts_;
+  if (!next_dy) {
+    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad(w));
+  } else if (fuse_norm_add_) {
+    backend_.rmsnorm_backward_and_convert(x, param(w), rstd, dy, a.dresid, grad(w), a.d_branch,
+                                          dy_amax(*next_dy));
+  } else {
+    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad(w));
+    backend_.convert(a.dresid, a.d_branch, dy_amax(*next_dy));
+  }
+}
+
 void GptModel::backward() {
   Activations& a = *acts_;
   const auto& params = layout_.params();
@@ -169,8 +203,8 @@ void GptModel::backward() {
     final_end = begin;
   };
   backend_.fill_zero(a.dresid);
-  backend_.rmsnorm_backward(a.resid.back(), param(params.back()), a.rstdf, a.d_lnf, a.dresid,
-                            grad(params.back()));
+  // The last block's mlp.proj takes the residual gradient next (d_branch, see block_backward).
+  norm_backward(a.resid.back(), params.back(), a.rstdf, a.d_lnf, BlockLinear::mlp_proj);
   for (std::int64_t l = config_.n_layers - 1; l >= 0; --l) {
     block_backward(l);
     ready(block_param(l, "ln1.weight").offset);  // the block and everything after it
@@ -179,6 +213,10 @@ void GptModel::backward() {
   ready(0);
 }
 
+// Each projection's dY is the residual gradient in the activation dtype (d_branch), written by
+// the norm backward that last updated dresid (norm_backward): ln_f's or the block above's ln1
+// for mlp.proj, this block's ln2 for attn.proj. Nothing between that norm and the projection's
+// backward writes d_branch (the MLP recompute writes no proj output; it is never lent).
 void GptModel::block_backward(std::int64_t l) {
   Activations& a = *acts_;
   Block& b = a.blocks[static_cast<std::size_t>(l)];
@@ -190,7 +228,6 @@ void GptModel::block_backward(std::int64_t l) {
   IdleLoan loan(backend_, a.d_mlp);
   if (precision_.mlp_recompute) mlp_forward(l, /*state_only=*/true);  // same bits as the forward
   const TensorView& fc = own_or(b.fc, a.fc_shared);
-  backend_.convert(a.dresid, a.d_branch, dy_amax(BlockLinear::mlp_proj));
   loan.switch_to(a.d_ln);
   backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
                            grad(block_param(l, "mlp.proj.weight")), dy_amax(BlockLinear::mlp_proj));
@@ -199,21 +236,19 @@ void GptModel::block_backward(std::int64_t l) {
   loan.switch_to(fc);
   backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")),
                            dy_amax(BlockLinear::mlp_fc));
-  const ParamInfo& ln2 = block_param(l, "ln2.weight");
-  backend_.rmsnorm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], param(ln2), b.rstd2,
-                            a.d_ln, a.dresid, grad(ln2));
+  norm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], block_param(l, "ln2.weight"), b.rstd2,
+                a.d_ln, BlockLinear::attn_proj);
   b.fc_ctx.reset();
   b.mlp_proj_ctx.reset();
   // Attention branch: x_mlp = x_attn + proj(attention(qkv(ln1(x_attn)))).
-  backend_.convert(a.dresid, a.d_branch, dy_amax(BlockLinear::attn_proj));
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad(block_param(l, "attn.proj.weight")),
                            dy_amax(BlockLinear::attn_proj));
   backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")));
-  const ParamInfo& ln1 = block_param(l, "ln1.weight");
-  backend_.rmsnorm_backward(a.resid[static_cast<std::size_t>(2 * l)], param(ln1), b.rstd1, a.d_ln,
-                            a.dresid, grad(ln1));
+  // Block 0's ln1 feeds the embedding backward, which reads dresid itself.
+  norm_backward(a.resid[static_cast<std::size_t>(2 * l)], block_param(l, "ln1.weight"), b.rstd1,
+                a.d_ln, l > 0 ? std::optional(BlockLinear::mlp_proj) : std::nullopt);
   b.qkv_ctx.reset();
   b.attn_proj_ctx.reset();
 }

@@ -37,6 +37,17 @@ void check_norm_args(const TensorView& x, const TensorView& w, const TensorView&
   check_f32(rstd, "rmsnorm rstd");
 }
 
+// The backward's views; returns D as the kernels' int.
+int check_norm_backward_args(const TensorView& x, const TensorView& w, const TensorView& rstd,
+                             const TensorView& dy, const TensorView& dx_accum,
+                             const TensorView& dw_accum) {
+  check_norm_args(x, w, rstd, dy, "rmsnorm dy");
+  check_norm_args(x, w, rstd, dx_accum, "rmsnorm dx");
+  check_f32(dw_accum, "rmsnorm dw");
+  check_shape(dw_accum, w.shape, "rmsnorm dw");
+  return to_int(x.shape[1], "d_model");
+}
+
 struct HeadGeometry {
   int batch, seq, heads, head_dim;
 };
@@ -93,11 +104,7 @@ void CudaBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, con
                                    const TensorView& dy, const TensorView& dx_accum,
                                    const TensorView& dw_accum) {
   OpTimer timer(*this, "rmsnorm_backward");
-  check_norm_args(x, w, rstd, dy, "rmsnorm dy");
-  check_norm_args(x, w, rstd, dx_accum, "rmsnorm dx");
-  check_f32(dw_accum, "rmsnorm dw");
-  check_shape(dw_accum, w.shape, "rmsnorm dw");
-  const int d = to_int(x.shape[1], "d_model");
+  const int d = check_norm_backward_args(x, w, rstd, dy, dx_accum, dw_accum);
   PoolBlock scratch(this, cuda_ops::rmsnorm_backward_workspace_bytes(x.shape[0], d),
                     MemoryKind::workspace, "rmsnorm backward partials");
   cuda_ops::rmsnorm_backward(x.data, elem_type(x, "x"), w.as<const float>(),
@@ -105,6 +112,38 @@ void CudaBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, con
                              elem_type(dx_accum, "dx"), dw_accum.as<float>(), x.shape[0], d,
                              scratch.get(), stream_);
   check_launch("rmsnorm_backward", __FILE__, __LINE__);
+}
+
+void CudaBackend::add_rmsnorm_forward(const TensorView& x, const TensorView& branch,
+                                      const TensorView& sum_out, const TensorView& w, float eps,
+                                      const TensorView& y, const TensorView& rstd, AmaxSlot amax) {
+  OpTimer timer(*this, "add_rmsnorm_forward");
+  nn::check_add_rmsnorm(x, branch, sum_out, y);
+  check_norm_args(sum_out, w, rstd, y, "rmsnorm y");
+  check_f32(x, "residual add x");
+  cuda_ops::add_rmsnorm_forward(
+      x.as<const float>(), branch.data, elem_type(branch, "residual add branch"),
+      sum_out.as<float>(), w.as<const float>(), eps, y.data, elem_type(y, "y"), rstd.as<float>(),
+      sum_out.shape[0], to_int(sum_out.shape[1], "d_model"), stream_, amax_out(amax));
+  check_launch("add_rmsnorm_forward", __FILE__, __LINE__);
+}
+
+void CudaBackend::rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w,
+                                               const TensorView& rstd, const TensorView& dy,
+                                               const TensorView& dx_accum,
+                                               const TensorView& dw_accum,
+                                               const TensorView& dx_copy, AmaxSlot copy_amax) {
+  OpTimer timer(*this, "rmsnorm_backward_and_convert");
+  const int d = check_norm_backward_args(x, w, rstd, dy, dx_accum, dw_accum);
+  nn::check_norm_copy(x, dy, dx_accum, dx_copy);
+  PoolBlock scratch(this, cuda_ops::rmsnorm_backward_workspace_bytes(x.shape[0], d),
+                    MemoryKind::workspace, "rmsnorm backward partials");
+  cuda_ops::rmsnorm_backward_and_convert(
+      x.data, elem_type(x, "x"), w.as<const float>(), rstd.as<const float>(), dy.data,
+      elem_type(dy, "dy"), dx_accum.data, elem_type(dx_accum, "dx"), dw_accum.as<float>(),
+      dx_copy.data, elem_type(dx_copy, "dx copy"), x.shape[0], d, scratch.get(), stream_,
+      amax_out(copy_amax));
+  check_launch("rmsnorm_backward_and_convert", __FILE__, __LINE__);
 }
 
 void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_len,

@@ -81,7 +81,7 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
                         float* dwte_accum, float* dwpe_accum, std::int64_t rows, int seq_len,
                         int d_model, int vocab, void* workspace, cudaStream_t stream);
 
-// ---- RMSNorm (src/nn/cuda_rmsnorm.cu) --------------------------------------------------------
+// ---- RMSNorm (src/nn/cuda_rmsnorm.cu, cuda_add_rmsnorm.cu) -----------------------------------
 // y = x * rstd * w, rstd[m] = 1 / sqrt(mean(x[m]^2) + eps); w, rstd f32.
 void rmsnorm_forward(const void* x, ElemType x_type, const float* w, float eps, void* y,
                      ElemType y_type, float* rstd, std::int64_t rows, int d_model,
@@ -92,6 +92,19 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
                       const void* dy, ElemType dy_type, void* dx_accum, ElemType dx_type,
                       float* dw_accum, std::int64_t rows, int d_model, void* workspace,
                       cudaStream_t stream);
+// rmsnorm_backward, then convert(dx_accum -> dx_copy, copy_amax): the same bits, the copy
+// stored from the registers that store dx (f32 dx into a bf16 copy; other cases run the two).
+// The same workspace as rmsnorm_backward.
+void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
+                                  const void* dy, ElemType dy_type, void* dx_accum,
+                                  ElemType dx_type, float* dw_accum, void* dx_copy,
+                                  ElemType copy_type, std::int64_t rows, int d_model,
+                                  void* workspace, cudaStream_t stream, AmaxOut copy_amax = {});
+// add_f32(x, branch -> sum), then rmsnorm_forward(sum -> y, rstd, amax): the same bits in one
+// pass over the rows (src/nn/cuda_add_rmsnorm.cu). sum overlaps no other argument.
+void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_type, float* sum,
+                         const float* w, float eps, void* y, ElemType y_type, float* rstd,
+                         std::int64_t rows, int d_model, cudaStream_t stream, AmaxOut amax = {});
 
 // ---- attention (src/nn/cuda_attention_{forward,backward}.cu) --------------------------------
 // Causal flash attention in bf16 with fp32 softmax statistics, O(T) memory (never a [T, T]

@@ -11,97 +11,56 @@
 // Fast paths need D % 8 == 0 and 16-byte aligned pointers (8-element vectors); any other shape
 // takes the scalar kernels, which compute the same values.
 // The forward can also reduce the amax of the y it stores (AmaxOut): y is the input of the
-// block's qkv or fc linear, which then need not read it again for its FP8 scale.
+// block's qkv or fc linear, which then need not read it again for its FP8 scale. The backward can
+// also store the bf16 copy of the new dx with its amax (rmsnorm_backward_and_convert): the next
+// projection's dY, which then needs no convert pass. The forward with the residual add fused in
+// front is in cuda_add_rmsnorm.cu; both forwards share nn/rmsnorm_rows.cuh.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "nn/cuda_ops_launch.hpp"
 #include "nn/elementwise_access.cuh"  // load1/store1, load_n/store_n (kVec = 8), dispatch_type
+#include "nn/rmsnorm_rows.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
 
-constexpr int kWarpsPerBlock = 8;  // forward: one warp per row
-constexpr int kBlockThreads = kWarpsPerBlock * 32;
+using rmsnorm::kBlockThreads;
+using rmsnorm::kWarpsPerBlock;
+using rmsnorm::warp_allsum;
+
 // Backward: rows are split into at most kMaxChunks fixed chunks (a function of the row count
 // only, so the dw sums do not depend on the GPU); each CTA writes one [D] partial of dw.
 // 1024 chunks: many CTAs (short waves' tails) for a partial buffer of at most 32 KiB x 1024.
 constexpr std::int64_t kMaxChunks = 1024;
-// Forward: at most this many CTAs, their warps striding over the rows (each row's values do not
-// depend on which warp computes it); it bounds the producer-fused amax's per-CTA atomics.
-constexpr std::int64_t kMaxForwardBlocks = 4096;
 
-// Butterfly sum over the warp: every lane ends with the same value (each step adds the same two
-// numbers on both partners), in the same order every run.
-__device__ __forceinline__ double warp_allsum(double v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
-  return v;
-}
+// ---- forward: one warp per row (nn/rmsnorm_rows.cuh) ------------------------------------------
 
-// ---- forward: one warp per row ----------------------------------------------------------------
-
-// One row by one warp; returns the largest amax key the lane stored.
-template <bool kVectors, typename X, typename Y>
-__device__ __forceinline__ std::uint32_t rmsnorm_row(const X* __restrict__ xr,
-                                                     const float* __restrict__ w, float eps,
-                                                     Y* __restrict__ yr, float* __restrict__ rstd,
-                                                     int d, int lane) {
-  double ss = 0.0;
-  if constexpr (kVectors) {
-    for (int g = lane; g < d / kVec; g += 32) {
-      float v[kVec];
-      load_n<kVec>(xr + g * kVec, v);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) ss += static_cast<double>(v[k]) * v[k];
-    }
-  } else {
-    for (int j = lane; j < d; j += 32) {
-      const float v = load1(xr + j);
-      ss += static_cast<double>(v) * v;
-    }
-  }
-  ss = warp_allsum(ss);
-  const float r = static_cast<float>(1.0 / sqrt(ss / static_cast<double>(d) + eps));
-  if (lane == 0) *rstd = r;
-
-  // Second pass over the row (it is still in L1/L2): y = x * (r * w).
-  std::uint32_t key = 0;
-  if constexpr (kVectors) {
-    for (int g = lane; g < d / kVec; g += 32) {
-      float v[kVec], wv[kVec];
-      load_n<kVec>(xr + g * kVec, v);
-      load_n<kVec>(w + g * kVec, wv);
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) v[k] = __fmul_rn(v[k], __fmul_rn(r, wv[k]));
-      key = max(key, store_n<kVec>(yr + g * kVec, v));
-    }
-  } else {
-    for (int j = lane; j < d; j += 32)
-      key = max(key, store1(yr + j, __fmul_rn(load1(xr + j), __fmul_rn(r, w[j]))));
-  }
-  return key;
-}
-
-// Warps stride over the rows whole (the warp sums are never half-done), and every thread then
-// reaches finish_amax, which synchronises the block.
+// Every thread reaches finish_amax, which synchronises the block.
 template <typename X, typename Y, bool kVectors>
 __global__ void __launch_bounds__(kBlockThreads)
     rmsnorm_forward_kernel(const X* __restrict__ x, const float* __restrict__ w, float eps,
                            Y* __restrict__ y, float* __restrict__ rstd, std::int64_t rows, int d,
                            AmaxOut amax) {
-  const int lane = threadIdx.x & 31;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
-  std::uint32_t key = 0;
-  for (std::int64_t row =
-           static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-       row < rows; row += stride) {
-    key = max(key, rmsnorm_row<kVectors>(x + row * d, w, eps, y + row * d, rstd + row, d, lane));
-  }
+  const std::uint32_t key = rmsnorm::for_warp_rows(rows, [&](std::int64_t row, int lane) {
+    const X* xr = x + row * d;
+    auto from_x = [&](int j, auto& v) { load_n(xr + j, v); };
+    const float r = rmsnorm::row_rstd<kVectors>(d, lane, eps, from_x);
+    if (lane == 0) rstd[row] = r;
+    return rmsnorm::row_store_scaled<kVectors>(d, lane, r, w, y + row * d, from_x);
+  });
   finish_amax(key, amax);
 }
 
 // ---- backward ---------------------------------------------------------------------------------
+
+// The backward's optional copy of the new dx rows (rmsnorm_backward_and_convert): bf16, with
+// its producer-fused amax. Unused by the kernels instantiated without kCopy.
+struct DxCopy {
+  bf16_bits* out = nullptr;
+  AmaxOut amax;
+};
 
 struct Chunking {
   std::int64_t rows_per_chunk;
@@ -161,13 +120,14 @@ __device__ __forceinline__ void block_allsum(double (&v)[kRows]) {
 // of its columns in registers over its rows; at the end the teams' sums are added in team order
 // in shared memory and written once to partial[c, :]. ~128 registers: 2 CTAs (16 warps, up to
 // 80 KiB of loads) per SM, about twice the bytes in flight that HBM3e needs at full bandwidth.
-template <typename X, typename G, typename DX, int kGroups>
+// kCopy: each new dx row is also stored to copy.out (the next linear's bf16 dY) from the same
+// registers, and its amax reduced.
+template <typename X, typename G, typename DX, int kGroups, bool kCopy>
 __global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
     rmsnorm_backward_vec_kernel(const X* __restrict__ x, const float* __restrict__ w,
                                 const float* __restrict__ rstd, const G* __restrict__ dy,
-                                DX* __restrict__ dx, float* __restrict__ partial,
-                                std::int64_t rows, int d, std::int64_t rows_per_chunk,
-                                int team_warps) {
+                                DX* __restrict__ dx, float* __restrict__ partial, std::int64_t rows,
+                                int d, std::int64_t rows_per_chunk, int team_warps, DxCopy copy) {
   // [d] w, then [d] the teams' dw sums. w is read from shared memory on every row rather than
   // kept in registers (with its f64 copies the compiler would hoist): fewer registers, more CTAs.
   extern __shared__ float smem[];
@@ -194,6 +154,7 @@ __global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
 
   bool has[kGroups];
   float dw[kGroups][kVec];
+  std::uint32_t key = 0;  // the largest amax key of the copy this thread stored
 #pragma unroll
   for (int k = 0; k < kGroups; ++k) {
     has[k] = t + k * team_threads < groups;
@@ -250,7 +211,9 @@ __global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
         out[e] = accumulate_value(old[k][e], dx_value(rr, wv[k][e], gv[k][e], coef, xv[k][e]));
         dw[k][e] = __fadd_rn(dw[k][e], __fmul_rn(__fmul_rn(gv[k][e], xv[k][e]), rr));
       }
-      store_n<kVec>(dx + base + static_cast<std::int64_t>(t + k * team_threads) * kVec, out);
+      const std::int64_t at = base + static_cast<std::int64_t>(t + k * team_threads) * kVec;
+      store_n<kVec>(dx + at, out);
+      if constexpr (kCopy) key = max(key, store_n<kVec>(copy.out + at, out));
     }
   }
 
@@ -273,20 +236,23 @@ __global__ void __launch_bounds__(kBlockThreads, kGroups <= 2 ? 2 : 1)
     reinterpret_cast<float4*>(out + j * kVec)[0] = make_float4(p[0], p[1], p[2], p[3]);
     reinterpret_cast<float4*>(out + j * kVec)[1] = make_float4(p[4], p[5], p[6], p[7]);
   }
+  if constexpr (kCopy) finish_amax(key, copy.amax);
 }
 
 // Any D and alignment: the same chunks, one row at a time; thread t owns columns t, t + 256, ...
 // and accumulates its dw columns directly in partial[c, :] (no other thread touches them).
-template <typename X, typename G, typename DX>
+template <typename X, typename G, typename DX, bool kCopy>
 __global__ void __launch_bounds__(kBlockThreads)
     rmsnorm_backward_scalar_kernel(const X* __restrict__ x, const float* __restrict__ w,
                                    const float* __restrict__ rstd, const G* __restrict__ dy,
                                    DX* __restrict__ dx, float* __restrict__ partial,
-                                   std::int64_t rows, int d, std::int64_t rows_per_chunk) {
+                                   std::int64_t rows, int d, std::int64_t rows_per_chunk,
+                                   DxCopy copy) {
   const std::int64_t begin = static_cast<std::int64_t>(blockIdx.x) * rows_per_chunk;
   const std::int64_t end = begin + rows_per_chunk < rows ? begin + rows_per_chunk : rows;
   float* dw = partial + static_cast<std::int64_t>(blockIdx.x) * d;
   for (int j = threadIdx.x; j < d; j += kBlockThreads) dw[j] = 0.f;
+  std::uint32_t key = 0;
   for (std::int64_t m = begin; m < end; ++m) {
     const X* xr = x + m * d;
     const G* gr = dy + m * d;
@@ -300,10 +266,13 @@ __global__ void __launch_bounds__(kBlockThreads)
     DX* dxr = dx + m * d;
     for (int j = threadIdx.x; j < d; j += kBlockThreads) {
       const float xv = load1(xr + j), gv = load1(gr + j);
-      store1(dxr + j, accumulate_value(load1(dxr + j), dx_value(rr, w[j], gv, coef, xv)));
+      const float v = accumulate_value(load1(dxr + j), dx_value(rr, w[j], gv, coef, xv));
+      store1(dxr + j, v);
+      if constexpr (kCopy) key = max(key, store1(copy.out + m * d + j, v));
       dw[j] = __fadd_rn(dw[j], __fmul_rn(__fmul_rn(gv, xv), rr));
     }
   }
+  if constexpr (kCopy) finish_amax(key, copy.amax);
 }
 
 // dw[j] += sum over chunks c of partial[c, j]. Block: 32 columns x 32 slices; slice s sums chunks
@@ -355,19 +324,59 @@ VecShape vec_shape(int d) {
   return {0, 0};
 }
 
-template <typename X, typename G, typename DX, int kGroups>
-void launch_backward_vec(const void* x, const float* w, const float* rstd, const void* dy,
-                         void* dx, float* partial, std::int64_t rows, int d, Chunking ch,
-                         int team_warps, cudaStream_t stream) {
+template <typename X, typename G, typename DX, int kGroups, bool kCopy>
+void launch_backward_vec(const void* x, const float* w, const float* rstd, const void* dy, DX* dx,
+                         float* partial, std::int64_t rows, int d, Chunking ch, int team_warps,
+                         DxCopy copy, cudaStream_t stream) {
   const std::size_t smem = 2 * static_cast<std::size_t>(d) * sizeof(float);  // <= 64 KiB
   if (smem > 48 * 1024) {  // past the default limit (D > 6144) the kernel must opt in
-    cudaFuncSetAttribute(rmsnorm_backward_vec_kernel<X, G, DX, kGroups>,
+    cudaFuncSetAttribute(rmsnorm_backward_vec_kernel<X, G, DX, kGroups, kCopy>,
                          cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   }
-  rmsnorm_backward_vec_kernel<X, G, DX, kGroups>
+  rmsnorm_backward_vec_kernel<X, G, DX, kGroups, kCopy>
       <<<static_cast<unsigned>(ch.chunks), kBlockThreads, smem, stream>>>(
-          static_cast<const X*>(x), w, rstd, static_cast<const G*>(dy), static_cast<DX*>(dx),
-          partial, rows, d, ch.rows_per_chunk, team_warps);
+          static_cast<const X*>(x), w, rstd, static_cast<const G*>(dy), dx, partial, rows, d,
+          ch.rows_per_chunk, team_warps, copy);
+}
+
+// Which backward kernel a shape and its pointers take: the vector kernel needs D % 8 == 0, a row
+// that fits (vec_shape) and 16-byte aligned pointers.
+VecShape backward_shape(int d, const void* x, const void* dy, const void* dx, const float* w,
+                        const void* workspace) {
+  const VecShape shape = d % kVec == 0 ? vec_shape(d) : VecShape{0, 0};
+  const bool aligned =
+      aligned16(x) && aligned16(dy) && aligned16(dx) && aligned16(w) && aligned16(workspace);
+  return aligned ? shape : VecShape{0, 0};
+}
+
+// The row kernels of one backward (rows > 0, d > 0), then the dw reduction.
+template <typename DX, bool kCopy>
+void launch_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
+                     const void* dy, ElemType dy_type, DX* dx, float* dw_accum, std::int64_t rows,
+                     int d, VecShape shape, void* workspace, DxCopy copy, cudaStream_t stream) {
+  const Chunking ch = chunking(rows);
+  auto* partial = static_cast<float*>(workspace);
+  dispatch_type(x_type, [&](auto xt) {
+    dispatch_type(dy_type, [&](auto gt) {
+      using X = decltype(xt);
+      using G = decltype(gt);
+      if (shape.groups_per_thread == 0) {
+        rmsnorm_backward_scalar_kernel<X, G, DX, kCopy>
+            <<<static_cast<unsigned>(ch.chunks), kBlockThreads, 0, stream>>>(
+                static_cast<const X*>(x), w, rstd, static_cast<const G*>(dy), dx, partial, rows, d,
+                ch.rows_per_chunk, copy);
+      } else if (shape.groups_per_thread == 2) {  // D <= 4096
+        launch_backward_vec<X, G, DX, 2, kCopy>(x, w, rstd, dy, dx, partial, rows, d, ch,
+                                                shape.team_warps, copy, stream);
+      } else {  // D <= 8192
+        launch_backward_vec<X, G, DX, 4, kCopy>(x, w, rstd, dy, dx, partial, rows, d, ch,
+                                                shape.team_warps, copy, stream);
+      }
+    });
+  });
+  const dim3 block(32, kReduceSlices);
+  const auto col_blocks = static_cast<unsigned>((d + 31) / 32);
+  rmsnorm_dw_reduce_kernel<<<col_blocks, block, 0, stream>>>(partial, ch.chunks, d, dw_accum);
 }
 
 }  // namespace
@@ -379,10 +388,8 @@ void rmsnorm_forward(const void* x, ElemType x_type, const float* w, float eps, 
     if (!amax.meta) return;
     rows = 0;  // nothing to normalise, but the empty output's amax (0) still gets its scale
   }
-  const bool vec = d_model % kVec == 0 && aligned16(x) && aligned16(y) && aligned16(w);
-  const std::int64_t row_blocks = (rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const auto blocks = static_cast<unsigned>(
-      row_blocks < 1 ? 1 : (row_blocks > kMaxForwardBlocks ? kMaxForwardBlocks : row_blocks));
+  const bool vec = rmsnorm::forward_vectors(d_model, x, y, w);
+  const unsigned blocks = rmsnorm::forward_blocks(rows);
   dispatch_type(x_type, [&](auto xt) {
     dispatch_type(y_type, [&](auto yt) {
       using X = decltype(xt);
@@ -409,36 +416,36 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
                       float* dw_accum, std::int64_t rows, int d_model, void* workspace,
                       cudaStream_t stream) {
   if (rows <= 0 || d_model <= 0) return;
-  const Chunking ch = chunking(rows);
-  auto* partial = static_cast<float*>(workspace);
-  const VecShape shape = d_model % kVec == 0 ? vec_shape(d_model) : VecShape{0, 0};
-  const bool vec = shape.groups_per_thread != 0 && aligned16(x) && aligned16(dy) &&
-                   aligned16(dx_accum) && aligned16(w) && aligned16(workspace);
-  dispatch_type(x_type, [&](auto xt) {
-    dispatch_type(dy_type, [&](auto gt) {
-      dispatch_type(dx_type, [&](auto dt) {
-        using X = decltype(xt);
-        using G = decltype(gt);
-        using DX = decltype(dt);
-        if (!vec) {
-          rmsnorm_backward_scalar_kernel<X, G, DX>
-              <<<static_cast<unsigned>(ch.chunks), kBlockThreads, 0, stream>>>(
-                  static_cast<const X*>(x), w, rstd, static_cast<const G*>(dy),
-                  static_cast<DX*>(dx_accum), partial, rows, d_model, ch.rows_per_chunk);
-        } else if (shape.groups_per_thread == 2) {  // D <= 4096
-          launch_backward_vec<X, G, DX, 2>(x, w, rstd, dy, dx_accum, partial, rows, d_model, ch,
-                                           shape.team_warps, stream);
-        } else {  // D <= 8192
-          launch_backward_vec<X, G, DX, 4>(x, w, rstd, dy, dx_accum, partial, rows, d_model, ch,
-                                           shape.team_warps, stream);
-        }
-      });
-    });
+  const VecShape shape = backward_shape(d_model, x, dy, dx_accum, w, workspace);
+  dispatch_type(dx_type, [&](auto dt) {
+    using DX = decltype(dt);
+    launch_backward<DX, false>(x, x_type, w, rstd, dy, dy_type, static_cast<DX*>(dx_accum),
+                               dw_accum, rows, d_model, shape, workspace, DxCopy{}, stream);
   });
-  const dim3 block(32, kReduceSlices);
-  const auto col_blocks = static_cast<unsigned>((d_model + 31) / 32);
-  rmsnorm_dw_reduce_kernel<<<col_blocks, block, 0, stream>>>(partial, ch.chunks, d_model,
-                                                             dw_accum);
+}
+
+void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
+                                  const void* dy, ElemType dy_type, void* dx_accum,
+                                  ElemType dx_type, float* dw_accum, void* dx_copy,
+                                  ElemType copy_type, std::int64_t rows, int d_model,
+                                  void* workspace, cudaStream_t stream, AmaxOut copy_amax) {
+  const VecShape shape = backward_shape(d_model, x, dy, dx_accum, w, workspace);
+  // The fused kernels store the copy from the registers that hold the new dx: the f32 residual
+  // gradient into a bf16 dY, the model's case. They must also take the kernel the unfused
+  // backward takes (the dot products' order, and so dx, depend on it): a vector-path shape with
+  // an unaligned copy, other dtypes and empty tensors run the two unfused launches instead.
+  const bool fused = rows > 0 && d_model > 0 && dx_type == ElemType::f32 &&
+                     copy_type == ElemType::bf16 &&
+                     (shape.groups_per_thread == 0 || aligned16(dx_copy));
+  if (!fused) {
+    rmsnorm_backward(x, x_type, w, rstd, dy, dy_type, dx_accum, dx_type, dw_accum, rows, d_model,
+                     workspace, stream);
+    convert(dx_accum, dx_type, dx_copy, copy_type, rows * d_model, stream, copy_amax);
+    return;
+  }
+  launch_backward<float, true>(x, x_type, w, rstd, dy, dy_type, static_cast<float*>(dx_accum),
+                               dw_accum, rows, d_model, shape, workspace,
+                               DxCopy{static_cast<bf16_bits*>(dx_copy), copy_amax}, stream);
 }
 
 }  // namespace fp8lab::cuda_ops

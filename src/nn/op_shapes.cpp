@@ -4,6 +4,19 @@
 #include "fp8lab/error.hpp"
 
 namespace fp8lab::nn {
+namespace {
+
+void check_disjoint(const TensorView& out, const char* out_name, const TensorView& other,
+                    const char* other_name) {
+  const auto a = reinterpret_cast<std::uintptr_t>(out.data);
+  const auto b = reinterpret_cast<std::uintptr_t>(other.data);
+  const bool overlap =
+      out.nbytes() > 0 && other.nbytes() > 0 && a < b + other.nbytes() && b < a + out.nbytes();
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, !overlap, "{} {} overlaps {} {}", out_name,
+                    out.describe(), other_name, other.describe());
+}
+
+}  // namespace
 
 EmbeddingShape check_embedding_shapes(const TensorView& tokens, const TensorView& wte,
                                       const TensorView& wpe, const TensorView& acts,
@@ -34,6 +47,30 @@ void check_norm_shapes(const TensorView& x, const TensorView& w, const TensorVie
       w.numel() == x.shape[1] && rstd.numel() == x.shape[0] && other.numel() == x.numel(),
       "rmsnorm: x {}, weight {}, rstd {}, {} {} do not fit [M, D], [D], [M], [M, D]", x.describe(),
       w.describe(), rstd.describe(), other_name, other.describe());
+}
+
+void check_add_rmsnorm(const TensorView& x, const TensorView& branch, const TensorView& sum_out,
+                       const TensorView& y) {
+  check_dtype(x, DType::f32, "residual add x");
+  check_dtype(sum_out, DType::f32, "residual add sum");
+  FP8LAB_CHECK_KIND(ErrorKind::shape, branch.numel() == x.numel() && sum_out.numel() == x.numel(),
+                    "residual add: x {} + branch {} -> sum {} differ in element count",
+                    x.describe(), branch.describe(), sum_out.describe());
+  check_disjoint(sum_out, "add_rmsnorm sum", x, "x");
+  check_disjoint(sum_out, "add_rmsnorm sum", branch, "branch");
+  check_disjoint(sum_out, "add_rmsnorm sum", y, "y");
+  check_disjoint(y, "add_rmsnorm y", x, "x");
+  check_disjoint(y, "add_rmsnorm y", branch, "branch");
+}
+
+void check_norm_copy(const TensorView& x, const TensorView& dy, const TensorView& dx_accum,
+                     const TensorView& dx_copy) {
+  FP8LAB_CHECK_KIND(ErrorKind::shape, dx_copy.numel() == dx_accum.numel(),
+                    "rmsnorm backward: the copy {} of dx {} differs in element count",
+                    dx_copy.describe(), dx_accum.describe());
+  check_disjoint(dx_copy, "rmsnorm dx copy", x, "x");
+  check_disjoint(dx_copy, "rmsnorm dx copy", dy, "dy");
+  check_disjoint(dx_copy, "rmsnorm dx copy", dx_accum, "dx");
 }
 
 HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len,

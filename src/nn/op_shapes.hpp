@@ -21,6 +21,17 @@ EmbeddingShape check_embedding_shapes(const TensorView& tokens, const TensorView
 void check_norm_shapes(const TensorView& x, const TensorView& w, const TensorView& rstd,
                        const TensorView& other, const char* other_name);
 
+// Backend::add_rmsnorm_forward: x and sum_out f32 (the residual stream), branch with their
+// element count; sum_out and y overlap no other tensor of the op (its kernels read a row after
+// writing it, which only disjoint tensors make the same as the unfused ops).
+void check_add_rmsnorm(const TensorView& x, const TensorView& branch, const TensorView& sum_out,
+                       const TensorView& y);
+
+// Backend::rmsnorm_backward_and_convert's copy: dx_accum's element count, overlapping no other
+// tensor of the op.
+void check_norm_copy(const TensorView& x, const TensorView& dy, const TensorView& dx_accum,
+                     const TensorView& dx_copy);
+
 // qkv [B*T, 3*H*hd] split into heads over rows of seq_len; lse f32 [B, H, T].
 struct HeadShape {
   std::int64_t batch, seq, heads, head_dim, d_model;

@@ -46,6 +46,17 @@ class ForwardingBackend : public Backend {
                         const TensorView& dy, const TensorView& dx, const TensorView& dw) override {
     inner_->rmsnorm_backward(x, w, r, dy, dx, dw);
   }
+  void add_rmsnorm_forward(const TensorView& x, const TensorView& b, const TensorView& sum,
+                           const TensorView& w, float eps, const TensorView& y, const TensorView& r,
+                           AmaxSlot a = {}) override {
+    inner_->add_rmsnorm_forward(x, b, sum, w, eps, y, r, a);
+  }
+  void rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w, const TensorView& r,
+                                    const TensorView& dy, const TensorView& dx,
+                                    const TensorView& dw, const TensorView& copy,
+                                    AmaxSlot a = {}) override {
+    inner_->rmsnorm_backward_and_convert(x, w, r, dy, dx, dw, copy, a);
+  }
   void attention_forward(const TensorView& q, int h, int t, const TensorView& o,
                          const TensorView& l) override {
     inner_->attention_forward(q, h, t, o, l);

@@ -1,14 +1,16 @@
-// Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes.
+// Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes, read amax slots.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "common/test_data.hpp"
 #include "fp8lab/cuda_check.hpp"
 #include "fp8lab/cuda_memory.hpp"
+#include "fp8lab/fp8_meta.hpp"
 
 // Every GPU test starts with this: CI has nvcc but no GPU, and says so instead of failing.
 #define FP8LAB_SKIP_WITHOUT_GPU()                                             \
@@ -55,5 +57,40 @@ inline DeviceTensor poisoned_device(DType dtype, Shape shape) {
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   return t;
 }
+
+// A device Fp8Meta (an amax slot) on the host, after the device is done writing it.
+inline Fp8Meta read_meta(const Fp8Meta* device) {
+  Fp8Meta m;
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  FP8LAB_CUDA_CHECK(cudaMemcpy(&m, device, sizeof(m), cudaMemcpyDeviceToHost));
+  return m;
+}
+
+inline std::string describe(const Fp8Meta& m) {
+  char s[200];
+  std::snprintf(s, sizeof(s),
+                "amax %08x scale %08x inv %08x nonfinite %u sat %llu uf %llu "
+                "scratch %08x/%u",
+                float_bits(m.amax), float_bits(m.scale), float_bits(m.inv_scale), m.nonfinite,
+                m.saturated, m.underflow, m.amax_bits_accum, m.blocks_done);
+  return s;
+}
+
+// Device memory for one tensor, `offset` elements into its allocation (offset 1: unaligned),
+// the rest of the allocation poisoned.
+struct DeviceView {
+  DeviceTensor storage;
+  TensorView view;
+  DeviceView(DType dtype, Shape shape, std::int64_t offset)
+      : storage(dtype, Shape{shape.numel() + offset + 8}) {
+    fill_bytes_cuda(storage.view(), 0xFF);
+    view = {static_cast<char*>(storage.view().data) +
+                static_cast<std::size_t>(offset) * dtype_size(dtype),
+            dtype, shape, Device::cuda};
+  }
+  DeviceView(const HostTensor& h, std::int64_t offset) : DeviceView(h.dtype(), h.shape(), offset) {
+    copy_to_device(h, view);
+  }
+};
 
 }  // namespace fp8lab::testing

@@ -17,49 +17,20 @@
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
+#include "cuda/model_ab.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/model.hpp"
-#include "model/model_fixtures.hpp"
 
 namespace fp8lab {
 namespace {
 
+using testing::describe;
+using testing::DeviceView;
+using testing::read_meta;
+
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-Fp8Meta read_meta(const Fp8Meta* device) {
-  Fp8Meta m;
-  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-  FP8LAB_CUDA_CHECK(cudaMemcpy(&m, device, sizeof(m), cudaMemcpyDeviceToHost));
-  return m;
-}
-
-std::string describe(const Fp8Meta& m) {
-  char s[200];
-  std::snprintf(s, sizeof(s),
-                "amax %08x scale %08x inv %08x nonfinite %u sat %llu uf %llu "
-                "scratch %08x/%u",
-                float_bits(m.amax), float_bits(m.scale), float_bits(m.inv_scale), m.nonfinite,
-                m.saturated, m.underflow, m.amax_bits_accum, m.blocks_done);
-  return s;
-}
-
-// Device memory for one tensor, `offset` elements into its allocation (offset 1: unaligned).
-struct DeviceView {
-  DeviceTensor storage;
-  TensorView view;
-  DeviceView(DType dtype, Shape shape, std::int64_t offset)
-      : storage(dtype, Shape{shape.numel() + offset + 8}) {
-    fill_bytes_cuda(storage.view(), 0xFF);
-    view = {static_cast<char*>(storage.view().data) +
-                static_cast<std::size_t>(offset) * dtype_size(dtype),
-            dtype, shape, Device::cuda};
-  }
-  DeviceView(const HostTensor& h, std::int64_t offset) : DeviceView(h.dtype(), h.shape(), offset) {
-    copy_to_device(h, view);
-  }
-};
 
 struct Case {
   Shape shape;
@@ -213,33 +184,16 @@ class CudaFusedAmaxModel : public ::testing::TestWithParam<ModelCase> {};
 TEST_P(CudaFusedAmaxModel, LossAndGradientsAreBitIdentical) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const ModelCase mc = GetParam();
-  ModelConfig c;  // head_dim 64, every GEMM dimension a multiple of 16
-  c.vocab_size = 320, c.d_model = 128, c.n_layers = 2, c.n_heads = 2, c.seq_len = 96;
-  const std::int64_t batch = 2, m = batch * c.seq_len;
+  PrecisionConfig p;
+  p.policy = mc.policy;
+  p.mlp_recompute = mc.recompute;
   const std::uint64_t seed = testing::fresh_seed();
-  const auto inputs = testing::random_tokens(m, c.vocab_size, seed, 1);
-  const auto targets = testing::random_tokens(m, c.vocab_size, seed, 2);
-  double loss[2], eval_loss[2];
-  std::vector<float> grads[2];
+  testing::ModelRun runs[2];
   for (int fuse = 0; fuse < 2; ++fuse) {
-    auto gpu = make_cuda_backend();
-    PrecisionConfig p;
-    p.policy = mc.policy;
-    p.mlp_recompute = mc.recompute;
-    GptModel model(c, p, batch, *gpu);
-    model.set_fuse_amax(fuse == 1);
-    model.init_parameters(seed);
-    model.zero_grads();
-    // Two micro-batches: the second finds every slot and meta already used once.
-    loss[fuse] = model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 64).loss_sum;
-    loss[fuse] += model.forward_backward(targets.data(), inputs.data(), 1.f / m, -1, 64).loss_sum;
-    grads[fuse] = model.get_gradients();
-    eval_loss[fuse] = model.evaluate(inputs.data(), targets.data(), -1, 64).loss_sum;
+    runs[fuse] = testing::run_gpu_model(p, 2, seed,
+                                        [&](GptModel& model) { model.set_fuse_amax(fuse == 1); });
   }
-  EXPECT_EQ(std::memcmp(&loss[0], &loss[1], sizeof(double)), 0) << loss[0] << " vs " << loss[1];
-  EXPECT_EQ(std::memcmp(&eval_loss[0], &eval_loss[1], sizeof(double)), 0);
-  ASSERT_EQ(grads[0].size(), grads[1].size());
-  EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * sizeof(float)), 0);
+  testing::expect_bit_identical(runs[0], runs[1]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CudaFusedAmaxModel,
@@ -248,10 +202,8 @@ INSTANTIATE_TEST_SUITE_P(Policies, CudaFusedAmaxModel,
                                            ModelCase{PrecisionPolicy::fp8_linears, false},
                                            ModelCase{PrecisionPolicy::fp8_linears, true}),
                          [](const auto& param_info) {
-                           std::string n = policy_name(param_info.param.policy);
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n + (param_info.param.recompute ? "_recompute" : "");
+                           return testing::policy_case_name(param_info.param.policy,
+                                                            param_info.param.recompute);
                          });
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The CUDA backend's elementwise, reduction, AdamW, RMSNorm and embedding launchers
-// (src/nn/cuda_ops_launch.hpp) against the CPU reference backend on the same inputs.
+// The CUDA backend's elementwise, reduction, AdamW, RMSNorm (plain and fused with the residual
+// add or the dY convert) and embedding launchers (src/nn/cuda_ops_launch.hpp) against the CPU
+// reference backend on the same inputs.
 //
 // Bounds, from the arithmetic of the two implementations:
 // - bit-exact: convert, add, scale, AdamW (every operation IEEE-rounded in the same order on both
@@ -440,6 +441,22 @@ const NormShape kNormShapes[] = {{1, 8},     {37, 768},  {130, 2048}, {1500, 64}
                                  {9, 100},   {5, 2056},  {3, 4104},   {700, 13},
                                  {4099, 2048}, {12000, 512}};
 
+// rstd: f64 sums in another order, then one f32 rounding: at most an ulp apart. y: rstd's ulp
+// through two products, and one bf16 rounding either side of a boundary.
+void expect_norm_close(const HostTensor& got_r, const HostTensor& want_r, const HostTensor& got_y,
+                       const HostTensor& want_y, const std::string& what) {
+  expect_close(
+      got_r, want_r, [&](std::int64_t i) { return std::ldexp(1.0, -23) * value_at(want_r, i); },
+      what + " rstd");
+  const double slack = bf16_slack(want_y.dtype());
+  expect_close(
+      got_y, want_y,
+      [&](std::int64_t i) {
+        return (std::ldexp(1.0, -21) + slack) * std::fabs(value_at(want_y, i));
+      },
+      what + " y");
+}
+
 TEST(CudaOps, RmsnormForwardMatchesCpu) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
@@ -461,89 +478,148 @@ TEST(CudaOps, RmsnormForwardMatchesCpu) {
       std::ostringstream what;
       what << "rmsnorm_forward " << dtype_name(xt) << "->" << dtype_name(yt) << " [" << s.rows
            << ", " << s.d << "]";
-      // rstd: f64 sums in another order, then one f32 rounding: at most an ulp apart.
-      expect_close(dr.read(), want_r,
-                   [&](std::int64_t i) { return std::ldexp(1.0, -23) * value_at(want_r, i); },
-                   what.str() + " rstd");
-      const double slack = bf16_slack(yt);
-      expect_close(dy.read(), want_y,
-                   [&](std::int64_t i) {
-                     return (std::ldexp(1.0, -21) + slack) * std::fabs(value_at(want_y, i));
-                   },
-                   what.str() + " y");
+      expect_norm_close(dr.read(), want_r, dy.read(), want_y, what.str());
     }
   }
 }
 
+// The residual add fused in front (add_rmsnorm_forward): the sum bit-exact (one fp32 add on
+// both sides), rstd and y as the plain forward; offset 1 puts every view off its 16-byte
+// alignment (the scalar kernel).
+TEST(CudaOps, AddRmsnormForwardMatchesCpu) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  auto cpu = make_cpu_backend();
+  const std::pair<DType, DType> pairs[] = {
+      {DType::bf16, DType::bf16}, {DType::f32, DType::f32}, {DType::bf16, DType::f32}};
+  for (const auto& [bt, yt] : pairs) {
+    for (const NormShape& s : kNormShapes) {
+      for (std::int64_t offset : {0, 1}) {
+        const Shape shape{s.rows, s.d};
+        const HostTensor x = random_tensor(DType::f32, shape, seed, 21, 2.0f, Specials::no_nan);
+        const HostTensor b = random_tensor(bt, shape, seed, 22, 1.0f);
+        const HostTensor w = random_tensor(DType::f32, {s.d}, seed, 23, 1.0f);
+        HostTensor want_sum(DType::f32, shape), want_y(yt, shape), want_r(DType::f32, {s.rows});
+        cpu->add_rmsnorm_forward(x.view(), b.view(), want_sum.view(), w.view(), 1e-5f,
+                                 want_y.view(), want_r.view());
+        const DevBuf dx(x, offset), db(b, offset), dw(w, offset);
+        const DevBuf dsum(testing::poisoned(DType::f32, shape), offset),
+            dy(testing::poisoned(yt, shape), offset), dr(testing::poisoned(DType::f32, {s.rows}));
+        cuda_ops::add_rmsnorm_forward(dx.as<const float>(), db.ptr(), elem(bt), dsum.as<float>(),
+                                      dw.as<const float>(), 1e-5f, dy.ptr(), elem(yt),
+                                      dr.as<float>(), s.rows, s.d, nullptr);
+        finish("add_rmsnorm_forward");
+        std::ostringstream what;
+        what << "add_rmsnorm_forward b " << dtype_name(bt) << " -> " << dtype_name(yt) << " ["
+             << s.rows << ", " << s.d << "] offset " << offset;
+        expect_bytes_equal(dsum.read(), want_sum, what.str() + " sum");
+        expect_norm_close(dr.read(), want_r, dy.read(), want_y, what.str());
+      }
+    }
+  }
+}
+
+// With `fused`, rmsnorm_backward_and_convert: dx and dw as rmsnorm_backward, and its bf16 copy
+// of dx within dx's bound plus one bf16 rounding of the CPU's.
 TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
-  for (DType dxt : {DType::f32, DType::bf16}) {
-    for (const NormShape& s : kNormShapes) {
-      const DType xt = DType::f32, gt = DType::bf16;
-      const HostTensor x = random_tensor(xt, {s.rows, s.d}, seed, 13, 2.0f);
-      const HostTensor w = random_tensor(DType::f32, {s.d}, seed, 14, 1.0f);
-      const HostTensor dy = random_tensor(gt, {s.rows, s.d}, seed, 15, 1.0f);
-      const HostTensor dx0 = random_tensor(dxt, {s.rows, s.d}, seed, 16, 0.5f);  // accumulate onto
-      const HostTensor dw0 = random_tensor(DType::f32, {s.d}, seed, 17, 0.5f);
-      HostTensor y(DType::f32, {s.rows, s.d}), rstd(DType::f32, {s.rows});
-      cpu->rmsnorm_forward(x.view(), w.view(), 1e-5f, y.view(), rstd.view());
-      HostTensor want_dx = copy_of(dx0), want_dw = copy_of(dw0);
-      cpu->rmsnorm_backward(x.view(), w.view(), rstd.view(), dy.view(), want_dx.view(),
-                            want_dw.view());
-
-      const DevBuf dx(x), dw(w), dr(rstd), ddy(dy);
-      DeviceTensor workspace(
-          DType::u8,
-          {static_cast<std::int64_t>(cuda_ops::rmsnorm_backward_workspace_bytes(s.rows, s.d)) + 1});
-      HostTensor got_dx[2], got_dw[2];
-      for (int run = 0; run < 2; ++run) {
-        const DevBuf gdx(dx0), gdw(dw0);
-        fill_bytes_cuda(workspace.view(), 0xFF);  // partials must be written, not assumed zero
-        cuda_ops::rmsnorm_backward(dx.ptr(), elem(xt), dw.as<const float>(),
-                                   dr.as<const float>(), ddy.ptr(), elem(gt), gdx.ptr(),
-                                   elem(dxt), gdw.as<float>(), s.rows, s.d,
-                                   workspace.view().data, nullptr);
-        finish("rmsnorm_backward");
-        got_dx[run] = gdx.read();
-        got_dw[run] = gdw.read();
-      }
-      std::ostringstream what;
-      what << "rmsnorm_backward dx " << dtype_name(dxt) << " [" << s.rows << ", " << s.d << "]";
-      expect_bytes_equal(got_dx[1], got_dx[0], what.str() + " dx run 2 vs run 1");
-      expect_bytes_equal(got_dw[1], got_dw[0], what.str() + " dw run 2 vs run 1");
-
-      // Per-element scale of dx's terms and per-column sum of |dw terms|, in f64.
-      std::vector<double> coef(static_cast<std::size_t>(s.rows)), dw_abs(static_cast<std::size_t>(s.d));
-      for (std::int64_t m = 0; m < s.rows; ++m) {
-        double dot = 0;
-        const double r = value_at(rstd, m);
-        for (int j = 0; j < s.d; ++j) {
-          const std::int64_t i = m * s.d + j;
-          dot += value_at(dy, i) * value_at(w, j) * value_at(x, i);
-          dw_abs[static_cast<std::size_t>(j)] += std::fabs(value_at(dy, i) * value_at(x, i) * r);
+  for (bool fused : {false, true}) {
+    for (DType dxt : {DType::f32, DType::bf16}) {
+      for (const NormShape& s : kNormShapes) {
+        const DType xt = DType::f32, gt = DType::bf16;
+        const Shape shape{s.rows, s.d};
+        const HostTensor x = random_tensor(xt, shape, seed, 13, 2.0f);
+        const HostTensor w = random_tensor(DType::f32, {s.d}, seed, 14, 1.0f);
+        const HostTensor dy = random_tensor(gt, shape, seed, 15, 1.0f);
+        const HostTensor dx0 = random_tensor(dxt, shape, seed, 16, 0.5f);  // accumulate onto
+        const HostTensor dw0 = random_tensor(DType::f32, {s.d}, seed, 17, 0.5f);
+        HostTensor y(DType::f32, shape), rstd(DType::f32, {s.rows});
+        cpu->rmsnorm_forward(x.view(), w.view(), 1e-5f, y.view(), rstd.view());
+        HostTensor want_dx = copy_of(dx0), want_dw = copy_of(dw0), want_copy(DType::bf16, shape);
+        if (fused) {
+          cpu->rmsnorm_backward_and_convert(x.view(), w.view(), rstd.view(), dy.view(),
+                                            want_dx.view(), want_dw.view(), want_copy.view());
+        } else {
+          cpu->rmsnorm_backward(x.view(), w.view(), rstd.view(), dy.view(), want_dx.view(),
+                                want_dw.view());
         }
-        coef[static_cast<std::size_t>(m)] = dot * r * r * r / s.d;
+
+        const DevBuf dx(x), dw(w), dr(rstd), ddy(dy);
+        DeviceTensor workspace(
+            DType::u8,
+            {static_cast<std::int64_t>(cuda_ops::rmsnorm_backward_workspace_bytes(s.rows, s.d)) +
+             1});
+        HostTensor got_dx[2], got_dw[2], got_copy[2];
+        for (int run = 0; run < 2; ++run) {
+          const DevBuf gdx(dx0), gdw(dw0), gcopy(testing::poisoned(DType::bf16, shape));
+          fill_bytes_cuda(workspace.view(), 0xFF);  // partials must be written, not assumed zero
+          if (fused) {
+            cuda_ops::rmsnorm_backward_and_convert(
+                dx.ptr(), elem(xt), dw.as<const float>(), dr.as<const float>(), ddy.ptr(), elem(gt),
+                gdx.ptr(), elem(dxt), gdw.as<float>(), gcopy.ptr(), ElemType::bf16, s.rows, s.d,
+                workspace.view().data, nullptr);
+          } else {
+            cuda_ops::rmsnorm_backward(
+                dx.ptr(), elem(xt), dw.as<const float>(), dr.as<const float>(), ddy.ptr(), elem(gt),
+                gdx.ptr(), elem(dxt), gdw.as<float>(), s.rows, s.d, workspace.view().data, nullptr);
+          }
+          finish("rmsnorm_backward");
+          got_dx[run] = gdx.read();
+          got_dw[run] = gdw.read();
+          got_copy[run] = gcopy.read();
+        }
+        std::ostringstream what;
+        what << (fused ? "rmsnorm_backward_and_convert" : "rmsnorm_backward") << " dx "
+             << dtype_name(dxt) << " [" << s.rows << ", " << s.d << "]";
+        expect_bytes_equal(got_dx[1], got_dx[0], what.str() + " dx run 2 vs run 1");
+        expect_bytes_equal(got_dw[1], got_dw[0], what.str() + " dw run 2 vs run 1");
+
+        // Per-element scale of dx's terms and per-column sum of |dw terms|, in f64.
+        std::vector<double> coef(static_cast<std::size_t>(s.rows)),
+            dw_abs(static_cast<std::size_t>(s.d));
+        for (std::int64_t m = 0; m < s.rows; ++m) {
+          double dot = 0;
+          const double r = value_at(rstd, m);
+          for (int j = 0; j < s.d; ++j) {
+            const std::int64_t i = m * s.d + j;
+            dot += value_at(dy, i) * value_at(w, j) * value_at(x, i);
+            dw_abs[static_cast<std::size_t>(j)] += std::fabs(value_at(dy, i) * value_at(x, i) * r);
+          }
+          coef[static_cast<std::size_t>(m)] = dot * r * r * r / s.d;
+        }
+        auto dx_terms = [&](std::int64_t i) {
+          const std::int64_t m = i / s.d, j = i % s.d;
+          const double r = value_at(rstd, m);
+          return std::fabs(value_at(dx0, i)) + std::fabs(r * value_at(w, j) * value_at(dy, i)) +
+                 std::fabs(coef[static_cast<std::size_t>(m)] * value_at(x, i));
+        };
+        const double slack = bf16_slack(dxt);
+        expect_close(
+            got_dx[0], want_dx,
+            [&](std::int64_t i) {
+              return std::ldexp(dx_terms(i), -20) + slack * std::fabs(value_at(want_dx, i));
+            },
+            what.str() + " dx");
+        expect_close(
+            got_dw[0], want_dw,
+            [&](std::int64_t j) {
+              return std::ldexp(dw_abs[static_cast<std::size_t>(j)] + std::fabs(value_at(dw0, j)),
+                                -16);
+            },
+            what.str() + " dw");
+        if (fused) {
+          expect_bytes_equal(got_copy[1], got_copy[0], what.str() + " copy run 2 vs run 1");
+          expect_close(
+              got_copy[0], want_copy,
+              [&](std::int64_t i) {
+                return std::ldexp(dx_terms(i), -20) +
+                       (slack + std::ldexp(1.0, -7)) * std::fabs(value_at(want_copy, i));
+              },
+              what.str() + " copy");
+        }
       }
-      const double slack = bf16_slack(dxt);
-      expect_close(got_dx[0], want_dx,
-                   [&](std::int64_t i) {
-                     const std::int64_t m = i / s.d, j = i % s.d;
-                     const double r = value_at(rstd, m);
-                     const double terms = std::fabs(value_at(dx0, i)) +
-                                          std::fabs(r * value_at(w, j) * value_at(dy, i)) +
-                                          std::fabs(coef[static_cast<std::size_t>(m)] * value_at(x, i));
-                     return std::ldexp(terms, -20) + slack * std::fabs(value_at(want_dx, i));
-                   },
-                   what.str() + " dx");
-      expect_close(got_dw[0], want_dw,
-                   [&](std::int64_t j) {
-                     return std::ldexp(dw_abs[static_cast<std::size_t>(j)] +
-                                           std::fabs(value_at(dw0, j)),
-                                       -16);
-                   },
-                   what.str() + " dw");
     }
   }
 }

@@ -1,5 +1,6 @@
-// `fp8lab bench model` arms: the names parse into the configs they say, and the v4 A/B pair
-// (an FP8 arm with and without "+unfused-amax") computes the same loss on the same problem.
+// `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
+// arm with and without "+unfused-amax" (v4) or "+unfused-norm" (v7)) compute the same loss on
+// the same problem.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 
@@ -13,15 +14,28 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_EQ(plain.precision.policy, PrecisionPolicy::fp8_mlp);
   EXPECT_FALSE(plain.precision.mlp_recompute);
   EXPECT_TRUE(plain.fuse_amax);
+  EXPECT_TRUE(plain.fuse_norm_add);
   const ModelBenchArm both = parse_model_bench_arm("fp8-linears+recompute+unfused-amax");
   EXPECT_EQ(both.precision.policy, PrecisionPolicy::fp8_linears);
   EXPECT_TRUE(both.precision.mlp_recompute);
   EXPECT_FALSE(both.fuse_amax);
+  EXPECT_TRUE(both.fuse_norm_add);
   EXPECT_FALSE(parse_model_bench_arm("bf16+unfused-amax").fuse_amax);
+  const ModelBenchArm norm = parse_model_bench_arm("bf16+unfused-norm");
+  EXPECT_EQ(norm.precision.policy, PrecisionPolicy::bf16);
+  EXPECT_TRUE(norm.fuse_amax);
+  EXPECT_FALSE(norm.fuse_norm_add);
+  const ModelBenchArm all = parse_model_bench_arm("fp8-mlp+recompute+unfused-amax+unfused-norm");
+  EXPECT_EQ(all.precision.policy, PrecisionPolicy::fp8_mlp);
+  EXPECT_TRUE(all.precision.mlp_recompute);
+  EXPECT_FALSE(all.fuse_amax);
+  EXPECT_FALSE(all.fuse_norm_add);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+recompute"), Error);
+  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+unfused-amax"), Error);
+  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
 }
 
-TEST(BenchModelArms, UnfusedAmaxArmComputesTheSameLoss) {
+ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) {
   ModelBenchConfig c;
   c.backend = "cpu";
   c.preset = "tiny";
@@ -31,12 +45,20 @@ TEST(BenchModelArms, UnfusedAmaxArmComputesTheSameLoss) {
   c.repeats = 1;
   c.train_step = false;
   c.loss_chunk_rows = 64;
-  c.arms = {parse_model_bench_arm("fp8-mlp+recompute"),
-            parse_model_bench_arm("fp8-mlp+recompute+unfused-amax")};
-  const ModelBenchResult r = run_model_bench(c);
-  ASSERT_EQ(r.arms.size(), 2u);
-  EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256);
-  EXPECT_EQ(r.arms[0].loss, r.arms[1].loss);
+  c.arms = {parse_model_bench_arm(fused), parse_model_bench_arm(unfused)};
+  return run_model_bench(c);
+}
+
+TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
+  for (const auto& [fused, unfused] :
+       {std::pair<std::string, std::string>{"fp8-mlp+recompute", "fp8-mlp+recompute+unfused-amax"},
+        {"bf16", "bf16+unfused-norm"},
+        {"fp8-mlp", "fp8-mlp+unfused-norm"}}) {
+    const ModelBenchResult r = run_pair(fused, unfused);
+    ASSERT_EQ(r.arms.size(), 2u) << unfused;
+    EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256) << unfused;
+    EXPECT_EQ(r.arms[0].loss, r.arms[1].loss) << unfused;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The GPT model on the CPU backend: whole-model finite differences in fp32, initialisation
-// identity across policies, MLP recompute and producer-fused amax bit-identity, and mixed
-// precision vs the fp32 reference.
+// identity across policies, MLP recompute, producer-fused amax and fused add + RMSNorm
+// bit-identity, and mixed precision vs the fp32 reference.
 #include "common/forwarding_backend.hpp"
 #include "common/test_data.hpp"
 #include "fp8lab/model.hpp"
@@ -189,6 +189,94 @@ TEST(GptModel, FusedAmaxGivesBitIdenticalLossAndGradients) {
       EXPECT_EQ(eval_losses[0], eval_losses[1]) << label;
       EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0) << label;
     }
+  }
+}
+
+// Counts the fused RMSNorm ops and the unfused residual adds and converts they replace, so the
+// test below knows which path ran.
+class NormOpCounter final : public testing::ForwardingBackend {
+ public:
+  int fused_forward = 0, fused_backward = 0, adds = 0;
+  void add_rmsnorm_forward(const TensorView& x, const TensorView& b, const TensorView& sum,
+                           const TensorView& w, float eps, const TensorView& y, const TensorView& r,
+                           AmaxSlot a = {}) override {
+    ++fused_forward;
+    ForwardingBackend::add_rmsnorm_forward(x, b, sum, w, eps, y, r, a);
+  }
+  void rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w, const TensorView& r,
+                                    const TensorView& dy, const TensorView& dx,
+                                    const TensorView& dw, const TensorView& copy,
+                                    AmaxSlot a = {}) override {
+    ++fused_backward;
+    ForwardingBackend::rmsnorm_backward_and_convert(x, w, r, dy, dx, dw, copy, a);
+  }
+  void add(const TensorView& a, const TensorView& b, const TensorView& out) override {
+    ++adds;
+    ForwardingBackend::add(a, b, out);
+  }
+};
+
+// The residual add fused into the norm after it, and the dY copy into the norm backward before
+// it, change how many passes the ops make, not what they compute: loss, evaluation loss and
+// gradients are bit-identical with the fusion on and off, in every policy (fp32 compute too),
+// with and without MLP recompute and the fused amax; the gradient-ready ranges come in the
+// same order.
+TEST(GptModel, FusedNormAddGivesBitIdenticalLossAndGradients) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t m = 2 * c.seq_len, layers = c.n_layers;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  struct Case {
+    PrecisionConfig precision;
+    bool fuse_amax;
+  };
+  std::vector<Case> cases;
+  for (PrecisionPolicy policy :
+       {PrecisionPolicy::bf16, PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
+    for (bool recompute : {false, true}) {
+      PrecisionConfig p;
+      p.policy = policy;
+      p.mlp_recompute = recompute;
+      cases.push_back({p, true});
+      if (policy != PrecisionPolicy::bf16) cases.push_back({p, false});
+    }
+  }
+  cases.push_back({fp32_reference(), true});
+  for (const Case& k : cases) {
+    const std::string label = std::string(policy_name(k.precision.policy)) +
+                              (k.precision.mlp_recompute ? "+recompute" : "") +
+                              (k.precision.compute == ComputeMode::fp32 ? " fp32" : "") +
+                              (k.fuse_amax ? "" : "+unfused-amax");
+    double losses[2], eval_losses[2];
+    std::vector<float> grads[2];
+    std::vector<std::pair<std::int64_t, std::int64_t>> ready[2];
+    for (int fuse = 0; fuse < 2; ++fuse) {
+      NormOpCounter be;
+      GptModel model(c, k.precision, 2, be);
+      model.set_fuse_amax(k.fuse_amax);
+      model.set_fuse_norm_add(fuse == 1);
+      model.set_gradient_ready_hook(
+          [&, fuse](std::int64_t b, std::int64_t e) { ready[fuse].emplace_back(b, e); });
+      model.init_parameters(seed);
+      model.zero_grads();
+      losses[fuse] =
+          model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
+      // A second micro-batch accumulates onto the gradients and reuses every amax slot.
+      losses[fuse] +=
+          model.forward_backward(targets.data(), inputs.data(), 1.f / m, -1, 16).loss_sum;
+      grads[fuse] = model.get_gradients();
+      eval_losses[fuse] = model.evaluate(inputs.data(), targets.data(), -1, 16).loss_sum;
+      // Per forward (three: two trainings, one evaluation) ln2 and the next ln1 / ln_f of each
+      // block; per backward ln_f, each ln2 and the ln1 of every block but the first.
+      EXPECT_EQ(be.fused_forward, fuse ? 3 * 2 * layers : 0) << label;
+      EXPECT_EQ(be.adds, fuse ? 0 : 3 * 2 * layers) << label;
+      EXPECT_EQ(be.fused_backward, fuse ? 2 * 2 * layers : 0) << label;
+    }
+    EXPECT_EQ(losses[0], losses[1]) << label;
+    EXPECT_EQ(eval_losses[0], eval_losses[1]) << label;
+    EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0) << label;
+    EXPECT_EQ(ready[0], ready[1]) << label;
   }
 }
 
