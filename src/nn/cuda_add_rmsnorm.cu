@@ -45,6 +45,68 @@ __global__ void __launch_bounds__(kBlockThreads)
   finish_amax(key, amax);
 }
 
+// Rows of up to 256 * kGroups elements on the vector split (lane l holds the groups l, l + 32,
+// ... of 8): the sums stay in registers between the two passes instead of being read back from
+// L2, and every load of a row is issued before the first add. The arithmetic and its order are
+// row_rstd's and row_store_scaled's (same lanes, same groups, same f64 accumulation order), so
+// sum, rstd and y are the bits of the kernel above.
+template <typename B, typename Y, int kGroups>
+__global__ void __launch_bounds__(kBlockThreads)
+    add_rmsnorm_forward_registers_kernel(const float* __restrict__ x, const B* __restrict__ branch,
+                                         float* __restrict__ sum, const float* __restrict__ w,
+                                         float eps, Y* __restrict__ y, float* __restrict__ rstd,
+                                         std::int64_t rows, int d, AmaxOut amax) {
+  const std::uint32_t key = rmsnorm::for_warp_rows(rows, [&](std::int64_t row, int lane) {
+    const std::int64_t at = row * d;
+    float v[kGroups][kVec], b[kGroups][kVec];
+#pragma unroll
+    for (int i = 0; i < kGroups; ++i) {
+      const int j = (lane + 32 * i) * kVec;
+      if (j < d) {
+        load_n(x + at + j, v[i]);
+        load_n(branch + at + j, b[i]);
+      }
+    }
+    double ss = 0.0;
+#pragma unroll
+    for (int i = 0; i < kGroups; ++i) {
+      const int j = (lane + 32 * i) * kVec;
+      if (j < d) {
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) v[i][k] = __fadd_rn(v[i][k], b[i][k]);
+        store_n(sum + at + j, v[i]);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) ss += static_cast<double>(v[i][k]) * v[i][k];
+      }
+    }
+    ss = rmsnorm::warp_allsum(ss);
+    const float r = static_cast<float>(1.0 / sqrt(ss / static_cast<double>(d) + eps));
+    if (lane == 0) rstd[row] = r;
+    std::uint32_t row_key = 0;
+#pragma unroll
+    for (int i = 0; i < kGroups; ++i) {
+      const int j = (lane + 32 * i) * kVec;
+      if (j < d) {
+        float wv[kVec];
+        load_n<kVec>(w + j, wv);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) v[i][k] = __fmul_rn(v[i][k], __fmul_rn(r, wv[k]));
+        row_key = max(row_key, store_n<kVec>(y + at + j, v[i]));
+      }
+    }
+    return row_key;
+  });
+  finish_amax(key, amax);
+}
+
+// The register kernel for rows of up to 2048 elements (256 per group count), else 0.
+inline int register_groups(int d) {
+  for (int g = 1; g <= 8; g *= 2) {
+    if (d <= 256 * g) return g;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_type, float* sum,
@@ -65,7 +127,20 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
     dispatch_type(y_type, [&](auto yt) {
       using B = decltype(bt);
       using Y = decltype(yt);
-      if (vec) {
+      const auto registers = [&](auto kernel) {
+        kernel<<<blocks, kBlockThreads, 0, stream>>>(x, static_cast<const B*>(branch), sum, w, eps,
+                                                     static_cast<Y*>(y), rstd, rows, d_model, amax);
+      };
+      const int groups = vec ? register_groups(d_model) : 0;
+      if (groups == 1) {
+        registers(add_rmsnorm_forward_registers_kernel<B, Y, 1>);
+      } else if (groups == 2) {
+        registers(add_rmsnorm_forward_registers_kernel<B, Y, 2>);
+      } else if (groups == 4) {
+        registers(add_rmsnorm_forward_registers_kernel<B, Y, 4>);
+      } else if (groups == 8) {
+        registers(add_rmsnorm_forward_registers_kernel<B, Y, 8>);
+      } else if (vec) {
         add_rmsnorm_forward_kernel<B, Y, true>
             <<<blocks, kBlockThreads, 0, stream>>>(x, static_cast<const B*>(branch), sum, w, eps,
                                                    static_cast<Y*>(y), rstd, rows, d_model, amax);

@@ -91,10 +91,12 @@ class CudaFusedNorm : public ::testing::Test {
 TEST_F(CudaFusedNorm, AddRmsnormForwardIsAddThenNorm) {
   const std::uint64_t seed = testing::fresh_seed();
   const std::vector<Case> cases = {
-      {{4099, 512}, 0, 0, 0, "vector"},
-      {{130, 2048}, 0, 0, 0, "vector"},
-      {{40007, 64}, 0, 0, 0, "vector, warps loop over the rows"},
-      {{1, 8}, 0, 0, 0, "vector"},
+      {{4099, 512}, 0, 0, 0, "vector, row in registers (2 groups per lane)"},
+      {{777, 1000}, 0, 0, 0, "vector, registers (4 groups, the last lanes' idle)"},
+      {{130, 2048}, 0, 0, 0, "vector, registers (8 groups)"},
+      {{61, 2056}, 0, 0, 0, "vector, two passes (D > 2048)"},
+      {{40007, 64}, 0, 0, 0, "vector, registers (1 group), warps loop over the rows"},
+      {{1, 8}, 0, 0, 0, "vector, registers (1 group)"},
       {{37, 677}, 0, 0, 0, "scalar: prime D"},
       {{1481, 768}, 0, 1, 0, "scalar: unaligned sum and y"},
       {{1481, 768}, 1, 1, 0, "scalar: everything unaligned"},

@@ -400,6 +400,9 @@ TEST(CudaOps, AdamwMatchesCpuOverSeveralSteps) {
         cpu->adamw_update(p.view(), g.view(), m.view(), v.view(), s,
                           with_working ? w.view() : TensorView{});
         const DevBuf dg(g, offset);
+        // A pageable cudaMemcpy may return before its DMA lands, and the backend runs on its own
+        // non-blocking stream: wait for the upload (the first run read 0xFF tails as NaN).
+        FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
         auto dev = [n](const DevBuf& b, DType t) {
           return TensorView{b.ptr(), t, Shape{n}, Device::cuda};
         };
