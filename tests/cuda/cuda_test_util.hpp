@@ -1,4 +1,4 @@
-// Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes.
+// Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes, attention shapes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -47,6 +47,17 @@ inline void expect_same_bytes(const TensorView& host, const TensorView& device, 
                         << " bytes differ, first at byte " << d.first << " (" << host.describe()
                         << ")";
 }
+
+// The shape of a causal attention call: qkv [rows, 3 d_model], out [rows, d_model].
+struct AttentionShape {
+  int batch, heads, seq, head_dim;
+  std::int64_t rows() const { return static_cast<std::int64_t>(batch) * seq; }
+  std::int64_t d_model() const { return static_cast<std::int64_t>(heads) * head_dim; }
+  std::string describe() const {
+    return "B=" + std::to_string(batch) + " H=" + std::to_string(heads) +
+           " T=" + std::to_string(seq) + " hd=" + std::to_string(head_dim);
+  }
+};
 
 // A device tensor of `dtype`/`shape` poisoned with 0xFF bytes (NaN in every float format).
 inline DeviceTensor poisoned_device(DType dtype, Shape shape) {
