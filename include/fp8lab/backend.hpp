@@ -178,13 +178,16 @@ class Backend {
 
   // Causal multi-head attention. qkv [M, 3D] holds q | k | v, each split into heads of D / H
   // columns; out [M, D]; lse [B, H, T] f32 (the row log-sum-exp, saved for the backward).
+  // `out_amax` (optional): the producer-fused amax of out (see AmaxSlot), attn.proj's x.
   virtual void attention_forward(const TensorView& qkv, int n_heads, int seq_len,
-                                 const TensorView& out, const TensorView& lse) = 0;
+                                 const TensorView& out, const TensorView& lse,
+                                 AmaxSlot out_amax = {}) = 0;
   // The backward also takes the forward's `out` (flash-attention's D_i = rowsum(dout_i * out_i));
-  // a backend may instead recompute it.
+  // a backend may instead recompute it. `dqkv_amax` (optional): the producer-fused amax of all
+  // of dqkv (dq, dk and dv together), attn.qkv's dY.
   virtual void attention_backward(const TensorView& qkv, const TensorView& out,
                                   const TensorView& lse, const TensorView& dout, int n_heads,
-                                  int seq_len, const TensorView& dqkv) = 0;
+                                  int seq_len, const TensorView& dqkv, AmaxSlot dqkv_amax = {}) = 0;
 
   // GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
   virtual void gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot amax = {}) = 0;

@@ -94,10 +94,11 @@ class GptModel {
   void zero_grads();
 
   // Producer-fused amax (AmaxSlot in backend.hpp), on by default: the ops that write an FP8
-  // linear's input (the RMSNorms into qkv and fc, GELU into mlp.proj; in the backward the
-  // converts into the projections' dY and GELU's backward into fc's) also reduce its amax, and
-  // the linear skips its own pass over the tensor. Off: every FP8 linear reads its input for
-  // the amax. Loss and gradients are the same bits either way (tests/model, tests/cuda).
+  // linear's input (the RMSNorms into qkv and fc, the attention into attn.proj, GELU into
+  // mlp.proj; in the backward the converts into the projections' dY, GELU's backward into fc's
+  // and the attention backward into qkv's) also reduce its amax, and the linear skips its own
+  // pass over the tensor. Off: every FP8 linear reads its input for the amax. Loss and
+  // gradients are the same bits either way (tests/model, tests/cuda).
   void set_fuse_amax(bool on) { fuse_amax_ = on; }
   bool fuse_amax() const { return fuse_amax_; }
 
@@ -147,8 +148,8 @@ class GptModel {
   // the residual gradient next) also a.d_branch = dresid as that linear's dY, with its amax.
   void norm_backward(const TensorView& x, const ParamInfo& w, const TensorView& rstd,
                      const TensorView& dy, std::optional<BlockLinear> next_dy);
-  // The producer-fused amax slot of `which`'s x (forward; qkv, fc or mlp.proj) or dY (backward;
-  // attn.proj, mlp.proj or fc) in block `layer`; empty when it is not fused.
+  // The producer-fused amax slot of `which`'s x (forward) or dY (backward) in block `layer`;
+  // empty when it is not fused (the linear is not FP8, or fuse_amax is off).
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;
   AmaxSlot dy_amax(BlockLinear which) const;
   TensorView working(const ParamInfo& p) const;

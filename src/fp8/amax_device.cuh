@@ -65,11 +65,15 @@ __device__ __forceinline__ void finalize_amax(Fp8Meta* meta, Fp8Format format) {
   meta->underflow = 0;
 }
 
-// Every thread of every block of the launch calls this once, with the largest key of the values
+// Every thread of every committing block calls this once, with the largest key of the values
 // it handled (0 for none), after its last store: a 1-D block whose size is a multiple of 32
-// (at most 1024), any grid. Contains __syncthreads: no thread may have returned early.
+// (at most 1024). Contains __syncthreads: no thread of the block may have returned early.
+// `blocks` is how many blocks commit in all; they may belong to several launches that write one
+// tensor together (the attention backward's dK/dV and dQ kernels): the tickets count across
+// them, so the last block of the last launch finalises, once. Nothing else may use the meta
+// until then.
 __device__ __forceinline__ void commit_block_amax(std::uint32_t key, Fp8Meta* meta,
-                                                  Fp8Format format) {
+                                                  Fp8Format format, unsigned blocks) {
   __shared__ std::uint32_t warp_max[32];
   key = __reduce_max_sync(0xFFFFFFFFu, key);
   if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = key;
@@ -79,10 +83,15 @@ __device__ __forceinline__ void commit_block_amax(std::uint32_t key, Fp8Meta* me
   for (unsigned w = 0; w < blockDim.x / 32; ++w) b = max(b, warp_max[w]);
   if (b) atomicMax(&meta->amax_bits_accum, b);
   __threadfence();  // this block's max is visible before its ticket
-  const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
   if (atomicAdd(&meta->blocks_done, 1u) != blocks - 1) return;
   __threadfence();  // and the last block sees every block's max
   finalize_amax(meta, format);
+}
+
+// The usual case: every block of this launch's grid commits, and no other launch.
+__device__ __forceinline__ void commit_block_amax(std::uint32_t key, Fp8Meta* meta,
+                                                  Fp8Format format) {
+  commit_block_amax(key, meta, format, gridDim.x * gridDim.y * gridDim.z);
 }
 
 }  // namespace fp8lab::detail

@@ -38,9 +38,10 @@ struct GptModel::Activations {
   TensorView d_qkv;  // act [M, 3D], the 3·M·D elements after it
   Buffer d_lnf;                  // act [M, D]: from the loss
   // Producer-fused amax slots (GptModel::x_amax, dy_amax), when a block linear is FP8: per
-  // block the x of qkv, fc and mlp.proj (fc's is read again by the backward's MLP recompute, so
-  // each block keeps its own), then one for every dY (each is used by the very next linear).
-  static constexpr int kSlotsPerBlock = 3;
+  // block the x of qkv, attn.proj, fc and mlp.proj, in BlockLinear order (fc's is read again by
+  // the backward's MLP recompute, so each block keeps its own), then one for every dY (each is
+  // used by the very next linear).
+  static constexpr int kSlotsPerBlock = 4;
   Buffer amax_slots;
 };
 

@@ -46,18 +46,17 @@ class IdleLoan {
 
 AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
   if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
-  FP8LAB_CHECK(which != BlockLinear::attn_proj,
-               "attn.proj's input comes from the attention, which has no fused amax");
-  const int k = which == BlockLinear::attn_qkv ? 0 : which == BlockLinear::mlp_fc ? 1 : 2;
+  static_assert(static_cast<int>(BlockLinear::mlp_proj) + 1 == Activations::kSlotsPerBlock,
+                "one x slot per block linear, in BlockLinear order");
+  const int k = static_cast<int>(which);
   return amax_slot(acts_->amax_slots, static_cast<int>(layer) * Activations::kSlotsPerBlock + k,
                    Fp8Format::e4m3);
 }
 
 AmaxSlot GptModel::dy_amax(BlockLinear which) const {
   if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
-  FP8LAB_CHECK(which != BlockLinear::attn_qkv,
-               "attn.qkv's dY comes from the attention backward, which has no fused amax");
-  // One slot for every dY: each producer's output goes straight into its linear's backward.
+  // One slot for every dY: each producer's output goes straight into its linear's backward,
+  // which copies the slot (stream-ordered) before the next producer starts filling it.
   return amax_slot(acts_->amax_slots,
                    static_cast<int>(config_.n_layers) * Activations::kSlotsPerBlock,
                    Fp8Format::e5m2);
@@ -143,10 +142,11 @@ void GptModel::forward(bool training) {
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
         working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
         x_amax(l, BlockLinear::attn_qkv));
-    backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse);
-    b.attn_proj_ctx = backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj),
-                                              b.att, working(block_param(l, "attn.proj.weight")),
-                                              a.branch_out, linear_name(l, "attn.proj"));
+    backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, x_amax(l, BlockLinear::attn_proj));
+    b.attn_proj_ctx =
+        backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
+                                working(block_param(l, "attn.proj.weight")), a.branch_out,
+                                linear_name(l, "attn.proj"), x_amax(l, BlockLinear::attn_proj));
     add_and_norm(x_attn, x_mlp, block_param(l, "ln2.weight"), own_or(b.ln2, a.ln_shared), b.rstd2,
                  x_amax(l, BlockLinear::mlp_fc));
     mlp_forward(l, /*state_only=*/false);
@@ -244,8 +244,10 @@ void GptModel::block_backward(std::int64_t l) {
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad(block_param(l, "attn.proj.weight")),
                            dy_amax(BlockLinear::attn_proj));
-  backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv);
-  backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")));
+  backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv,
+                              dy_amax(BlockLinear::attn_qkv));
+  backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")),
+                           dy_amax(BlockLinear::attn_qkv));
   // Block 0's ln1 feeds the embedding backward, which reads dresid itself.
   norm_backward(a.resid[static_cast<std::size_t>(2 * l)], block_param(l, "ln1.weight"), b.rstd1,
                 a.d_ln, l > 0 ? std::optional(BlockLinear::mlp_proj) : std::nullopt);

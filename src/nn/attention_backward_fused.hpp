@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "nn/cuda_ops_launch.hpp"  // AmaxOut
+
 namespace fp8lab::cuda_ops {
 
 // Query rows per step of the fused kernel: the unit in which dQ is accumulated and ordered.
@@ -45,10 +47,11 @@ inline BackwardWorkspaceLayout backward_workspace_layout(int batch, int seq_len,
 }
 
 // dqkv (all three parts) from qkv, lse, dout and Di. tiles_done must be zero on entry (the
-// caller's Di kernel clears it); dq_accum needs no initialisation.
+// caller's Di kernel clears it); dq_accum needs no initialisation. `amax`: the producer-fused
+// amax of all of dqkv (AmaxOut in cuda_ops_launch.hpp).
 void attention_backward_fused(const void* qkv, const float* lse, const void* dout,
                               const float* row_dot, unsigned* tiles_done, float* dq_accum,
                               void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                              cudaStream_t stream);
+                              cudaStream_t stream, AmaxOut amax);
 
 }  // namespace fp8lab::cuda_ops

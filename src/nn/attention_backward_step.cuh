@@ -147,16 +147,16 @@ struct KeyTileBuffers {
 
   // dK (times the softmax scale) and dV of a warp's 16 keys (key_w0..) into the dK and dV rows
   // of dqkv, staged through the warp's own K and V rows, which no warp may read any more.
-  __device__ __forceinline__ void store_key_grads(const float (&dk)[HD / 8][4],
-                                                  const float (&dv)[HD / 8][4], float scale,
-                                                  bf16_bits* dk_head, std::int64_t d_model,
-                                                  std::int64_t stride, int warp, int key_w0,
-                                                  int seq_len, int lane) {
+  // Returns the largest amax key this lane stored (store_warp_rows).
+  __device__ __forceinline__ std::uint32_t store_key_grads(
+      const float (&dk)[HD / 8][4], const float (&dv)[HD / 8][4], float scale, bf16_bits* dk_head,
+      std::int64_t d_model, std::int64_t stride, int warp, int key_w0, int seq_len, int lane) {
     const float k_mul[2] = {scale, scale}, v_mul[2] = {1.f, 1.f};
-    store_warp_rows<HD, S, HD / 8>(dk, k_mul, k + warp * 16 * S, dk_head, stride, key_w0, seq_len,
-                                   lane);
-    store_warp_rows<HD, S, HD / 8>(dv, v_mul, v + warp * 16 * S, dk_head + d_model, stride, key_w0,
-                                   seq_len, lane);
+    const std::uint32_t k_key = store_warp_rows<HD, S, HD / 8>(
+        dk, k_mul, k + warp * 16 * S, dk_head, stride, key_w0, seq_len, lane);
+    const std::uint32_t v_key = store_warp_rows<HD, S, HD / 8>(
+        dv, v_mul, v + warp * 16 * S, dk_head + d_model, stride, key_w0, seq_len, lane);
+    return max(k_key, v_key);
   }
 
   // dv += P^T dO and dk += dS^T Q for a warp's keys against the query tile in buffer `buf`;

@@ -1,7 +1,7 @@
 // Shared pieces of the causal flash attention (cuda_attention_forward.cu,
 // cuda_attention_backward.cu, cuda_attention_backward_fused.cu): PTX wrappers, MMA fragment
-// addressing, tile movement, the (batch, head) view of a CTA, and the launch helpers.
-// cuda_attention_forward.cu describes the design.
+// addressing, tile movement, the (batch, head) view of a CTA, the producer-fused amax of the
+// outputs, and the launch helpers. cuda_attention_forward.cu describes the design.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "fp8/amax_device.cuh"
 #include "nn/cuda_ops_launch.hpp"
 
 namespace fp8lab::cuda_ops {
@@ -215,11 +216,13 @@ __device__ __forceinline__ void load_row_stats(float* dst, const float* v, int r
 
 // A warp's 16 x HD accumulator (times `mul`) -> bf16 rows of its own tile region -> global rows
 // row0.. (those < seq_len), with 16-byte stores. The staging rows belong to this warp alone.
+// Returns the largest amax key among the values this lane stored (detail::amax_key_bf16): the
+// bits that reach memory, so rows past seq_len, computed but never stored, do not count.
 template <int HD, int S, int NT>
-__device__ __forceinline__ void store_warp_rows(const float (&acc)[NT][4], const float (&mul)[2],
-                                                bf16_bits* stage, bf16_bits* head,
-                                                std::int64_t stride, int row0, int seq_len,
-                                                int lane) {
+__device__ __forceinline__ std::uint32_t store_warp_rows(const float (&acc)[NT][4],
+                                                         const float (&mul)[2], bf16_bits* stage,
+                                                         bf16_bits* head, std::int64_t stride,
+                                                         int row0, int seq_len, int lane) {
   static_assert(NT * 8 == HD, "accumulator must span the head");
   const int g = lane >> 2, c = lane & 3;
   __syncwarp();
@@ -232,14 +235,19 @@ __device__ __forceinline__ void store_warp_rows(const float (&acc)[NT][4], const
   }
   __syncwarp();
   constexpr int kChunksPerRow = HD / 8;
+  std::uint32_t key = 0;
 #pragma unroll
   for (int i = 0; i < 16 * kChunksPerRow / 32; ++i) {
     const int ci = lane + i * 32;
     const int r = ci / kChunksPerRow, col = (ci % kChunksPerRow) * 8;
-    if (row0 + r < seq_len)
-      *reinterpret_cast<uint4*>(head + static_cast<std::int64_t>(row0 + r) * stride + col) =
-          *reinterpret_cast<const uint4*>(stage + r * S + col);
+    if (row0 + r < seq_len) {
+      const uint4 v = *reinterpret_cast<const uint4*>(stage + r * S + col);
+      *reinterpret_cast<uint4*>(head + static_cast<std::int64_t>(row0 + r) * stride + col) = v;
+      const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
+      key = max(key, detail::amax_key_bf16_words(words));
+    }
   }
+  return key;
 }
 
 // (batch * head) index of this CTA: grid.y * grid.z covers it (grid.y is capped at 65535).
@@ -261,6 +269,22 @@ __device__ __forceinline__ HeadView head_view(int bh, int seq_len, int n_heads, 
           token0 * d_model + static_cast<std::int64_t>(h) * head_dim};
 }
 
+// ---- producer-fused amax ------------------------------------------------------------------
+// The amax of an attention output (AmaxOut) as the kernels that store it commit it: every CTA
+// that passes the (batch, head) check commits the largest key its threads stored, `blocks` of
+// them in all over every kernel writing the tensor (the two-pass backward writes d_qkv from two
+// kernels), and the last to commit finalises the meta (detail::commit_block_amax). One warp
+// reduction, one atomicMax and one ticket per CTA: nothing next to the CTA's tile GEMMs.
+struct AmaxCommit {
+  Fp8Meta* meta = nullptr;  // null: no amax
+  Fp8Format format = Fp8Format::e4m3;
+  unsigned blocks = 0;
+  // By every thread of the CTA, after its last store (contains __syncthreads).
+  __device__ __forceinline__ void operator()(std::uint32_t key) const {
+    if (meta != nullptr) detail::commit_block_amax(key, meta, format, blocks);
+  }
+};
+
 // ---- launch helpers ----------------------------------------------------------------------
 
 // Grid (tiles, batch*heads) with batch*heads split over y and z (y is capped at 65535).
@@ -268,6 +292,19 @@ inline dim3 attention_grid(int tiles, int batch_heads) {
   const int y = batch_heads < kMaxGridY ? batch_heads : kMaxGridY;
   return dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(y),
               static_cast<unsigned>((batch_heads + y - 1) / y));
+}
+
+// The CTAs of an attention_grid(tiles, batch_heads) launch that get past the (batch, head)
+// check and so commit an amax: the grid's z rounding adds CTAs that return at once.
+inline unsigned committing_blocks(int tiles, int batch_heads) {
+  return static_cast<unsigned>(tiles) * static_cast<unsigned>(batch_heads);
+}
+
+// An attention call with no rows (batch 0) stores nothing, but a slot still gets the amax of
+// nothing (0) and its scale: amax_scale's own pass over zero elements, the definition itself.
+inline void amax_of_no_output(AmaxOut amax, cudaStream_t stream) {
+  if (amax.meta != nullptr)
+    detail::launch_amax_scale(nullptr, ElemType::bf16, 0, amax.format, amax.meta, 1, stream);
 }
 
 template <typename Kernel>

@@ -45,7 +45,8 @@ float dot(const float* a, const float* b, std::int64_t n) {
 }  // namespace
 
 void CpuBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_len,
-                                   const TensorView& out, const TensorView& lse) {
+                                   const TensorView& out, const TensorView& lse,
+                                   AmaxSlot out_amax) {
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
   check_activation(out, "attention out");
   check_shape(out, {qkv.shape[0], g.d_model}, "attention out");
@@ -83,11 +84,12 @@ void CpuBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_l
       }
     }
   }
+  store_output_amax(out, out_amax);
 }
 
 void CpuBackend::attention_backward(const TensorView& qkv, const TensorView& out,
                                     const TensorView& lse, const TensorView& dout, int n_heads,
-                                    int seq_len, const TensorView& dqkv) {
+                                    int seq_len, const TensorView& dqkv, AmaxSlot dqkv_amax) {
   // The reference recomputes each probability row from q, k and lse, so it does not read `out`.
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
   check_activation(out, "attention out");
@@ -149,6 +151,7 @@ void CpuBackend::attention_backward(const TensorView& qkv, const TensorView& out
       }
     }
   }
+  store_output_amax(dqkv, dqkv_amax);
 }
 
 }  // namespace fp8lab::cpu

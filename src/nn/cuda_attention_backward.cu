@@ -4,6 +4,8 @@
 // kernel (one CTA per K/V tile, over the Q tiles from the diagonal on) and a dQ kernel (one CTA
 // per Q tile, over the K tiles up to the diagonal), both recomputing P from q, k and lse: each
 // output row is owned by one warp, so the result is deterministic without float atomics.
+// With an amax (AmaxOut) both two-pass kernels commit their CTAs' keys into the one meta, whose
+// ticket count spans the two grids: the last CTA of the dQ kernel finalises it.
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -72,7 +74,8 @@ __global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads)
                                    const bf16_bits* __restrict__ dout,
                                    const float* __restrict__ lse, const float* __restrict__ row_dot,
                                    bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
-                                   int n_heads, float scale, float scale_log2) {
+                                   int n_heads, float scale, float scale_log2,
+                                   AmaxCommit dqkv_amax) {
   using C = BwdKvTiles<HD>;
   constexpr int S = C::Buffers::S, Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
@@ -108,8 +111,8 @@ __global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads)
     tiles.key_rows_step(dk, dv, ds, keys, buf, q0, key_w0, seq_len, scale_log2, lane);
   }
 
-  tiles.store_key_grads(dk, dv, scale, dqkv + hv.qkv_head + d_model, d_model, hv.qkv_stride, warp,
-                        key_w0, seq_len, lane);
+  dqkv_amax(tiles.store_key_grads(dk, dv, scale, dqkv + hv.qkv_head + d_model, d_model,
+                                  hv.qkv_stride, warp, key_w0, seq_len, lane));
 }
 
 // dQ: one CTA per kBr queries (16 per warp), walking the key tiles up to the diagonal.
@@ -129,7 +132,7 @@ __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
                                  const bf16_bits* __restrict__ dout, const float* __restrict__ lse,
                                  const float* __restrict__ row_dot, bf16_bits* __restrict__ dqkv,
                                  int batch_heads, int seq_len, int n_heads, float scale,
-                                 float scale_log2) {
+                                 float scale_log2, AmaxCommit dqkv_amax) {
   using C = BwdQTiles<HD>;
   constexpr int S = C::kS, Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
@@ -206,8 +209,8 @@ __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
   }
 
   const float q_mul[2] = {scale, scale};
-  store_warp_rows<HD, S, HD / 8>(dq, q_mul, s_q + warp * 16 * S, dqkv + hv.qkv_head, hv.qkv_stride,
-                                 row_w0, seq_len, lane);
+  dqkv_amax(store_warp_rows<HD, S, HD / 8>(dq, q_mul, s_q + warp * 16 * S, dqkv + hv.qkv_head,
+                                           hv.qkv_stride, row_w0, seq_len, lane));
 }
 
 // Where the workspace parts of one call live (BackwardWorkspaceLayout).
@@ -221,7 +224,7 @@ struct BackwardWorkspace {
 template <int HD>
 void launch_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                      void* dqkv, int batch, int seq_len, int n_heads, const BackwardWorkspace& ws,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, AmaxOut amax) {
   const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
   const auto* dout_b = static_cast<const bf16_bits*>(dout);
   auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
@@ -237,21 +240,27 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
           ws.tiles_done, ws.n_tiles_done);
   if (ws.tiles_done != nullptr) {
     return attention_backward_fused(qkv, lse, dout, ws.row_dot, ws.tiles_done, ws.dq_accum, dqkv,
-                                    batch, seq_len, n_heads, HD, stream);
+                                    batch, seq_len, n_heads, HD, stream, amax);
   }
 
   using Kv = BwdKvTiles<HD>;
+  using Q = BwdQTiles<HD>;
+  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
+  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
+  const AmaxCommit dqkv_amax{
+      amax.meta, amax.format,
+      committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads)};
   allow_dynamic_smem(attention_backward_dkdv_kernel<HD>, Kv::Buffers::kBytes);
   attention_backward_dkdv_kernel<HD>
-      <<<attention_grid((seq_len + Kv::kBc - 1) / Kv::kBc, batch_heads), Kv::kThreads,
-         Kv::Buffers::kBytes, stream>>>(qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads,
-                                        seq_len, n_heads, scale, scale * kLog2e);
+      <<<attention_grid(kv_tiles, batch_heads), Kv::kThreads, Kv::Buffers::kBytes, stream>>>(
+          qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, dqkv_amax);
 
-  using Q = BwdQTiles<HD>;
   allow_dynamic_smem(attention_backward_dq_kernel<HD>, Q::kSmemBytes);
-  attention_backward_dq_kernel<HD><<<attention_grid((seq_len + Q::kBr - 1) / Q::kBr, batch_heads),
-                                     Q::kThreads, Q::kSmemBytes, stream>>>(
-      qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale, scale * kLog2e);
+  attention_backward_dq_kernel<HD>
+      <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
+          qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, dqkv_amax);
 }
 
 // FP8LAB_ATTENTION_BWD (read once): "two-pass" or unset = the two-pass kernels, "fused" = the
@@ -286,8 +295,9 @@ std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_hea
 
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                         void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                        void* workspace, cudaStream_t stream, AttentionBackwardAlgo algo) {
-  if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return;
+                        void* workspace, cudaStream_t stream, AttentionBackwardAlgo algo,
+                        AmaxOut amax) {
+  if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
   const bool fused = runs_fused(algo, head_dim);
   const BackwardWorkspaceLayout layout =
       backward_workspace_layout(batch, seq_len, n_heads, head_dim, fused);
@@ -298,11 +308,14 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
       fused ? reinterpret_cast<float*>(base + layout.dq_accum) : nullptr};
   switch (head_dim) {
     case 32:
-      return launch_backward<32>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream);
+      return launch_backward<32>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream,
+                                 amax);
     case 64:
-      return launch_backward<64>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream);
+      return launch_backward<64>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream,
+                                 amax);
     case 128:
-      return launch_backward<128>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream);
+      return launch_backward<128>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream,
+                                  amax);
     default:
       return;
   }

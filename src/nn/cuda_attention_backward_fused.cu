@@ -48,6 +48,10 @@
 // (hd 128) plus addressing. Shared memory: the accumulator tile 64 x hd f32, K and V
 // [128][hd + 8], Q and dO [2][64][hd + 8], dS^T [128][72] bf16, lse and Di [2][64]: 107 KiB for
 // hd 64, 187 KiB for hd 128.
+//
+// Producer-fused amax (AmaxCommit, attention_tiles.cuh): each thread keeps the largest key of
+// the dQ words it stores (kt = 0 CTAs only) and of its dK and dV rows; every CTA commits once,
+// at its end, and the last one finalises the meta.
 #include <type_traits>
 
 #include "nn/attention_backward_fused.hpp"
@@ -86,7 +90,8 @@ __global__ void __launch_bounds__(FusedBwdTiles<HD>::kThreads, 1)
                                     const float* __restrict__ row_dot,
                                     unsigned* __restrict__ tiles_done, float* __restrict__ dq_accum,
                                     bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
-                                    int n_heads, float scale, float scale_log2) {
+                                    int n_heads, float scale, float scale_log2,
+                                    AmaxCommit dqkv_amax) {
   using C = FusedBwdTiles<HD>;
   constexpr int S = C::Buffers::S, Br = C::kBr, Bc = C::kBc, Sds = C::kSds;
   extern __shared__ uint4 smem_raw[];
@@ -124,6 +129,7 @@ __global__ void __launch_bounds__(FusedBwdTiles<HD>::kThreads, 1)
   keys.bind(tiles.k + warp * 16 * S, tiles.v + warp * 16 * S, lane);
   float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
   unsigned seen = 0;  // the sync thread's latest read of counter[i + 1]
+  std::uint32_t dq_key = 0;  // the largest amax key of the dQ values this thread stored
 
   for (int i = i_begin; i < n_q_tiles; ++i) {
     const int buf = (i - i_begin) & 1;
@@ -191,10 +197,13 @@ __global__ void __launch_bounds__(FusedBwdTiles<HD>::kThreads, 1)
         if (row >= seq_len) continue;
         bf16_bits* dst =
             dqkv + hv.qkv_head + static_cast<std::int64_t>(row) * hv.qkv_stride + dq_col0 + 2 * c;
+        std::uint32_t words[C::kDqNT];
 #pragma unroll
-        for (int n = 0; n < C::kDqNT; ++n)
-          *reinterpret_cast<std::uint32_t*>(dst + n * 8) =
-              pack_bf16(dq[n][2 * r] * scale, dq[n][2 * r + 1] * scale);
+        for (int n = 0; n < C::kDqNT; ++n) {
+          words[n] = pack_bf16(dq[n][2 * r] * scale, dq[n][2 * r + 1] * scale);
+          *reinterpret_cast<std::uint32_t*>(dst + n * 8) = words[n];
+        }
+        dq_key = max(dq_key, detail::amax_key_bf16_words(words));
       }
     } else {
 #pragma unroll
@@ -213,24 +222,27 @@ __global__ void __launch_bounds__(FusedBwdTiles<HD>::kThreads, 1)
   __syncthreads();  // the last tile's stores are issued; no warp reads the K tile any more
   if (sync_thread && kt > 0) red_release_gpu_add(done + n_q_tiles - 1, 1);
 
-  tiles.store_key_grads(dk, dv, scale, dqkv + hv.qkv_head + d_model, d_model, hv.qkv_stride, warp,
-                        key_w0, seq_len, lane);
+  const std::uint32_t kv_key =
+      tiles.store_key_grads(dk, dv, scale, dqkv + hv.qkv_head + d_model, d_model, hv.qkv_stride,
+                            warp, key_w0, seq_len, lane);
+  dqkv_amax(max(dq_key, kv_key));
 }
 
 template <int HD>
 void launch_fused(const void* qkv, const float* lse, const void* dout, const float* row_dot,
                   unsigned* tiles_done, float* dq_accum, void* dqkv, int batch, int seq_len,
-                  int n_heads, cudaStream_t stream) {
+                  int n_heads, cudaStream_t stream, AmaxOut amax) {
   using C = FusedBwdTiles<HD>;
   const int batch_heads = batch * n_heads;
   const float scale = softmax_scale(HD);
+  const int tiles = (seq_len + C::kBc - 1) / C::kBc;
   allow_dynamic_smem(attention_backward_fused_kernel<HD>, C::kSmemBytes);
   // x = key tiles (fastest in the linear block index), then (b, h): the order the counters need.
   attention_backward_fused_kernel<HD>
-      <<<attention_grid((seq_len + C::kBc - 1) / C::kBc, batch_heads), C::kThreads, C::kSmemBytes,
-         stream>>>(static_cast<const bf16_bits*>(qkv), static_cast<const bf16_bits*>(dout), lse,
-                   row_dot, tiles_done, dq_accum, static_cast<bf16_bits*>(dqkv), batch_heads,
-                   seq_len, n_heads, scale, scale * kLog2e);
+      <<<attention_grid(tiles, batch_heads), C::kThreads, C::kSmemBytes, stream>>>(
+          static_cast<const bf16_bits*>(qkv), static_cast<const bf16_bits*>(dout), lse, row_dot,
+          tiles_done, dq_accum, static_cast<bf16_bits*>(dqkv), batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
 }
 
 }  // namespace
@@ -238,14 +250,14 @@ void launch_fused(const void* qkv, const float* lse, const void* dout, const flo
 void attention_backward_fused(const void* qkv, const float* lse, const void* dout,
                               const float* row_dot, unsigned* tiles_done, float* dq_accum,
                               void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, AmaxOut amax) {
   switch (head_dim) {
     case 64:
       return launch_fused<64>(qkv, lse, dout, row_dot, tiles_done, dq_accum, dqkv, batch, seq_len,
-                              n_heads, stream);
+                              n_heads, stream, amax);
     case 128:
       return launch_fused<128>(qkv, lse, dout, row_dot, tiles_done, dq_accum, dqkv, batch, seq_len,
-                               n_heads, stream);
+                               n_heads, stream, amax);
     default:
       return;
   }

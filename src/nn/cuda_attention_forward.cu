@@ -15,6 +15,10 @@
 //
 // Shared-memory tiles have rows of HD + 8 elements: the 16-byte pad shifts consecutive rows by
 // 4 banks, so the eight 16-byte row segments of every ldmatrix phase hit distinct banks.
+//
+// Producer-fused amax (AmaxOut): out is attn.proj's x and d_qkv attn.qkv's dY, so the kernels
+// that store them can also reduce max|stored bf16| into an Fp8Meta (AmaxCommit in
+// attention_tiles.cuh); the FP8 linear then skips its own pass over the tensor.
 #include "nn/attention_tiles.cuh"
 
 namespace fp8lab::cuda_ops {
@@ -43,7 +47,7 @@ template <int HD>
 __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
     attention_forward_kernel(const bf16_bits* __restrict__ qkv, bf16_bits* __restrict__ out,
                              float* __restrict__ lse, int batch_heads, int seq_len, int n_heads,
-                             float scale, float scale_log2) {
+                             float scale, float scale_log2, AmaxCommit out_amax) {
   using C = FwdTiles<HD>;
   constexpr int S = C::kS, Br = C::kBr, Bc = C::kBc, MT = C::kMT, RPW = C::kRowsPerWarp;
   extern __shared__ uint4 smem_raw[];
@@ -186,6 +190,7 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
   }
 
   // Epilogue: O / rowsum -> out (staged through this warp's own Q rows), lse = max + log(sum).
+  std::uint32_t key = 0;  // the largest amax key this thread stored into out
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
     float inv[2];
@@ -198,8 +203,8 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
       inv[r] = 1.f / sum;
     }
     const int row0 = row_w0 + mt * 16;
-    store_warp_rows<HD, S, HD / 8>(o[mt], inv, s_q + (warp * RPW + mt * 16) * S, out + hv.out_head,
-                                   d_model, row0, seq_len, lane);
+    key = max(key, store_warp_rows<HD, S, HD / 8>(o[mt], inv, s_q + (warp * RPW + mt * 16) * S,
+                                                  out + hv.out_head, d_model, row0, seq_len, lane));
     if (c == 0) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -210,19 +215,22 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
       }
     }
   }
+  out_amax(key);
 }
 
 template <int HD>
 void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
-                    cudaStream_t stream) {
+                    cudaStream_t stream, AmaxOut amax) {
   using C = FwdTiles<HD>;
   const int batch_heads = batch * n_heads;
   const float scale = softmax_scale(HD);
+  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
   allow_dynamic_smem(attention_forward_kernel<HD>, C::kSmemBytes);
   attention_forward_kernel<HD>
-      <<<attention_grid((seq_len + C::kBr - 1) / C::kBr, batch_heads), C::kThreads, C::kSmemBytes,
-         stream>>>(static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse,
-                   batch_heads, seq_len, n_heads, scale, scale * kLog2e);
+      <<<attention_grid(tiles, batch_heads), C::kThreads, C::kSmemBytes, stream>>>(
+          static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
+          seq_len, n_heads, scale, scale * kLog2e,
+          {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
 }
 
 }  // namespace
@@ -234,15 +242,15 @@ bool attention_supports_head_dim(int head_dim) {
 // Pointers must be 16-byte aligned (every row and head offset then is: hd is a multiple of 32).
 // An unsupported head_dim launches nothing: CudaBackend checks attention_supports_head_dim.
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
-                       int head_dim, cudaStream_t stream) {
-  if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return;
+                       int head_dim, cudaStream_t stream, AmaxOut amax) {
+  if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
   switch (head_dim) {
     case 32:
-      return launch_forward<32>(qkv, out, lse, batch, seq_len, n_heads, stream);
+      return launch_forward<32>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
     case 64:
-      return launch_forward<64>(qkv, out, lse, batch, seq_len, n_heads, stream);
+      return launch_forward<64>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
     case 128:
-      return launch_forward<128>(qkv, out, lse, batch, seq_len, n_heads, stream);
+      return launch_forward<128>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
     default:
       return;
   }

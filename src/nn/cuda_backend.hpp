@@ -102,10 +102,10 @@ class CudaBackend final : public Backend {
                                     const TensorView& dx_accum, const TensorView& dw_accum,
                                     const TensorView& dx_copy, AmaxSlot copy_amax = {}) override;
   void attention_forward(const TensorView& qkv, int n_heads, int seq_len, const TensorView& out,
-                         const TensorView& lse) override;
+                         const TensorView& lse, AmaxSlot out_amax = {}) override;
   void attention_backward(const TensorView& qkv, const TensorView& out, const TensorView& lse,
-                          const TensorView& dout, int n_heads, int seq_len,
-                          const TensorView& dqkv) override;
+                          const TensorView& dout, int n_heads, int seq_len, const TensorView& dqkv,
+                          AmaxSlot dqkv_amax = {}) override;
   void gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot amax = {}) override;
   void gelu_backward(const TensorView& x, const TensorView& dy, const TensorView& dx,
                      AmaxSlot amax = {}) override;

@@ -147,19 +147,20 @@ void CudaBackend::rmsnorm_backward_and_convert(const TensorView& x, const Tensor
 }
 
 void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_len,
-                                    const TensorView& out, const TensorView& lse) {
+                                    const TensorView& out, const TensorView& lse,
+                                    AmaxSlot out_amax) {
   OpTimer timer(*this, "attention_forward");
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
   check_bf16(out, "attention out");
   check_shape(out, {qkv.shape[0], qkv.shape[1] / 3}, "attention out");
   cuda_ops::attention_forward(qkv.data, out.data, lse.as<float>(), g.batch, g.seq, g.heads,
-                              g.head_dim, stream_);
+                              g.head_dim, stream_, amax_out(out_amax));
   check_launch("attention_forward", __FILE__, __LINE__);
 }
 
 void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& out,
                                      const TensorView& lse, const TensorView& dout, int n_heads,
-                                     int seq_len, const TensorView& dqkv) {
+                                     int seq_len, const TensorView& dqkv, AmaxSlot dqkv_amax) {
   OpTimer timer(*this, "attention_backward");
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
   for (const auto& [t, what] : {std::pair{&out, "attention out"}, {&dout, "attention dout"}}) {
@@ -172,7 +173,8 @@ void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& ou
       this, cuda_ops::attention_backward_workspace_bytes(g.batch, g.seq, g.heads, g.head_dim),
       MemoryKind::workspace, "attention backward Di and dQ sums");
   cuda_ops::attention_backward(qkv.data, out.data, lse.as<const float>(), dout.data, dqkv.data,
-                               g.batch, g.seq, g.heads, g.head_dim, scratch.get(), stream_);
+                               g.batch, g.seq, g.heads, g.head_dim, scratch.get(), stream_,
+                               cuda_ops::AttentionBackwardAlgo::automatic, amax_out(dqkv_amax));
   check_launch("attention_backward", __FILE__, __LINE__);
 }
 

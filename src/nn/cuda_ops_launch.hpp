@@ -110,16 +110,17 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
 // Causal flash attention in bf16 with fp32 softmax statistics, O(T) memory (never a [T, T]
 // matrix). qkv [B*T, 3*H*hd] bf16 (q | k | v, heads of hd columns); out [B*T, H*hd] bf16;
 // lse [B, H, T] f32 (natural log of the row's sum of exp(score), scores scaled by 1/sqrt(hd)).
-// head_dim 32, 64 or 128; any seq_len >= 1.
+// head_dim 32, 64 or 128; any seq_len >= 1. `amax`: the producer-fused amax of out (all of it).
 bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
-                       int head_dim, cudaStream_t stream);
+                       int head_dim, cudaStream_t stream, AmaxOut amax = {});
 // dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Two
 // algorithms: fused (FlashAttention-2 style, one pass; dQ summed over key tiles in a fixed order
 // through an f32 accumulator in the workspace; hd 64 and 128, other head dims run two_pass) and
 // two_pass (dK/dV and dQ from separate kernels). automatic = two_pass, unless the environment
 // variable FP8LAB_ATTENTION_BWD=fused says otherwise. The workspace size depends on the
-// algorithm: ask with the same `algo`.
+// algorithm: ask with the same `algo`. `amax`: the producer-fused amax of all of dqkv, reduced
+// over the kernels that write its parts and finalised once, after the last of them.
 enum class AttentionBackwardAlgo { automatic, fused, two_pass };
 std::size_t attention_backward_workspace_bytes(
     int batch, int seq_len, int n_heads, int head_dim,
@@ -127,7 +128,8 @@ std::size_t attention_backward_workspace_bytes(
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                         void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
                         void* workspace, cudaStream_t stream,
-                        AttentionBackwardAlgo algo = AttentionBackwardAlgo::automatic);
+                        AttentionBackwardAlgo algo = AttentionBackwardAlgo::automatic,
+                        AmaxOut amax = {});
 
 // ---- classifier (src/nn/cuda_cross_entropy.cu) -----------------------------------------------
 // One chunk of the tied LM head's loss. logits [rows, vocab] (f32 or bf16, from the GEMM) are

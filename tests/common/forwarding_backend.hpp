@@ -58,12 +58,13 @@ class ForwardingBackend : public Backend {
     inner_->rmsnorm_backward_and_convert(x, w, r, dy, dx, dw, copy, a);
   }
   void attention_forward(const TensorView& q, int h, int t, const TensorView& o,
-                         const TensorView& l) override {
-    inner_->attention_forward(q, h, t, o, l);
+                         const TensorView& l, AmaxSlot a = {}) override {
+    inner_->attention_forward(q, h, t, o, l, a);
   }
   void attention_backward(const TensorView& q, const TensorView& o, const TensorView& l,
-                          const TensorView& d, int h, int t, const TensorView& dq) override {
-    inner_->attention_backward(q, o, l, d, h, t, dq);
+                          const TensorView& d, int h, int t, const TensorView& dq,
+                          AmaxSlot a = {}) override {
+    inner_->attention_backward(q, o, l, d, h, t, dq, a);
   }
   void gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot a = {}) override {
     inner_->gelu_forward(x, y, a);

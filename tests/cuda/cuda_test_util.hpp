@@ -1,4 +1,5 @@
-// Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes, read amax slots.
+// Helpers for the GPU tests: skip without a GPU, move tensors, compare bytes, read amax slots,
+// attention shapes.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -50,6 +51,17 @@ inline void expect_same_bytes(const TensorView& host, const TensorView& device, 
                         << ")";
 }
 
+// The shape of a causal attention call: qkv [rows, 3 d_model], out [rows, d_model].
+struct AttentionShape {
+  int batch, heads, seq, head_dim;
+  std::int64_t rows() const { return static_cast<std::int64_t>(batch) * seq; }
+  std::int64_t d_model() const { return static_cast<std::int64_t>(heads) * head_dim; }
+  std::string describe() const {
+    return "B=" + std::to_string(batch) + " H=" + std::to_string(heads) +
+           " T=" + std::to_string(seq) + " hd=" + std::to_string(head_dim);
+  }
+};
+
 // A device tensor of `dtype`/`shape` poisoned with 0xFF bytes (NaN in every float format).
 inline DeviceTensor poisoned_device(DType dtype, Shape shape) {
   DeviceTensor t(dtype, shape);
@@ -84,12 +96,16 @@ struct DeviceView {
   DeviceView(DType dtype, Shape shape, std::int64_t offset)
       : storage(dtype, Shape{shape.numel() + offset + 8}) {
     fill_bytes_cuda(storage.view(), 0xFF);
+    // The fill runs on the legacy stream, the backend's ops on its own non-blocking one.
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     view = {static_cast<char*>(storage.view().data) +
                 static_cast<std::size_t>(offset) * dtype_size(dtype),
             dtype, shape, Device::cuda};
   }
   DeviceView(const HostTensor& h, std::int64_t offset) : DeviceView(h.dtype(), h.shape(), offset) {
     copy_to_device(h, view);
+    // A pageable cudaMemcpy may return before its DMA lands; the backend's stream would not wait.
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   }
 };
 

@@ -32,6 +32,7 @@
 namespace fp8lab {
 namespace {
 
+using testing::AttentionShape;
 using testing::byte_diff;
 using testing::ByteDiff;
 using testing::poisoned_device;
@@ -51,16 +52,6 @@ const char* algo_name(AttentionBackwardAlgo algo) {
       return "automatic";
   }
 }
-
-struct AttentionShape {
-  int batch, heads, seq, head_dim;
-  std::int64_t rows() const { return static_cast<std::int64_t>(batch) * seq; }
-  std::int64_t d_model() const { return static_cast<std::int64_t>(heads) * head_dim; }
-  std::string describe() const {
-    return "B=" + std::to_string(batch) + " H=" + std::to_string(heads) +
-           " T=" + std::to_string(seq) + " hd=" + std::to_string(head_dim);
-  }
-};
 
 // Columns [col0, col0 + width) of every row of two [rows, cols] tensors: relative Frobenius error
 // (with an absolute floor), and the worst element, for a diagnosable failure log.

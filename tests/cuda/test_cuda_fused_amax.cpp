@@ -1,9 +1,11 @@
 // The producer-fused amax on the CUDA backend (AmaxSlot in fp8lab/backend.hpp):
-// - each producer op (RMSNorm, GELU forward and backward, convert) leaves in its slot the very
-//   Fp8Meta bytes that amax_scale_cuda writes reading the op's stored output back: amax, scale,
-//   inv_scale, the non-finite flag, zeroed counters and scratch words; with a NaN and with an
-//   inf in the output too; on prime shapes, unaligned views (the scalar paths) and tensors large
-//   enough that every thread loops; and the output bytes do not change;
+// - each producer op (RMSNorm, GELU forward and backward, convert, attention forward and
+//   backward) leaves in its slot the very Fp8Meta bytes that amax_scale_cuda writes reading the
+//   op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed counters and
+//   scratch words; with a NaN and with an inf in the output too; on prime shapes, unaligned views
+//   (the scalar paths) and tensors large enough that every thread loops; and the output bytes do
+//   not change. The attention backward's d_qkv comes from two kernels (two-pass) or one (fused):
+//   both are checked, with inputs that put the largest value in each of dq, dk and dv;
 // - an FP8 linear handed the slot reports a non-finite input with the same error, naming
 //   "<name>.x" / "<name>.dy";
 // - the whole model gives the same loss bits and gradient bytes with the fusion on and off.
@@ -21,6 +23,8 @@
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/model.hpp"
+#include "model/model_fixtures.hpp"
+#include "nn/cuda_ops_launch.hpp"
 
 namespace fp8lab {
 namespace {
@@ -38,11 +42,13 @@ struct Case {
   DType out;            // the producer's output dtype
 };
 
+std::string poison_tag(float poison) {
+  return poison == 0.f ? "" : std::isnan(poison) ? " with NaN" : " with inf";
+}
+
 std::string label(const Case& c, const char* op, float poison) {
-  std::string s = std::string(op) + " " + c.shape.str() + " offset " + std::to_string(c.offset) +
-                  " -> " + std::string(dtype_name(c.out));
-  if (poison != 0.f) s += std::isnan(poison) ? " with NaN" : " with inf";
-  return s;
+  return std::string(op) + " " + c.shape.str() + " offset " + std::to_string(c.offset) + " -> " +
+         std::string(dtype_name(c.out)) + poison_tag(poison);
 }
 
 class CudaFusedAmax : public ::testing::Test {
@@ -57,15 +63,16 @@ class CudaFusedAmax : public ::testing::Test {
   void TearDown() override { slots = Buffer(); }
 
   // produce(out, slot) with and without a slot: same output bytes, and the slot's bytes equal
-  // what amax_scale_cuda writes for the output.
-  void check(const std::string& what, const Case& c, Fp8Format format,
-             const std::function<void(const TensorView&, AmaxSlot)>& produce) {
+  // what amax_scale_cuda writes for the output. Returns the output.
+  HostTensor check(const std::string& what, const Case& c, Fp8Format format,
+                   const std::function<void(const TensorView&, AmaxSlot)>& produce) {
     DeviceView plain(c.out, c.shape, c.offset), fused(c.out, c.shape, c.offset);
     const AmaxSlot slot = amax_slot(slots, 0, format);
     produce(plain.view, {});
     produce(fused.view, slot);
     gpu->synchronize();
-    const HostTensor a = to_host(plain.view), b = to_host(fused.view);
+    const HostTensor a = to_host(plain.view);
+    HostTensor b = to_host(fused.view);
     EXPECT_EQ(std::memcmp(a.view().data, b.view().data, a.nbytes()), 0) << what << ": output";
     auto* ref = static_cast<Fp8Meta*>(reference.view().data);
     amax_scale_cuda(fused.view, format, ref, nullptr);
@@ -73,6 +80,7 @@ class CudaFusedAmax : public ::testing::Test {
     EXPECT_EQ(std::memcmp(&want, &got, sizeof(Fp8Meta)), 0)
         << what << "\n  fused     " << describe(got) << "\n  reference " << describe(want);
     checked_nonfinite += want.nonfinite;
+    return b;
   }
 
   std::unique_ptr<Backend> gpu;
@@ -127,6 +135,153 @@ TEST_F(CudaFusedAmax, ProducersWriteTheMetaAmaxScaleWouldWrite) {
   EXPECT_GT(checked_nonfinite, 0) << "the NaN/inf cases must reach the outputs";
 }
 
+// ---- attention --------------------------------------------------------------------------
+
+using cuda_ops::AttentionBackwardAlgo;
+using testing::AttentionShape;
+
+// The attention's inputs on the device, and its forward's out and lse (the backward's inputs).
+struct AttentionInputs {
+  AttentionShape a;
+  DeviceTensor qkv, dout, out, lse;
+  AttentionInputs(Backend& gpu, const AttentionShape& c, const HostTensor& h_qkv,
+                  const HostTensor& h_dout)
+      : a(c),
+        qkv(to_device(h_qkv.view())),
+        dout(to_device(h_dout.view())),
+        out(DType::bf16, {c.rows(), c.d_model()}),
+        lse(DType::f32, {c.batch, c.heads, c.seq}) {
+    gpu.attention_forward(qkv.view(), c.heads, c.seq, out.view(), lse.view());
+    gpu.synchronize();  // the launchers below run on the legacy stream
+  }
+
+  // The backward with an explicit algorithm (the backend's follows FP8LAB_ATTENTION_BWD).
+  void backward(AttentionBackwardAlgo algo, const TensorView& dqkv, AmaxSlot slot) const {
+    const DeviceTensor workspace(
+        DType::u8, {static_cast<std::int64_t>(cuda_ops::attention_backward_workspace_bytes(
+                       a.batch, a.seq, a.heads, a.head_dim, algo))});
+    cuda_ops::attention_backward(qkv.view().data, out.view().data, lse.view().as<const float>(),
+                                 dout.view().data, dqkv.data, a.batch, a.seq, a.heads, a.head_dim,
+                                 workspace.view().data, nullptr, algo, {slot.meta, slot.format});
+    FP8LAB_LAUNCH_CHECK("attention_backward");
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());  // before the workspace is freed
+  }
+};
+
+const char* algo_label(AttentionBackwardAlgo algo) {
+  return algo == AttentionBackwardAlgo::fused ? "fused" : "two-pass";
+}
+
+// Where the fused kernel is not built (hd 32) "fused" runs the two-pass kernels again.
+std::vector<AttentionBackwardAlgo> backward_algos(int head_dim) {
+  if (head_dim == 32) return {AttentionBackwardAlgo::two_pass};
+  return {AttentionBackwardAlgo::two_pass, AttentionBackwardAlgo::fused};
+}
+
+// out (attn.proj's x) and d_qkv (qkv's dY) through the backend and through both backward
+// algorithms. A NaN or inf in v of the first token reaches every out row of its sequence (the
+// first and last keys' v are poisoned); in dout it reaches dv and, through dP, dq and dk.
+TEST_F(CudaFusedAmax, AttentionWritesTheMetaAmaxScaleWouldWrite) {
+  const std::uint64_t seed = testing::fresh_seed();
+  std::vector<AttentionShape> cases;
+  for (int hd : {32, 64, 128}) {
+    cases.push_back({2, 3, 200, hd});  // tails of every query and key tile
+    cases.push_back({1, 2, 129, hd});
+    cases.push_back({3, 1, 1, hd});
+  }
+  // More (batch, head) pairs than grid.y holds: the grid's z rounding adds CTAs that return at
+  // once and must not be counted among the committing ones.
+  cases.push_back({65543, 1, 1, 32});
+  cases.push_back({65543, 1, 1, 64});
+  for (const AttentionShape& a : cases) {
+    for (float poison : {0.f, kNaN, kInf}) {
+      const std::int64_t m = a.rows(), d = a.d_model();
+      HostTensor qkv = testing::random_normal(DType::bf16, {m, 3 * d}, seed, 1);
+      HostTensor dout = testing::random_normal(DType::bf16, {m, d}, seed, 2);
+      if (poison != 0.f) {
+        const auto bf = float_to_bf16(poison);
+        qkv.as<std::uint16_t>()[2 * d + 1] = bf;                    // v, token 0, head 0
+        qkv.as<std::uint16_t>()[(m - 1) * 3 * d + 3 * d - 1] = bf;  // v, last token and head
+        dout.as<std::uint16_t>()[(m / 2) * d + d / 2] = bf;
+      }
+      const AttentionInputs in(*gpu, a, qkv, dout);
+      const std::string tag = a.describe() + poison_tag(poison);
+      const Case out_case{{m, d}, 0, DType::bf16}, dqkv_case{{m, 3 * d}, 0, DType::bf16};
+      check("attention forward " + tag, out_case, Fp8Format::e4m3,
+            [&](const TensorView& out, AmaxSlot s) {
+              gpu->attention_forward(in.qkv.view(), a.heads, a.seq, out, in.lse.view(), s);
+            });
+      check("attention backward (backend) " + tag, dqkv_case, Fp8Format::e5m2,
+            [&](const TensorView& dqkv, AmaxSlot s) {
+              gpu->attention_backward(in.qkv.view(), in.out.view(), in.lse.view(), in.dout.view(),
+                                      a.heads, a.seq, dqkv, s);
+            });
+      for (AttentionBackwardAlgo algo : backward_algos(a.head_dim)) {
+        check(std::string("attention backward ") + algo_label(algo) + " " + tag, dqkv_case,
+              Fp8Format::e5m2,
+              [&](const TensorView& dqkv, AmaxSlot s) { in.backward(algo, dqkv, s); });
+      }
+    }
+  }
+  EXPECT_GT(checked_nonfinite, 0) << "the NaN/inf cases must reach the outputs";
+}
+
+// max |v| over columns [part * d, (part + 1) * d) of a bf16 [m, 3d] tensor.
+float part_amax(const HostTensor& t, int part, std::int64_t d) {
+  float mx = 0.f;
+  for (std::int64_t r = 0; r < t.shape()[0]; ++r)
+    for (std::int64_t c = part * d; c < (part + 1) * d; ++c)
+      mx = std::fmax(mx, std::fabs(bf16_to_float(t.as<const std::uint16_t>()[r * 3 * d + c])));
+  return mx;
+}
+
+// Multiplies columns [part * d, (part + 1) * d) of bf16 qkv by `factor` (0 or a power of two:
+// exact).
+void scale_part(const HostTensor& qkv, int part, std::int64_t d, float factor) {
+  auto* v = qkv.as<std::uint16_t>();
+  for (std::int64_t r = 0; r < qkv.shape()[0]; ++r)
+    for (std::int64_t c = part * d; c < (part + 1) * d; ++c)
+      v[r * 3 * d + c] = float_to_bf16(bf16_to_float(v[r * 3 * d + c]) * factor);
+}
+
+// The d_qkv amax must cover the stores of every kernel: inputs that put the largest value in
+// dv (v = 0: dP = 0, so dS, dq and dk vanish), in dq (q = 0: dk = dS^T q vanishes, and k x 64
+// scales dq = dS k without changing P) and in dk (k = 0, q x 64, likewise).
+TEST_F(CudaFusedAmax, AttentionBackwardAmaxCoversDqDkAndDv) {
+  const std::uint64_t seed = testing::fresh_seed();
+  constexpr int kQ = 0, kK = 1, kV = 2;
+  struct Setup {
+    int largest;       // the part that must hold the largest value
+    int zero, scaled;  // qkv parts zeroed and multiplied by 64 (-1: none)
+  };
+  const Setup setups[] = {{kV, kV, -1}, {kQ, kQ, kK}, {kK, kK, kQ}};
+  for (int hd : {32, 64, 128}) {
+    const AttentionShape a{2, 2, 150, hd};
+    const std::int64_t m = a.rows(), d = a.d_model();
+    for (const Setup& setup : setups) {
+      HostTensor qkv = testing::random_normal(DType::bf16, {m, 3 * d}, seed, 1);
+      const HostTensor dout = testing::random_normal(DType::bf16, {m, d}, seed, 2);
+      scale_part(qkv, setup.zero, d, 0.f);
+      if (setup.scaled >= 0) scale_part(qkv, setup.scaled, d, 64.f);
+      const AttentionInputs in(*gpu, a, qkv, dout);
+      for (AttentionBackwardAlgo algo : backward_algos(hd)) {
+        const std::string what = std::string("attention backward ") + algo_label(algo) + " " +
+                                 a.describe() + ", largest in part " +
+                                 std::to_string(setup.largest);
+        const HostTensor dqkv =
+            check(what, {{m, 3 * d}, 0, DType::bf16}, Fp8Format::e5m2,
+                  [&](const TensorView& out, AmaxSlot s) { in.backward(algo, out, s); });
+        const float largest = part_amax(dqkv, setup.largest, d);
+        for (int part : {kQ, kK, kV}) {
+          if (part != setup.largest) {
+            EXPECT_GT(largest, part_amax(dqkv, part, d)) << what << ": part " << part;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CudaFusedAmax, AnEmptyOutputStillGetsItsScale) {
   const Case c{{0, 64}, 0, DType::bf16};
   const DeviceView x(DType::bf16, c.shape, 0), w(DType::f32, {64}, 0), rstd(DType::f32, {0}, 0);
@@ -135,6 +290,16 @@ TEST_F(CudaFusedAmax, AnEmptyOutputStillGetsItsScale) {
   });
   check("gelu of nothing", c, Fp8Format::e4m3,
         [&](const TensorView& y, AmaxSlot s) { gpu->gelu_forward(x.view, y, s); });
+  // Attention over a batch of no sequences (64 = one head of 64).
+  const DeviceView qkv(DType::bf16, {0, 3 * 64}, 0), out(DType::bf16, {0, 64}, 0);
+  const DeviceView lse(DType::f32, {0, 1, 8}, 0);
+  check("attention of no rows", c, Fp8Format::e4m3, [&](const TensorView& y, AmaxSlot s) {
+    gpu->attention_forward(qkv.view, 1, 8, y, lse.view, s);
+  });
+  check("attention backward of no rows", {{0, 3 * 64}, 0, DType::bf16}, Fp8Format::e5m2,
+        [&](const TensorView& y, AmaxSlot s) {
+          gpu->attention_backward(qkv.view, out.view, lse.view, out.view, 1, 8, y, s);
+        });
 }
 
 // A non-finite input that reached the producer is reported by the linear as before.

@@ -133,20 +133,46 @@ TEST(GptModel, MlpRecomputeGivesBitIdenticalGradients) {
 }
 
 // Counts the AmaxSlots the model hands to the linears, so the test below knows the fused path
-// really ran.
+// really ran; and for the attention's slots, that the linear right after it gets the very slot
+// the attention filled (the ops in between must not be handed it).
 class SlotCounter final : public testing::ForwardingBackend {
  public:
   int x_slots = 0, dy_slots = 0;
+  int attention_slots = 0, attention_slots_handed_on = 0;
   std::unique_ptr<LinearContext> linear_forward(LinearMode m, const TensorView& x,
                                                 const TensorView& w, const TensorView& y,
                                                 std::string_view n, AmaxSlot a = {}) override {
     x_slots += a ? 1 : 0;
+    hand_on(a);
     return ForwardingBackend::linear_forward(m, x, w, y, n, a);
   }
   void linear_backward(LinearContext& s, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw, AmaxSlot a = {}) override {
     dy_slots += a ? 1 : 0;
+    hand_on(a);
     ForwardingBackend::linear_backward(s, dy, dx, dw, a);
+  }
+  void attention_forward(const TensorView& q, int h, int t, const TensorView& o,
+                         const TensorView& l, AmaxSlot a = {}) override {
+    filled(a);
+    ForwardingBackend::attention_forward(q, h, t, o, l, a);
+  }
+  void attention_backward(const TensorView& q, const TensorView& o, const TensorView& l,
+                          const TensorView& d, int h, int t, const TensorView& dq,
+                          AmaxSlot a = {}) override {
+    filled(a);
+    ForwardingBackend::attention_backward(q, o, l, d, h, t, dq, a);
+  }
+
+ private:
+  const Fp8Meta* pending_ = nullptr;  // the slot an attention op filled last, until a linear runs
+  void filled(AmaxSlot a) {
+    attention_slots += a ? 1 : 0;
+    pending_ = a.meta;
+  }
+  void hand_on(AmaxSlot a) {
+    attention_slots_handed_on += pending_ != nullptr && a.meta == pending_ ? 1 : 0;
+    pending_ = nullptr;
   }
 };
 
@@ -177,13 +203,17 @@ TEST(GptModel, FusedAmaxGivesBitIdenticalLossAndGradients) {
             model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
         grads[fuse] = model.get_gradients();
         eval_losses[fuse] = model.evaluate(inputs.data(), targets.data(), -1, 16).loss_sum;
-        // Per block, x: fc and mlp.proj (again in the recompute), qkv in fp8-linears; dY: fc
-        // and mlp.proj, attn.proj in fp8-linears. Two forwards (training, evaluation).
+        // Per block, x: fc and mlp.proj (again in the recompute), qkv and attn.proj in
+        // fp8-linears; dY: fc and mlp.proj, attn.proj and qkv in fp8-linears. Two forwards
+        // (training, evaluation), one backward.
         const bool all = policy == PrecisionPolicy::fp8_linears;
-        const std::int64_t per_forward = c.n_layers * (all ? 3 : 2);
+        const std::int64_t per_forward = c.n_layers * (all ? 4 : 2);
         EXPECT_EQ(be.x_slots, fuse ? 2 * per_forward + (recompute ? 2 * c.n_layers : 0) : 0)
             << label;
-        EXPECT_EQ(be.dy_slots, fuse ? c.n_layers * (all ? 3 : 2) : 0) << label;
+        EXPECT_EQ(be.dy_slots, fuse ? c.n_layers * (all ? 4 : 2) : 0) << label;
+        const std::int64_t attention_slots = fuse && all ? 3 * c.n_layers : 0;
+        EXPECT_EQ(be.attention_slots, attention_slots) << label;
+        EXPECT_EQ(be.attention_slots_handed_on, attention_slots) << label;
       }
       EXPECT_EQ(losses[0], losses[1]) << label;
       EXPECT_EQ(eval_losses[0], eval_losses[1]) << label;

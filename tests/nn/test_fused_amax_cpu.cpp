@@ -100,6 +100,33 @@ TEST_F(FusedAmaxCpu, ProducersLeaveTheAmaxOfWhatTheyStored) {
   }
 }
 
+// The attention's outputs: out (attn.proj's x) and all of dqkv (qkv's dY). A NaN or inf in a v
+// value of the first token reaches every out row of its sequence; one in dout reaches dqkv.
+TEST_F(FusedAmaxCpu, AttentionLeavesTheAmaxOfWhatItStored) {
+  const int heads = 2, seq = 5;
+  const std::int64_t rows = 2 * seq, d = 8;
+  for (float poison : {0.f, kNaN, kInf}) {
+    const std::string tag = poison == 0.f ? "" : std::isnan(poison) ? " (NaN)" : " (inf)";
+    HostTensor qkv = random_normal(DType::bf16, {rows, 3 * d}, seed, 1);
+    HostTensor dout = random_normal(DType::bf16, {rows, d}, seed, 2);
+    HostTensor out(DType::bf16, {rows, d}), lse(DType::f32, {2, heads, seq});
+    if (poison != 0.f) {
+      set_bf16(qkv, 2 * d + 1, poison);           // v of token 0, head 0
+      set_bf16(dout, (seq + 2) * d + 5, poison);  // token 2 of the second sequence, head 1
+    }
+    expect_slot_is_amax_of_output(("attention" + tag).c_str(), {rows, d}, Fp8Format::e4m3,
+                                  [&](const TensorView& o, AmaxSlot s) {
+                                    be->attention_forward(qkv, heads, seq, o, lse, s);
+                                  });
+    be->attention_forward(qkv, heads, seq, out, lse);
+    expect_slot_is_amax_of_output(("attention backward" + tag).c_str(), {rows, 3 * d},
+                                  Fp8Format::e5m2, [&](const TensorView& dqkv, AmaxSlot s) {
+                                    be->attention_backward(qkv, out, lse, dout, heads, seq, dqkv,
+                                                           s);
+                                  });
+  }
+}
+
 // fc-like linear: x [M, K] from an RMSNorm, dY [M, N] from a convert.
 TEST_F(FusedAmaxCpu, LinearWithAProducerAmaxGivesTheSameBytes) {
   const std::int64_t m = 48, k = 32, n = 64;
