@@ -61,7 +61,9 @@ void add_bench_model(CLI::App& bench) {
   model
       ->add_option("--arms", args->arms,
                    "bf16, fp8-mlp, fp8-linears, each optionally +recompute, then optionally "
-                   "+unfused-amax (FP8 linears read their input for the amax), then optionally "
+                   "+recompute-pointwise (RMSNorm and GELU outputs rebuilt in the backward), "
+                   "then optionally +unfused-amax (FP8 linears read their input for the amax), "
+                   "then optionally "
                    "+unfused-norm (residual add, RMSNorm and dY convert as separate passes)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")

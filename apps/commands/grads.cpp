@@ -39,6 +39,7 @@ struct GradsOptions {
   std::string policy = "bf16";
   std::string compute = "mixed";
   bool mlp_recompute = false;
+  bool pointwise_recompute = false;
   long long batch = 2;
   unsigned long long seed = 1;
   long long loss_chunk_rows = 0;
@@ -75,6 +76,7 @@ void run_grads(const GradsOptions& o) {
   PrecisionConfig precision;
   precision.policy = parse_policy(o.policy);
   precision.mlp_recompute = o.mlp_recompute;
+  precision.pointwise_recompute = o.pointwise_recompute;
   precision.compute = parse_compute_mode(o.compute);
   const std::int64_t chunk =
       o.loss_chunk_rows > 0 ? o.loss_chunk_rows : meta.config.train.loss_chunk_rows;
@@ -105,25 +107,28 @@ void run_grads(const GradsOptions& o) {
   for (const ParamInfo& p : model.layout().params()) {
     tensors.push_back({"grad." + p.name, DType::f32, p.shape, grads.data() + p.offset});
   }
-  const SafetensorsMetadata metadata{{"format", "fp8lab-grads"},
-                                     {"policy", policy_name(precision.policy)},
-                                     {"compute", compute_mode_name(precision.compute)},
-                                     {"mlp_recompute", precision.mlp_recompute ? "true" : "false"},
-                                     {"backend", backend->name()},
-                                     {"seed", std::to_string(o.seed)},
-                                     {"batch", std::to_string(o.batch)},
-                                     {"loss_chunk_rows", std::to_string(chunk)},
-                                     {"loss", fmt::format("{:.17g}", loss)},
-                                     {"counted", std::to_string(count)},
-                                     {"checkpoint", std::filesystem::absolute(dir).string()},
-                                     {"step", std::to_string(meta.step)},
-                                     {"params_sha256", meta.params_sha256},
-                                     {"model_config", to_json(mc).dump()}};
+  const SafetensorsMetadata metadata{
+      {"format", "fp8lab-grads"},
+      {"policy", policy_name(precision.policy)},
+      {"compute", compute_mode_name(precision.compute)},
+      {"mlp_recompute", precision.mlp_recompute ? "true" : "false"},
+      {"pointwise_recompute", precision.pointwise_recompute ? "true" : "false"},
+      {"backend", backend->name()},
+      {"seed", std::to_string(o.seed)},
+      {"batch", std::to_string(o.batch)},
+      {"loss_chunk_rows", std::to_string(chunk)},
+      {"loss", fmt::format("{:.17g}", loss)},
+      {"counted", std::to_string(count)},
+      {"checkpoint", std::filesystem::absolute(dir).string()},
+      {"step", std::to_string(meta.step)},
+      {"params_sha256", meta.params_sha256},
+      {"model_config", to_json(mc).dump()}};
   const std::vector<std::uint8_t> bytes = encode_safetensors(tensors, metadata);
   write_file_atomic(o.out, bytes.data(), bytes.size());
-  std::printf("fp8lab grads: %s (step %lld), policy %s%s, compute %s, backend %s\n",
+  std::printf("fp8lab grads: %s (step %lld), policy %s%s%s, compute %s, backend %s\n",
               dir.string().c_str(), static_cast<long long>(meta.step),
               policy_name(precision.policy), precision.mlp_recompute ? " + mlp recompute" : "",
+              precision.pointwise_recompute ? " + pointwise recompute" : "",
               compute_mode_name(precision.compute), backend->name().c_str());
   std::printf("  batch %lld x %lld tokens (seed %llu): loss %.9f\n", o.batch,
               static_cast<long long>(mc.seq_len), o.seed, loss);
@@ -158,6 +163,9 @@ const CommandRegistration registration{CommandSpec{
           ->capture_default_str();
       sub.add_flag("--mlp-recompute", o->mlp_recompute,
                    "recompute the MLP in the backward instead of keeping its activations");
+      sub.add_flag("--pointwise-recompute", o->pointwise_recompute,
+                   "recompute the RMSNorm and GELU outputs in the backward instead of keeping "
+                   "them per block");
       sub.add_option("--batch", o->batch, "rows of seq_len tokens")->capture_default_str();
       sub.add_option("--seed", o->seed, "seed of the token batch")->capture_default_str();
       sub.add_option("--loss-chunk-rows", o->loss_chunk_rows,

@@ -2,7 +2,7 @@
 //
 // Precedence, lowest first: the preset (or the --config file, which may name a preset), then
 // each --set key=value in order, then the named flags (--policy, --backend, --mlp-recompute,
-// --steps).
+// --pointwise-recompute, --steps).
 // With --resume and neither --preset nor --config, the run directory's config.json is the base.
 #include "command_registry.hpp"
 #include "fp8lab/backend.hpp"
@@ -32,6 +32,7 @@ struct TrainOptions {
   std::string policy;
   std::string backend;
   bool mlp_recompute = false;
+  bool pointwise_recompute = false;
   long long steps = -1;
   std::string out;
   bool resume = false;
@@ -55,6 +56,7 @@ RunConfig resolve_config(const TrainOptions& o) {
   if (!o.policy.empty()) config.precision.policy = parse_policy(o.policy);
   if (!o.backend.empty()) config.backend = o.backend;
   if (o.mlp_recompute) config.precision.mlp_recompute = true;
+  if (o.pointwise_recompute) config.precision.pointwise_recompute = true;
   if (o.steps >= 0) config.train.steps = o.steps;
   config.validate();
   return config;
@@ -130,6 +132,9 @@ const CommandRegistration registration{CommandSpec{
           ->check(CLI::IsMember({"bf16", "fp8-mlp", "fp8-linears"}));
       sub.add_flag("--mlp-recompute", o->mlp_recompute,
                    "recompute the MLP in the backward instead of keeping its activations");
+      sub.add_flag("--pointwise-recompute", o->pointwise_recompute,
+                   "recompute the RMSNorm and GELU outputs in the backward instead of keeping "
+                   "them per block (precision.pointwise_recompute)");
       sub.add_option("--steps", o->steps, "optimizer steps (overrides train.steps)");
       sub.add_option("--out", o->out,
                      "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")

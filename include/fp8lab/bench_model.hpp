@@ -26,6 +26,7 @@ struct ModelBenchArm {
   bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off (v7)
 };
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
+// "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+unfused-amax", then optionally "+unfused-norm"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 

@@ -45,6 +45,11 @@ ComputeMode parse_compute_mode(std::string_view name);
 struct PrecisionConfig {
   PrecisionPolicy policy = PrecisionPolicy::bf16;
   bool mlp_recompute = false;  // recompute the MLP in the backward instead of keeping it
+  // Recompute the cheap pointwise outputs the backward reads (ln1, ln2: RMSNorm of the kept
+  // residual stream; gelu: GELU of the kept fc output) right before the linear backward that
+  // reads them, instead of keeping them per block. Same bits; combines with every policy and
+  // with mlp_recompute (which already rebuilds gelu).
+  bool pointwise_recompute = false;
   ComputeMode compute = ComputeMode::mixed;
   bool operator==(const PrecisionConfig&) const = default;
 };

@@ -148,6 +148,9 @@ class GptModel {
   // the residual gradient next) also a.d_branch = dresid as that linear's dY, with its amax.
   void norm_backward(const TensorView& x, const ParamInfo& w, const TensorView& rstd,
                      const TensorView& dy, std::optional<BlockLinear> next_dy);
+  // Pointwise recompute: block `layer`'s ln1 (reader attn_qkv) or ln2 (reader mlp_fc) again,
+  // into ln_shared where the forward stored it, the same bits.
+  void recompute_norm(std::int64_t layer, BlockLinear reader);
   // The producer-fused amax slot of `which`'s x (forward) or dY (backward) in block `layer`;
   // empty when it is not fused (the linear is not FP8, or fuse_amax is off).
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;

@@ -161,11 +161,16 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
 }
 
 // The peer's entry (bench/peers/gpt_peer.py: {"preset", "arms": {name: {"frozen", "train"}}})
-// for this preset and arm, or null. The peer names MLP activation checkpointing "-ckpt".
+// for this preset and arm, or null. The peer names MLP activation checkpointing "-ckpt". Its
+// compiled arms already recompute pointwise ops in the backward (torch.compile's partitioner), so
+// "+recompute-pointwise" compares with the peer's arm without it.
 const nlohmann::json* peer_arm(const nlohmann::json& peer, const std::string& preset,
                                const std::string& arm) {
   if (peer.is_null() || peer.value("preset", "") != preset || !peer.contains("arms")) return nullptr;
   std::string name = arm;
+  const std::string pointwise = "+recompute-pointwise";
+  if (name.size() > pointwise.size() && name.ends_with(pointwise))
+    name.resize(name.size() - pointwise.size());
   const std::string suffix = "+recompute";
   if (name.size() > suffix.size() && name.ends_with(suffix))
     name = name.substr(0, name.size() - suffix.size()) + "-ckpt";
@@ -195,6 +200,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   };
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;
   if (strip("+unfused-amax")) arm.fuse_amax = false;
+  if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   arm.precision.policy = parse_policy(policy);
   return arm;

@@ -9,6 +9,11 @@
 // The residual adds run inside the RMSNorm that reads their sum (add_and_norm), and the
 // projections' dY, the residual gradient in the activation dtype, is stored by the RMSNorm
 // backward that updates it (norm_backward); fuse_norm_add off runs the separate ops instead.
+//
+// Pointwise recompute (PrecisionConfig::pointwise_recompute): the backward rebuilds ln1, ln2 and
+// gelu in the shared buffers the forward wrote them to (a bf16 linear's saved state reads its x
+// through a view of that memory at backward time), right before the linear backward that reads
+// each one (recompute_norm, block_backward).
 #include <string>
 
 #include "fp8lab/model.hpp"
@@ -97,7 +102,8 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   Block& b = a.blocks[static_cast<std::size_t>(l)];
   const TensorView& fc = own_or(b.fc, a.fc_shared);
   const TensorView& gelu = own_or(b.gelu, a.gelu_shared);
-  // fc's x amax was left by the forward's ln2 norm (kept per block for this recompute).
+  // fc's x amax was left by the forward's ln2 norm (kept per block for this recompute), or
+  // again by the pointwise recompute of ln2 just before.
   b.fc_ctx =
       backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_fc),
                               own_or(b.ln2, a.ln_shared), working(block_param(l, "mlp.fc.weight")),
@@ -193,6 +199,21 @@ void GptModel::norm_backward(const TensorView& x, const ParamInfo& w, const Tens
   }
 }
 
+// The forward stored this ln with add_rmsnorm_forward (block 0's ln1 with rmsnorm_forward), whose
+// y and rstd are the bits rmsnorm_forward gives on the sum it stored in resid (backend.hpp; the
+// CPU ops share normalize_row, the CUDA kernels the lane split of rmsnorm_rows.cuh). The kept
+// rstd is rewritten with its own bits; the slot (FP8 fc under MLP recompute) gets its own amax.
+void GptModel::recompute_norm(std::int64_t l, BlockLinear reader) {
+  Activations& a = *acts_;
+  const Block& b = a.blocks[static_cast<std::size_t>(l)];
+  const bool ln1 = reader == BlockLinear::attn_qkv;
+  FP8LAB_CHECK(ln1 || reader == BlockLinear::mlp_fc, "only qkv and fc read a norm's output");
+  backend_.rmsnorm_forward(a.resid[static_cast<std::size_t>(ln1 ? 2 * l : 2 * l + 1)],
+                           param(block_param(l, ln1 ? "ln1.weight" : "ln2.weight")),
+                           config_.norm_eps, a.ln_shared, ln1 ? b.rstd1 : b.rstd2,
+                           x_amax(l, reader));
+}
+
 void GptModel::backward() {
   Activations& a = *acts_;
   const auto& params = layout_.params();
@@ -226,20 +247,30 @@ void GptModel::block_backward(std::int64_t l) {
   // before fc's backward writes it, then this block's fc pre-activation, dead once the GELU
   // backward has read it, for the rest of the block.
   IdleLoan loan(backend_, a.d_mlp);
-  if (precision_.mlp_recompute) mlp_forward(l, /*state_only=*/true);  // same bits as the forward
   const TensorView& fc = own_or(b.fc, a.fc_shared);
+  if (precision_.mlp_recompute) {
+    if (a.recompute_ln2) recompute_norm(l, BlockLinear::mlp_fc);  // the recompute's input
+    mlp_forward(l, /*state_only=*/true);                          // same bits as the forward
+  } else if (a.recompute_gelu) {
+    backend_.gelu_forward(fc, a.gelu_shared, x_amax(l, BlockLinear::mlp_proj));  // proj's x
+  }
   loan.switch_to(a.d_ln);
   backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
                            grad(block_param(l, "mlp.proj.weight")), dy_amax(BlockLinear::mlp_proj));
   // In place: d(gelu out) -> d(fc out).
   backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(BlockLinear::mlp_fc));
   loan.switch_to(fc);
+  // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
+  if (a.recompute_ln2 && !precision_.mlp_recompute) recompute_norm(l, BlockLinear::mlp_fc);
   backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")),
                            dy_amax(BlockLinear::mlp_fc));
   norm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], block_param(l, "ln2.weight"), b.rstd2,
                 a.d_ln, BlockLinear::attn_proj);
   b.fc_ctx.reset();
   b.mlp_proj_ctx.reset();
+  // qkv's x, for its dW: ln_shared is free once fc's backward has read ln2, and the attention
+  // branch below does not touch it (its workspaces go to fc's memory).
+  if (a.recompute_ln1) recompute_norm(l, BlockLinear::attn_qkv);
   // Attention branch: x_mlp = x_attn + proj(attention(qkv(ln1(x_attn)))).
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad(block_param(l, "attn.proj.weight")),

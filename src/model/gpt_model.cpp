@@ -51,13 +51,22 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   a.targets = backend.allocate(MemoryKind::activations, DType::i32, {m}, "targets");
   for (std::int64_t i = 0; i <= 2 * layers; ++i) a.resid.push_back(f32({m, d}, "resid"));
   a.blocks.resize(static_cast<std::size_t>(layers));
-  // Which linear inputs the backward never reads (see Block in gpt_activations.hpp).
+  // Which pointwise outputs the backward reads (see Block in gpt_activations.hpp): a bf16
+  // linear's input for its dW, ln2 as the MLP recompute's input; gelu only when the MLP
+  // recompute does not rebuild it itself. Pointwise recompute rebuilds them instead of keeping.
   const bool fp8_qkv = linear_mode_for(precision, BlockLinear::attn_qkv) == LinearMode::fp8;
   const bool fp8_fc = linear_mode_for(precision, BlockLinear::mlp_fc) == LinearMode::fp8;
   const bool fp8_proj = linear_mode_for(precision, BlockLinear::mlp_proj) == LinearMode::fp8;
-  const bool keep_ln1 = !fp8_qkv;
-  const bool keep_ln2 = !fp8_fc || precision.mlp_recompute;  // recompute re-reads ln2
-  const bool keep_gelu = !fp8_proj && !precision.mlp_recompute;
+  const bool read_ln1 = !fp8_qkv;
+  const bool read_ln2 = !fp8_fc || precision.mlp_recompute;
+  const bool read_gelu = !fp8_proj && !precision.mlp_recompute;
+  const bool pointwise = precision.pointwise_recompute;
+  a.recompute_ln1 = pointwise && read_ln1;
+  a.recompute_ln2 = pointwise && read_ln2;
+  a.recompute_gelu = pointwise && read_gelu;
+  const bool keep_ln1 = read_ln1 && !pointwise;
+  const bool keep_ln2 = read_ln2 && !pointwise;
+  const bool keep_gelu = read_gelu && !pointwise;
   for (Block& b : a.blocks) {
     if (keep_ln1) b.ln1 = act({m, d}, "ln1");
     b.rstd1 = f32({m}, "rstd1");
@@ -85,12 +94,13 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   // each pair never overlaps in time).
   a.branch_out = alias_of(a.d_branch, {m, d});
   a.d_lnf = alias_of(a.d_ln, {m, d});
-  if (!keep_ln1 || !keep_ln2) a.ln_shared = alias_of(a.d_ln, {m, d});
+  if (!keep_ln1 || !keep_ln2) a.ln_shared = alias_of(a.lnf, {m, d});
   if (precision.mlp_recompute) a.fc_shared = act({m, ff}, "fc.shared");
   if (!keep_gelu) {
-    // With MLP recompute the backward rebuilds gelu while d_mlp is in use: its own buffer then.
-    a.gelu_shared =
-        precision.mlp_recompute ? act({m, ff}, "gelu.shared") : alias_of(a.d_mlp, {m, ff});
+    // A gelu the backward rebuilds (MLP or pointwise recompute) is read by proj's backward while
+    // it writes d_mlp: its own buffer then.
+    a.gelu_shared = precision.mlp_recompute || a.recompute_gelu ? act({m, ff}, "gelu.shared")
+                                                                : alias_of(a.d_mlp, {m, ff});
   }
   if (fp8_qkv || fp8_fc || fp8_proj) {
     a.amax_slots =

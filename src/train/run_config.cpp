@@ -88,6 +88,7 @@ json to_json(const RunConfig& c) {
               {"precision",
                {{"policy", policy_name(c.precision.policy)},
                 {"mlp_recompute", c.precision.mlp_recompute},
+                {"pointwise_recompute", c.precision.pointwise_recompute},
                 {"compute", compute_mode_name(c.precision.compute)}}},
               {"optim",
                {{"lr", shortest(o.lr)},
@@ -134,6 +135,7 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     const json& p = j.at("precision");
     c.precision.policy = parse_policy(p.at("policy").get<std::string>());
     c.precision.mlp_recompute = p.at("mlp_recompute").get<bool>();
+    c.precision.pointwise_recompute = p.at("pointwise_recompute").get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
     const json& o = j.at("optim");
     c.optim = {get_float(o, "lr"),

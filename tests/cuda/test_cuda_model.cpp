@@ -1,10 +1,11 @@
 // The whole GPT on the CUDA backend against the CPU reference backend: the same weights and
 // batch give the same loss and gradients within bounds, for every policy, with and without MLP
-// recompute; the GPU run is deterministic; recompute is bit-identical and saves memory; FP8
-// saves memory; an AdamW step moves the weights the same way on both backends.
+// recompute; the GPU run is deterministic; MLP and pointwise recompute are bit-identical and save
+// memory; FP8 saves memory; an AdamW step moves the weights the same way on both backends.
 #if defined(FP8LAB_HAVE_CUDA)
 #include "common/test_data.hpp"
 #include "cuda/cuda_test_util.hpp"
+#include "cuda/model_ab.hpp"
 #include "fp8lab/model.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
@@ -146,6 +147,52 @@ TEST(CudaModelDeterminism, RepeatsAndRecomputeAreBitIdentical) {
     EXPECT_LT(runs[2].peak, runs[0].peak) << policy_name(policy) << ": recompute saves memory";
   }
 }
+
+class CudaPointwiseRecompute : public ::testing::TestWithParam<PolicyCase> {};
+
+// Pointwise recompute on the GPU: ln1 and ln2 rebuilt by the plain RMSNorm kernel (the fused add
+// + norm kernels store the same y and rstd bits; CudaFusedNorm.AddRmsnormForwardIsAddThenNorm
+// checks that at the presets' widths), gelu by the same GELU kernel into the same memory: the
+// same loss, evaluation loss and gradient bytes as keeping them, over three blocks and two
+// accumulated micro-batches, and a peak lower by at least the per-block buffers dropped (less
+// the shared gelu buffer it adds).
+TEST_P(CudaPointwiseRecompute, IsBitIdenticalAndLowersThePeak) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const PolicyCase pc = GetParam();
+  const std::uint64_t seed = testing::fresh_seed();
+  const std::int64_t layers = 3;
+  PrecisionConfig p;
+  p.policy = pc.policy;
+  p.mlp_recompute = pc.recompute;
+  testing::ModelRun runs[2];
+  for (int pointwise = 0; pointwise < 2; ++pointwise) {
+    p.pointwise_recompute = pointwise == 1;
+    runs[pointwise] = testing::run_gpu_model(p, layers, seed, [](GptModel&) {});
+  }
+  testing::expect_bit_identical(runs[0], runs[1]);
+  const std::int64_t saving =
+      testing::pointwise_recompute_saving(testing::ab_model(layers), p, testing::kAbBatch);
+  std::fprintf(stderr, "peak %lld -> %lld bytes (predicted saving %lld)\n",
+               static_cast<long long>(runs[0].peak_bytes),
+               static_cast<long long>(runs[1].peak_bytes), static_cast<long long>(saving));
+  if (saving > 0) {
+    EXPECT_GE(runs[0].peak_bytes - runs[1].peak_bytes, saving);
+  } else {  // fp8-linears without MLP recompute keeps none of the three: nothing to rebuild
+    EXPECT_EQ(runs[0].peak_bytes, runs[1].peak_bytes);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, CudaPointwiseRecompute,
+                         ::testing::Values(PolicyCase{PrecisionPolicy::bf16, false},
+                                           PolicyCase{PrecisionPolicy::bf16, true},
+                                           PolicyCase{PrecisionPolicy::fp8_mlp, false},
+                                           PolicyCase{PrecisionPolicy::fp8_mlp, true},
+                                           PolicyCase{PrecisionPolicy::fp8_linears, false},
+                                           PolicyCase{PrecisionPolicy::fp8_linears, true}),
+                         [](const auto& param_info) {
+                           return testing::policy_case_name(param_info.param.policy,
+                                                            param_info.param.recompute);
+                         });
 
 // FP8 MLP linears keep their inputs as one E4M3 layout instead of bf16 (model and backend
 // both drop what the backward does not read), so the peak falls. Per block that saves

@@ -1,6 +1,6 @@
 // `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
-// arm with and without "+unfused-amax" (v4) or "+unfused-norm" (v7)) compute the same loss on
-// the same problem.
+// arm with and without "+unfused-amax" (v4), "+unfused-norm" (v7) or "+recompute-pointwise"
+// (v9)) compute the same loss on the same problem.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 
@@ -30,6 +30,20 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_TRUE(all.precision.mlp_recompute);
   EXPECT_FALSE(all.fuse_amax);
   EXPECT_FALSE(all.fuse_norm_add);
+  EXPECT_FALSE(all.precision.pointwise_recompute);
+  const ModelBenchArm pointwise = parse_model_bench_arm("bf16+recompute-pointwise");
+  EXPECT_EQ(pointwise.precision.policy, PrecisionPolicy::bf16);
+  EXPECT_TRUE(pointwise.precision.pointwise_recompute);
+  EXPECT_FALSE(pointwise.precision.mlp_recompute);
+  const ModelBenchArm every =
+      parse_model_bench_arm("fp8-mlp+recompute+recompute-pointwise+unfused-amax+unfused-norm");
+  EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_mlp);
+  EXPECT_TRUE(every.precision.mlp_recompute);
+  EXPECT_TRUE(every.precision.pointwise_recompute);
+  EXPECT_FALSE(every.fuse_amax);
+  EXPECT_FALSE(every.fuse_norm_add);
+  EXPECT_THROW(parse_model_bench_arm("bf16+recompute-pointwise+recompute"), Error);
+  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-amax+recompute-pointwise"), Error);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+recompute"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+unfused-amax"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
@@ -53,7 +67,8 @@ TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
   for (const auto& [fused, unfused] :
        {std::pair<std::string, std::string>{"fp8-mlp+recompute", "fp8-mlp+recompute+unfused-amax"},
         {"bf16", "bf16+unfused-norm"},
-        {"fp8-mlp", "fp8-mlp+unfused-norm"}}) {
+        {"fp8-mlp", "fp8-mlp+unfused-norm"},
+        {"bf16+recompute-pointwise", "bf16"}}) {
     const ModelBenchResult r = run_pair(fused, unfused);
     ASSERT_EQ(r.arms.size(), 2u) << unfused;
     EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256) << unfused;

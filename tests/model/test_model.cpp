@@ -1,9 +1,10 @@
 // The GPT model on the CPU backend: whole-model finite differences in fp32, initialisation
-// identity across policies, MLP recompute, producer-fused amax and fused add + RMSNorm
-// bit-identity, and mixed precision vs the fp32 reference.
+// identity across policies, MLP recompute, pointwise recompute, producer-fused amax and fused
+// add + RMSNorm bit-identity, and mixed precision vs the fp32 reference.
 #include "common/forwarding_backend.hpp"
 #include "common/test_data.hpp"
 #include "fp8lab/model.hpp"
+#include "model/model_ab_run.hpp"
 #include "model/model_fixtures.hpp"
 #include "nn/gradcheck.hpp"
 
@@ -14,12 +15,33 @@
 namespace fp8lab {
 namespace {
 
+using testing::ModelRun;
 using testing::random_tokens;
 
 PrecisionConfig fp32_reference() {
   PrecisionConfig p;
   p.compute = ComputeMode::fp32;
   return p;
+}
+
+// Every policy, each with and without MLP recompute.
+std::vector<PrecisionConfig> policies_with_and_without_mlp_recompute() {
+  std::vector<PrecisionConfig> out;
+  for (PrecisionPolicy policy :
+       {PrecisionPolicy::bf16, PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
+    for (bool recompute : {false, true}) {
+      PrecisionConfig p;
+      p.policy = policy;
+      p.mlp_recompute = recompute;
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::string precision_label(const PrecisionConfig& p) {
+  return std::string(policy_name(p.policy)) + (p.mlp_recompute ? "+recompute" : "") +
+         (p.compute == ComputeMode::fp32 ? " fp32" : "");
 }
 
 TEST(GptModel, ParameterCountMatchesTheArchitecture) {
@@ -66,25 +88,19 @@ TEST(GptModel, InitialisationIsIdenticalAcrossPoliciesAndDependsOnTheSeed) {
   auto be = make_cpu_backend();
   std::vector<float> reference;
   std::string reference_hash;
-  for (PrecisionPolicy policy :
-       {PrecisionPolicy::bf16, PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
-    for (bool recompute : {false, true}) {
-      PrecisionConfig p;
-      p.policy = policy;
-      p.mlp_recompute = recompute;
-      GptModel model(c, p, 2, *be);
-      model.init_parameters(seed);
-      if (reference.empty()) {
-        reference = model.get_parameters();
-        reference_hash = model.parameter_sha256();
-        continue;
-      }
-      const std::vector<float> params = model.get_parameters();
-      ASSERT_EQ(params.size(), reference.size());
-      EXPECT_EQ(std::memcmp(params.data(), reference.data(), params.size() * 4), 0)
-          << policy_name(policy);
-      EXPECT_EQ(model.parameter_sha256(), reference_hash);
+  for (const PrecisionConfig& p : policies_with_and_without_mlp_recompute()) {
+    GptModel model(c, p, 2, *be);
+    model.init_parameters(seed);
+    if (reference.empty()) {
+      reference = model.get_parameters();
+      reference_hash = model.parameter_sha256();
+      continue;
     }
+    const std::vector<float> params = model.get_parameters();
+    ASSERT_EQ(params.size(), reference.size());
+    EXPECT_EQ(std::memcmp(params.data(), reference.data(), params.size() * 4), 0)
+        << precision_label(p);
+    EXPECT_EQ(model.parameter_sha256(), reference_hash);
   }
   GptModel other(c, PrecisionConfig{}, 2, *be);
   other.init_parameters(seed + 1);
@@ -129,6 +145,65 @@ TEST(GptModel, MlpRecomputeGivesBitIdenticalGradients) {
     EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0)
         << policy_name(policy);
     EXPECT_LT(peaks[1], peaks[0]) << policy_name(policy) << ": recompute must save memory";
+  }
+}
+
+// Counts the pointwise forwards, so the test below knows the recompute really ran.
+class PointwiseOpCounter final : public testing::ForwardingBackend {
+ public:
+  int norms = 0, gelus = 0;
+  void rmsnorm_forward(const TensorView& x, const TensorView& w, float eps, const TensorView& y,
+                       const TensorView& r, AmaxSlot a = {}) override {
+    ++norms;
+    ForwardingBackend::rmsnorm_forward(x, w, eps, y, r, a);
+  }
+  void gelu_forward(const TensorView& x, const TensorView& y, AmaxSlot a = {}) override {
+    ++gelus;
+    ForwardingBackend::gelu_forward(x, y, a);
+  }
+};
+
+// Pointwise recompute rebuilds ln1, ln2 and gelu in the backward with the ops that made them
+// (the plain RMSNorm gives the fused add + norm's bits): loss, evaluation loss and gradients are
+// bit-identical to keeping them, in every policy with and without MLP recompute (fp32 compute
+// too), and the peak falls by at least the per-block buffers it drops, less the shared gelu
+// buffer it adds. Two accumulated micro-batches: the second finds the shared buffers holding
+// the first one's last values.
+TEST(GptModel, PointwiseRecomputeGivesBitIdenticalGradientsAndLowerPeak) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t batch = 2, m = batch * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  std::vector<PrecisionConfig> cases = policies_with_and_without_mlp_recompute();
+  cases.push_back(fp32_reference());
+  for (const PrecisionConfig& base : cases) {
+    const std::string label = precision_label(base);
+    ModelRun runs[2];
+    int norms[2], gelus[2];
+    for (int pointwise = 0; pointwise < 2; ++pointwise) {
+      PointwiseOpCounter be;
+      PrecisionConfig p = base;
+      p.pointwise_recompute = pointwise == 1;
+      GptModel model(c, p, batch, be);
+      runs[pointwise] = testing::run_two_batches_and_evaluate(model, seed, inputs, targets, 16);
+      norms[pointwise] = be.norms;
+      gelus[pointwise] = be.gelus;
+    }
+    testing::expect_bit_identical(runs[0], runs[1], label);
+    // Per backward (two) and block: one plain RMSNorm per rebuilt ln, one GELU per rebuilt gelu.
+    const testing::PointwiseRebuilt r = testing::pointwise_rebuilt(base);
+    EXPECT_EQ(norms[1] - norms[0], 2 * c.n_layers * ((r.ln1 ? 1 : 0) + (r.ln2 ? 1 : 0))) << label;
+    EXPECT_EQ(gelus[1] - gelus[0], 2 * c.n_layers * (r.gelu ? 1 : 0)) << label;
+    const std::int64_t saving = testing::pointwise_recompute_saving(c, base, batch);
+    std::fprintf(stderr, "%s: peak %lld -> %lld bytes (predicted saving %lld)\n", label.c_str(),
+                 static_cast<long long>(runs[0].peak_bytes),
+                 static_cast<long long>(runs[1].peak_bytes), static_cast<long long>(saving));
+    if (saving > 0) {
+      EXPECT_GE(runs[0].peak_bytes - runs[1].peak_bytes, saving) << label;
+    } else {  // fp8-linears without MLP recompute keeps none of the three: nothing to rebuild
+      EXPECT_EQ(runs[0].peak_bytes, runs[1].peak_bytes) << label;
+    }
   }
 }
 
@@ -262,24 +337,14 @@ TEST(GptModel, FusedNormAddGivesBitIdenticalLossAndGradients) {
     bool fuse_amax;
   };
   std::vector<Case> cases;
-  for (PrecisionPolicy policy :
-       {PrecisionPolicy::bf16, PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
-    for (bool recompute : {false, true}) {
-      PrecisionConfig p;
-      p.policy = policy;
-      p.mlp_recompute = recompute;
-      cases.push_back({p, true});
-      if (policy != PrecisionPolicy::bf16) cases.push_back({p, false});
-    }
+  for (const PrecisionConfig& p : policies_with_and_without_mlp_recompute()) {
+    cases.push_back({p, true});
+    if (p.policy != PrecisionPolicy::bf16) cases.push_back({p, false});
   }
   cases.push_back({fp32_reference(), true});
   for (const Case& k : cases) {
-    const std::string label = std::string(policy_name(k.precision.policy)) +
-                              (k.precision.mlp_recompute ? "+recompute" : "") +
-                              (k.precision.compute == ComputeMode::fp32 ? " fp32" : "") +
-                              (k.fuse_amax ? "" : "+unfused-amax");
-    double losses[2], eval_losses[2];
-    std::vector<float> grads[2];
+    const std::string label = precision_label(k.precision) + (k.fuse_amax ? "" : "+unfused-amax");
+    ModelRun runs[2];
     std::vector<std::pair<std::int64_t, std::int64_t>> ready[2];
     for (int fuse = 0; fuse < 2; ++fuse) {
       NormOpCounter be;
@@ -288,24 +353,14 @@ TEST(GptModel, FusedNormAddGivesBitIdenticalLossAndGradients) {
       model.set_fuse_norm_add(fuse == 1);
       model.set_gradient_ready_hook(
           [&, fuse](std::int64_t b, std::int64_t e) { ready[fuse].emplace_back(b, e); });
-      model.init_parameters(seed);
-      model.zero_grads();
-      losses[fuse] =
-          model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
-      // A second micro-batch accumulates onto the gradients and reuses every amax slot.
-      losses[fuse] +=
-          model.forward_backward(targets.data(), inputs.data(), 1.f / m, -1, 16).loss_sum;
-      grads[fuse] = model.get_gradients();
-      eval_losses[fuse] = model.evaluate(inputs.data(), targets.data(), -1, 16).loss_sum;
+      runs[fuse] = testing::run_two_batches_and_evaluate(model, seed, inputs, targets, 16);
       // Per forward (three: two trainings, one evaluation) ln2 and the next ln1 / ln_f of each
       // block; per backward ln_f, each ln2 and the ln1 of every block but the first.
       EXPECT_EQ(be.fused_forward, fuse ? 3 * 2 * layers : 0) << label;
       EXPECT_EQ(be.adds, fuse ? 0 : 3 * 2 * layers) << label;
       EXPECT_EQ(be.fused_backward, fuse ? 2 * 2 * layers : 0) << label;
     }
-    EXPECT_EQ(losses[0], losses[1]) << label;
-    EXPECT_EQ(eval_losses[0], eval_losses[1]) << label;
-    EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0) << label;
+    testing::expect_bit_identical(runs[0], runs[1], label);
     EXPECT_EQ(ready[0], ready[1]) << label;
   }
 }

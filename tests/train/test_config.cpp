@@ -36,6 +36,12 @@ TEST(RunConfig, JsonRoundTripIsExact) {
   c.data.train = "some/where.bin";
   EXPECT_EQ(run_config_from_json(to_json(c)), c);
   EXPECT_EQ(to_json(c)["optim"]["lr"].dump(), "0.003");  // fp32 fields print shortest
+  c.precision.pointwise_recompute = true;
+  EXPECT_EQ(run_config_from_json(to_json(c)), c);
+  // A config written before the option existed (a run to --resume) reads it as off.
+  nlohmann::json old = to_json(c);
+  old["precision"].erase("pointwise_recompute");
+  EXPECT_FALSE(run_config_from_json(old).precision.pointwise_recompute);
 }
 
 TEST(RunConfig, OverridesAreTypedAndStrict) {
@@ -43,11 +49,13 @@ TEST(RunConfig, OverridesAreTypedAndStrict) {
   apply_override(c, "optim.lr=3e-4");
   apply_override(c, "precision.policy=fp8-mlp");
   apply_override(c, "precision.mlp_recompute=true");
+  apply_override(c, "precision.pointwise_recompute=true");
   apply_override(c, "train.steps=17");
   apply_override(c, "data.train=/tmp/x y.txt");  // strings are taken verbatim
   EXPECT_FLOAT_EQ(c.optim.lr, 3e-4f);
   EXPECT_EQ(c.precision.policy, PrecisionPolicy::fp8_mlp);
   EXPECT_TRUE(c.precision.mlp_recompute);
+  EXPECT_TRUE(c.precision.pointwise_recompute);
   EXPECT_EQ(c.train.steps, 17);
   EXPECT_EQ(c.data.train, "/tmp/x y.txt");
   EXPECT_THROW(apply_override(c, "optim.lrr=1"), Error);           // unknown key
@@ -56,6 +64,8 @@ TEST(RunConfig, OverridesAreTypedAndStrict) {
   EXPECT_THROW(apply_override(c, "precision.policy=fp4"), Error);  // unknown policy
   EXPECT_THROW(apply_override(c, "model.n_heads=5"), Error);       // 128 % 5 != 0
   EXPECT_THROW(apply_override(c, "optim"), Error);                 // no '='
+  // An integer for a boolean key.
+  EXPECT_THROW(apply_override(c, "precision.pointwise_recompute=1"), Error);
   try {
     apply_override(c, "train.nonfinte=skip");
     FAIL();

@@ -18,6 +18,16 @@ namespace fs = std::filesystem;
 using testing::TempDir;
 using testing::quiet;
 
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); }
+
+// Every line of RUN/metrics.jsonl.
+std::vector<nlohmann::json> read_metrics(const fs::path& run_dir) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(run_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
 TEST(Trainer, TinyModelOverfitsARepeatedBatch) {
   const std::uint64_t seed = testing::fresh_seed();
   RunConfig c = testing::small_run(seed);
@@ -114,29 +124,64 @@ TEST(Trainer, RunDirectoryHoldsConfigRecordMetricsAndValidation) {
   auto be = make_cpu_backend();
   Trainer t(c, dir.path(), *be, quiet());
   t.run();
-  auto read = [](const fs::path& p) { return nlohmann::json::parse(std::ifstream(p)); };
-  EXPECT_EQ(run_config_from_json(read(dir.path() / "config.json")), c);
-  const auto record = read(dir.path() / "run.json");
+  EXPECT_EQ(run_config_from_json(read_json(dir.path() / "config.json")), c);
+  const auto record = read_json(dir.path() / "run.json");
   EXPECT_EQ(record["status"], "completed");
   EXPECT_EQ(record["init_sha256"], t.init_sha256());
   EXPECT_EQ(record["parameter_count"], t.model().parameter_count());
   EXPECT_EQ(record["final_params_sha256"], t.model().parameter_sha256());
-  std::ifstream metrics(dir.path() / "metrics.jsonl");
-  std::string line;
   int lines = 0;
-  while (std::getline(metrics, line)) {
-    const auto j = nlohmann::json::parse(line);
+  for (const nlohmann::json& j : read_metrics(dir.path())) {
     ++lines;
     EXPECT_EQ(j["step"], lines);
     for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "peak_mib"}) {
       EXPECT_TRUE(j.contains(key) && j[key].is_number() && std::isfinite(j[key].get<double>()))
           << key;
     }
-    EXPECT_EQ(j.contains("val_loss"), lines % 3 == 0) << line;
+    EXPECT_EQ(j.contains("val_loss"), lines % 3 == 0) << j.dump();
   }
   EXPECT_EQ(lines, 6);
   // The same validation batches every time: evaluating twice gives the same number.
   EXPECT_EQ(t.validation_loss(), t.validation_loss());
+}
+
+// Pointwise recompute over whole training steps (accumulation, clipping, AdamW): the same
+// metrics bits and final weights as keeping the activations, a lower peak, and the option in the
+// run's config and record.
+TEST(Trainer, PointwiseRecomputeTrainsIdentically) {
+  const std::uint64_t seed = testing::fresh_seed();
+  for (const bool mlp_recompute : {false, true}) {
+    std::vector<nlohmann::json> metrics[2];
+    std::string final_sha[2];
+    for (int pointwise = 0; pointwise < 2; ++pointwise) {
+      RunConfig c = testing::small_run(seed);
+      c.precision.mlp_recompute = mlp_recompute;
+      c.precision.pointwise_recompute = pointwise == 1;
+      TempDir dir;
+      auto be = make_cpu_backend();
+      Trainer t(c, dir.path(), *be, quiet());
+      t.run();
+      const auto record = read_json(dir.path() / "run.json");
+      EXPECT_EQ(record["pointwise_recompute"], pointwise == 1);
+      EXPECT_EQ(read_json(dir.path() / "config.json")["precision"]["pointwise_recompute"],
+                pointwise == 1);
+      final_sha[pointwise] = record["final_params_sha256"];
+      metrics[pointwise] = read_metrics(dir.path());
+    }
+    const char* label = mlp_recompute ? "with MLP recompute" : "without MLP recompute";
+    EXPECT_EQ(final_sha[0], final_sha[1]) << label;
+    ASSERT_EQ(metrics[0].size(), metrics[1].size()) << label;
+    ASSERT_FALSE(metrics[0].empty());
+    for (std::size_t s = 0; s < metrics[0].size(); ++s) {
+      nlohmann::json off = metrics[0][s], on = metrics[1][s];
+      EXPECT_LT(on["peak_mib"].get<double>(), off["peak_mib"].get<double>()) << label;
+      for (nlohmann::json* j : {&off, &on}) {
+        j->erase("tokens_per_s");  // the only fields allowed to differ
+        j->erase("peak_mib");
+      }
+      EXPECT_EQ(off, on) << label << ", step " << s + 1;  // the loss, lr and grad_norm bits
+    }
+  }
 }
 
 // Over a few steps from the same weights on the same batches, the fp8 policies' losses stay
