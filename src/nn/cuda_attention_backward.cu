@@ -1,6 +1,7 @@
 // The backward of the causal flash attention (see cuda_attention_forward.cu for the design):
-// D_i = rowsum(dO_i * O_i) into the workspace, then either the fused FlashAttention-2-style
-// kernel (cuda_attention_backward_fused.cu, hd 64 and 128) or the two-pass kernels here: a dK/dV
+// D_i = rowsum(dO_i * O_i) into the workspace, then the wgmma kernels
+// (cuda_attention_backward_wgmma.cu, hd 64 and 128), the fused FlashAttention-2-style kernel
+// (cuda_attention_backward_fused.cu, hd 64 and 128) or the two-pass kernels here: a dK/dV
 // kernel (one CTA per K/V tile, over the Q tiles from the diagonal on) and a dQ kernel (one CTA
 // per Q tile, over the K tiles up to the diagonal), both recomputing P from q, k and lse: each
 // output row is owned by one warp, so the result is deterministic without float atomics.
@@ -13,6 +14,7 @@
 
 #include "nn/attention_backward_fused.hpp"
 #include "nn/attention_backward_step.cuh"
+#include "nn/attention_backward_wgmma.hpp"
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -224,7 +226,7 @@ struct BackwardWorkspace {
 template <int HD>
 void launch_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                      void* dqkv, int batch, int seq_len, int n_heads, const BackwardWorkspace& ws,
-                     cudaStream_t stream, AmaxOut amax) {
+                     AttentionBackwardAlgo algo, cudaStream_t stream, AmaxOut amax) {
   const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
   const auto* dout_b = static_cast<const bf16_bits*>(dout);
   auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
@@ -241,6 +243,10 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
   if (ws.tiles_done != nullptr) {
     return attention_backward_fused(qkv, lse, dout, ws.row_dot, ws.tiles_done, ws.dq_accum, dqkv,
                                     batch, seq_len, n_heads, HD, stream, amax);
+  }
+  if (algo == AttentionBackwardAlgo::wgmma) {
+    return attention_backward_wgmma(qkv, lse, dout, ws.row_dot, dqkv, batch, seq_len, n_heads, HD,
+                                    stream, amax);
   }
 
   using Kv = BwdKvTiles<HD>;
@@ -263,34 +269,41 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
           scale * kLog2e, dqkv_amax);
 }
 
-// FP8LAB_ATTENTION_BWD (read once): "two-pass" or unset = the two-pass kernels, "fused" = the
-// fused kernel where it is built; anything else is an error rather than a silent default.
-// Two-pass is the default because the fused kernel measured no faster on the H200 (gpt50m,
-// 8 layers: 36.4 against 36.9 ms; docs/perf-notes.md) while it needs an f32 dQ workspace and
-// relies on in-order CTA dispatch.
+// FP8LAB_ATTENTION_BWD (read once): "two-pass", "fused" or "wgmma" where it is built, unset =
+// the default; anything else is an error rather than a silent default. Two-pass is the default
+// because the fused kernel measured no faster on the H200 (gpt50m, 8 layers: 36.4 against
+// 36.9 ms; docs/perf-notes.md) while it needs an f32 dQ workspace and relies on in-order CTA
+// dispatch.
 AttentionBackwardAlgo algo_from_env() {
   static const AttentionBackwardAlgo algo = [] {
     const char* value = std::getenv("FP8LAB_ATTENTION_BWD");
     const std::string_view v = value == nullptr ? "" : value;
     if (v == "fused") return AttentionBackwardAlgo::fused;
+    if (v == "wgmma") return AttentionBackwardAlgo::wgmma;
     if (v.empty() || v == "two-pass") return AttentionBackwardAlgo::two_pass;
     throw std::invalid_argument("FP8LAB_ATTENTION_BWD='" + std::string(v) +
-                                "': expected 'fused' or 'two-pass'");
+                                "': expected 'two-pass', 'fused' or 'wgmma'");
   }();
   return algo;
 }
 
-bool runs_fused(AttentionBackwardAlgo algo, int head_dim) {
+// The algorithm that runs: `automatic` reads the environment; fused and wgmma fall back to
+// two-pass for head dims they are not built for.
+AttentionBackwardAlgo resolve_algo(AttentionBackwardAlgo algo, int head_dim) {
   if (algo == AttentionBackwardAlgo::automatic) algo = algo_from_env();
-  return algo == AttentionBackwardAlgo::fused && fused_backward_supports(head_dim);
+  if (algo == AttentionBackwardAlgo::fused && !fused_backward_supports(head_dim))
+    return AttentionBackwardAlgo::two_pass;
+  if (algo == AttentionBackwardAlgo::wgmma && !wgmma_backward_supports(head_dim))
+    return AttentionBackwardAlgo::two_pass;
+  return algo;
 }
 
 }  // namespace
 
 std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads, int head_dim,
                                                AttentionBackwardAlgo algo) {
-  return backward_workspace_layout(batch, seq_len, n_heads, head_dim, runs_fused(algo, head_dim))
-      .total;
+  const bool fused = resolve_algo(algo, head_dim) == AttentionBackwardAlgo::fused;
+  return backward_workspace_layout(batch, seq_len, n_heads, head_dim, fused).total;
 }
 
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
@@ -298,7 +311,8 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
                         void* workspace, cudaStream_t stream, AttentionBackwardAlgo algo,
                         AmaxOut amax) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
-  const bool fused = runs_fused(algo, head_dim);
+  algo = resolve_algo(algo, head_dim);
+  const bool fused = algo == AttentionBackwardAlgo::fused;
   const BackwardWorkspaceLayout layout =
       backward_workspace_layout(batch, seq_len, n_heads, head_dim, fused);
   auto* base = static_cast<unsigned char*>(workspace);
@@ -308,14 +322,14 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
       fused ? reinterpret_cast<float*>(base + layout.dq_accum) : nullptr};
   switch (head_dim) {
     case 32:
-      return launch_backward<32>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream,
-                                 amax);
+      return launch_backward<32>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, algo,
+                                 stream, amax);
     case 64:
-      return launch_backward<64>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream,
-                                 amax);
+      return launch_backward<64>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, algo,
+                                 stream, amax);
     case 128:
-      return launch_backward<128>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, stream,
-                                  amax);
+      return launch_backward<128>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, algo,
+                                  stream, amax);
     default:
       return;
   }

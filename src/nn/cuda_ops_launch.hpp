@@ -114,14 +114,16 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
 bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
                        int head_dim, cudaStream_t stream, AmaxOut amax = {});
-// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Two
-// algorithms: fused (FlashAttention-2 style, one pass; dQ summed over key tiles in a fixed order
-// through an f32 accumulator in the workspace; hd 64 and 128, other head dims run two_pass) and
-// two_pass (dK/dV and dQ from separate kernels). automatic = two_pass, unless the environment
-// variable FP8LAB_ATTENTION_BWD=fused says otherwise. The workspace size depends on the
-// algorithm: ask with the same `algo`. `amax`: the producer-fused amax of all of dqkv, reduced
-// over the kernels that write its parts and finalised once, after the last of them.
-enum class AttentionBackwardAlgo { automatic, fused, two_pass };
+// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Three
+// algorithms: two_pass (dK/dV and dQ from separate mma.sync kernels), wgmma (the same two passes
+// on Hopper's warpgroup MMA; hd 64 and 128) and fused (FlashAttention-2 style, one pass; dQ summed
+// over key tiles in a fixed order through an f32 accumulator in the workspace; hd 64 and 128).
+// Head dims an algorithm is not built for run two_pass. automatic = two_pass, unless the
+// environment variable FP8LAB_ATTENTION_BWD (two-pass | fused | wgmma) says otherwise. The
+// workspace size depends on the algorithm: ask with the same `algo`. `amax`: the producer-fused
+// amax of all of dqkv, reduced over the kernels that write its parts and finalised once, after the
+// last of them.
+enum class AttentionBackwardAlgo { automatic, fused, two_pass, wgmma };
 std::size_t attention_backward_workspace_bytes(
     int batch, int seq_len, int n_heads, int head_dim,
     AttentionBackwardAlgo algo = AttentionBackwardAlgo::automatic);

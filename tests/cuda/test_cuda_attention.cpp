@@ -1,7 +1,7 @@
 // Causal flash attention (src/nn/cuda_attention_{forward,backward,backward_fused}.cu) against the
 // CPU backend on the same bf16 inputs: out, lse and dqkv within documented bounds, the backward
 // bit-deterministic, and every output element written (outputs start as NaN bytes). Both
-// backward algorithms (fused and two-pass) run, and the fused one is held to the two-pass one.
+// backward algorithms (two-pass, fused, wgmma) run, and the others are held to the two-pass one.
 //
 // Bounds. The reference runs in fp32 from the same bf16 q, k, v, dout and keeps f32 outputs, so
 // the differences are the GPU's deliberate roundings:
@@ -18,6 +18,9 @@
 //   dQ's fp32 summation order differs (one MMA chain over all keys against 128-key partial sums
 //   added in order), which can move a bf16 dQ value by one ulp: ~1e-4 expected; bound 1e-3
 //   relative Frobenius for each of dq, dk, dv.
+// - wgmma against two-pass: the same products on wgmma, whose f32 summation order inside a k16
+//   step differs from mma.sync's, so S and dP may differ in the last f32 bits and a bf16-rounded
+//   P or dS by one ulp here and there; dK, dV and dQ then move by ~1e-4 relative: same bound.
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cmath>
 #include <cstdio>
@@ -48,6 +51,8 @@ const char* algo_name(AttentionBackwardAlgo algo) {
       return "fused";
     case AttentionBackwardAlgo::two_pass:
       return "two-pass";
+    case AttentionBackwardAlgo::wgmma:
+      return "wgmma";
     default:
       return "automatic";
   }
@@ -204,38 +209,42 @@ void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo) {
   expect_identical(dqkv.view(), to_host(d_dqkv2.view()).view(), s, "dqkv");
 }
 
-// The fused backward against the two-pass one on the same inputs and forward, and the fused one
-// bit-identical over `runs` runs (scratch poisoned before each).
-void check_fused_against_two_pass(const AttentionShape& s, int runs) {
-  SCOPED_TRACE(s.describe());
+// Another backward algorithm (fused or wgmma) against the two-pass one on the same inputs and
+// forward, and that algorithm bit-identical over `runs` runs (scratch poisoned before each).
+void check_against_two_pass(const AttentionShape& s, AttentionBackwardAlgo algo, int runs) {
+  SCOPED_TRACE(s.describe() + " " + algo_name(algo) + " vs two-pass");
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
   const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
   const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
-  const DeviceAttention fused(s, AttentionBackwardAlgo::fused, qkv, dout);
+  const DeviceAttention other(s, algo, qkv, dout);
   const DeviceAttention two_pass(s, AttentionBackwardAlgo::two_pass, qkv, dout);
   DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
   DeviceTensor d_lse = poisoned_device(DType::f32, {s.batch, s.heads, s.seq});
   DeviceTensor d_ref = poisoned_device(DType::bf16, qkv_shape);
   DeviceTensor d_got = poisoned_device(DType::bf16, qkv_shape);
-  fused.forward(d_out, d_lse);
+  other.forward(d_out, d_lse);
   two_pass.backward(d_out, d_lse, d_ref);
-  fused.backward(d_out, d_lse, d_got);
+  other.backward(d_out, d_lse, d_got);
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   const HostTensor ref = to_host(d_ref.view()), got = to_host(d_got.view());
   const std::int64_t d = s.d_model();
-  expect_slice_close(got.view(), ref.view(), 0, d, kBoundAlgos, s, "fused vs two-pass dq");
-  expect_slice_close(got.view(), ref.view(), d, d, kBoundAlgos, s, "fused vs two-pass dk");
-  expect_slice_close(got.view(), ref.view(), 2 * d, d, kBoundAlgos, s, "fused vs two-pass dv");
-  std::fprintf(stderr, "[attention] %s fused vs two-pass: %lld of %zu bytes differ\n",
-               s.describe().c_str(),
+  const std::string name = algo_name(algo);
+  expect_slice_close(got.view(), ref.view(), 0, d, kBoundAlgos, s,
+                     (name + " vs two-pass dq").c_str());
+  expect_slice_close(got.view(), ref.view(), d, d, kBoundAlgos, s,
+                     (name + " vs two-pass dk").c_str());
+  expect_slice_close(got.view(), ref.view(), 2 * d, d, kBoundAlgos, s,
+                     (name + " vs two-pass dv").c_str());
+  std::fprintf(stderr, "[attention] %s %s vs two-pass: %lld of %zu bytes differ\n",
+               s.describe().c_str(), name.c_str(),
                static_cast<long long>(byte_diff(got.view(), ref.view()).count), got.nbytes());
   for (int run = 1; run < runs; ++run) {
     fill_bytes_cuda(d_ref.view(), 0xFF);
-    fused.backward(d_out, d_lse, d_ref);
+    other.backward(d_out, d_lse, d_ref);
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-    expect_identical(got.view(), to_host(d_ref.view()).view(), s, "fused dqkv");
+    expect_identical(got.view(), to_host(d_ref.view()).view(), s, (name + " dqkv").c_str());
   }
 }
 
@@ -289,7 +298,19 @@ TEST_P(CudaAttentionBackward, FusedMatchesCpuReference) {
 TEST_P(CudaAttentionBackward, FusedMatchesTwoPass) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_fused_against_two_pass(shape_for(head_dim, seq), 2);
+  check_against_two_pass(shape_for(head_dim, seq), AttentionBackwardAlgo::fused, 2);
+}
+
+TEST_P(CudaAttentionBackward, WgmmaMatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma);
+}
+
+TEST_P(CudaAttentionBackward, WgmmaMatchesTwoPass) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_against_two_pass(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(HeadDimsAndLengths, CudaAttentionBackward,
@@ -316,8 +337,17 @@ TEST(CudaAttentionLong, ManyHeads) {
 // the ordered accumulation must give the same bits every run (gpt50m's head shape, B16).
 TEST(CudaAttentionLong, FusedDeterministicAtModelShape) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  check_fused_against_two_pass({16, 8, 2048, 64}, 3);
-  check_fused_against_two_pass({4, 8, 2048, 128}, 3);
+  check_against_two_pass({16, 8, 2048, 64}, AttentionBackwardAlgo::fused, 3);
+  check_against_two_pass({4, 8, 2048, 128}, AttentionBackwardAlgo::fused, 3);
+}
+
+// The wgmma kernels over many waves of CTAs at the model's shapes, and an uneven length.
+TEST(CudaAttentionLong, WgmmaAtModelShape) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  check_against_two_pass({16, 8, 2048, 64}, AttentionBackwardAlgo::wgmma, 3);
+  check_against_two_pass({4, 8, 2048, 128}, AttentionBackwardAlgo::wgmma, 3);
+  check_attention({1, 2, 1000, 64}, AttentionBackwardAlgo::wgmma);
+  check_attention({1, 1, 1000, 128}, AttentionBackwardAlgo::wgmma);
 }
 
 }  // namespace

@@ -1,0 +1,391 @@
+// The causal attention backward on Hopper's warpgroup MMA (wgmma), head dims 64 and 128: the
+// two-pass structure of cuda_attention_backward.cu (a dK/dV kernel over key tiles and a dQ
+// kernel over query tiles, each output row summed by one warp in a fixed order: deterministic
+// without float atomics), with every tile product a wgmma on 64-row warpgroup tiles instead of
+// mma.sync on 16-row warp tiles. With P = exp(S * scale - lse) and Di = rowsum(dO_i * O_i):
+//   dK/dV kernel (CTA = 128 keys, a warpgroup per 64; steps of 64 queries from the diagonal):
+//     S^T = K Q^T, dP^T = V dO^T        (A, B from shared memory, both K-major)
+//     P^T, dS^T = P^T * (dP^T - Di)     (registers, accumulator layout)
+//     dV += P^T dO, dK += dS^T Q        (A = P^T, dS^T from registers, B = dO, Q N-major)
+//   dQ kernel (CTA = 128 queries, a warpgroup per 64; steps of 64 keys up to the diagonal):
+//     S = Q K^T, dP = dO V^T; dS = P * (dP - Di); dQ += dS K (B = K N-major)
+// Tiles live in shared memory in the 128-byte-swizzled panel layout (wgmma.cuh), filled by
+// cp.async (double-buffered along the walk), so one copy of Q, dO and K serves both as the
+// K-major B of S / dP and as the N-major B of dK / dV / dQ.
+//
+// Why wgmma: the mma.sync kernels are latency-bound at 8-12 warps per SM, re-reading every B
+// fragment from shared memory per 16-row warp tile (docs/perf-notes.md, ncu of session 4);
+// wgmma reads each B tile once per 64 rows and runs asynchronously to the softmax arithmetic.
+// Each warpgroup waits for its own products (wgmma_wait) before using them; the two warpgroups
+// of a CTA overlap each other's arithmetic with their MMAs.
+#include "nn/attention_backward_step.cuh"
+#include "nn/attention_backward_wgmma.hpp"
+#include "nn/wgmma.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+constexpr int kWgThreads = 256;  // two warpgroups
+constexpr int kWgRows = 64;      // rows of one warpgroup's tile products
+constexpr int kWgStep = 64;      // columns of S per step (queries | keys)
+
+// Rows row0.. of one head -> an sw128-panel tile of ROWS x HD (wgmma.cuh); rows >= seq_len
+// are zero-filled (cp.async; the caller commits).
+template <int HD, int ROWS>
+__device__ __forceinline__ void load_tile_sw128(bf16_bits* tile, const bf16_bits* head,
+                                                std::int64_t stride, int row0, int seq_len) {
+  constexpr int kChunksPerRow = HD / 8;
+  constexpr int kChunks = ROWS * kChunksPerRow;
+  static_assert(kChunks % kWgThreads == 0, "tile chunks must split evenly over the threads");
+#pragma unroll
+  for (int i = 0; i < kChunks / kWgThreads; ++i) {
+    const int c = static_cast<int>(threadIdx.x) + i * kWgThreads;
+    const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
+    const bool valid = row0 + r < seq_len;
+    const bf16_bits* src = valid ? head + static_cast<std::int64_t>(row0 + r) * stride + col : head;
+    cp_async_16(tile + sw128_offset(ROWS, r, col), src, valid);
+  }
+}
+
+// The dynamic shared memory rounded up to the 1024-byte alignment the swizzle needs (the
+// launches ask for 1 KiB more than the layout).
+__device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
+  const std::uint32_t pad = (1024u - (smem_addr(raw) & 1023u)) & 1023u;
+  return reinterpret_cast<unsigned char*>(raw) + pad;
+}
+
+// P (or P^T) and dS (dS^T) of one warpgroup tile from S and dP in registers, rounded to the bf16
+// A fragments of the next products. Per accumulator element e of block j: its row
+// (row_of(e)) and column (col_of(j, e)) give the masking; lse_log2 and dot are per query.
+template <typename Masked, typename LseLog2, typename Dot>
+__device__ __forceinline__ void probs_and_dprobs(float (&s)[8][4], float (&dp)[8][4],
+                                                 std::uint32_t (&a_p)[4][4],
+                                                 std::uint32_t (&a_ds)[4][4], float scale_log2,
+                                                 Masked masked, LseLog2 lse_log2, Dot dot) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float p = fast_exp2(fmaf(s[j][e], scale_log2, -lse_log2(j, e)));
+      s[j][e] = masked(j, e) ? 0.f : p;
+      dp[j][e] = s[j][e] * (dp[j][e] - dot(j, e));
+    }
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    a_p[kk][0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
+    a_p[kk][1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
+    a_p[kk][2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    a_p[kk][3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    a_ds[kk][0] = pack_bf16(dp[2 * kk][0], dp[2 * kk][1]);
+    a_ds[kk][1] = pack_bf16(dp[2 * kk][2], dp[2 * kk][3]);
+    a_ds[kk][2] = pack_bf16(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+    a_ds[kk][3] = pack_bf16(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+  }
+}
+
+// ---- dK, dV ----------------------------------------------------------------------------------
+
+template <int HD>
+struct WgKvShape {
+  static constexpr int kBc = 2 * kWgRows;  // keys per CTA
+  static constexpr int kBr = kWgStep;      // queries per step
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  // K, V, Q[2], dO[2] (sw128 panels), lse[2][kBr], Di[2][kBr] (f32)
+  static constexpr int kOffV = kKeyTileBytes;
+  static constexpr int kOffQ = 2 * kKeyTileBytes;
+  static constexpr int kOffDo = kOffQ + 2 * kQueryTileBytes;
+  static constexpr int kOffStats = kOffDo + 2 * kQueryTileBytes;
+  static constexpr int kLayoutBytes = kOffStats + 4 * kBr * 4;
+  static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
+  static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWgThreads, 1)
+    attention_backward_dkdv_wgmma_kernel(const bf16_bits* __restrict__ qkv,
+                                         const bf16_bits* __restrict__ dout,
+                                         const float* __restrict__ lse,
+                                         const float* __restrict__ row_dot,
+                                         bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
+                                         int n_heads, float scale, float scale_log2,
+                                         AmaxCommit dqkv_amax) {
+  using C = WgKvShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem + C::kOffQ);
+  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
+  auto* s_lse = reinterpret_cast<float*>(smem + C::kOffStats);
+  float* s_dot = s_lse + 2 * Br;
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int k0 = static_cast<int>(blockIdx.x) * Bc;  // low keys see the most queries: first
+  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
+  const QuerySide qs = query_side(qkv, dout, lse, row_dot, hv, bh, seq_len, d_model);
+  const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
+  const auto load_queries = [&](int i, int buf) {
+    load_tile_sw128<HD, Br>(s_q + buf * Br * HD, qs.q, qs.q_stride, i * Br, seq_len);
+    load_tile_sw128<HD, Br>(s_do + buf * Br * HD, qs.dout, qs.do_stride, i * Br, seq_len);
+    load_row_stats<Br, kWgThreads>(s_lse + buf * Br, qs.lse, i * Br, seq_len);
+    load_row_stats<Br, kWgThreads>(s_dot + buf * Br, qs.row_dot, i * Br, seq_len);
+  };
+  load_tile_sw128<HD, Bc>(s_k, qs.q + d_model, qs.q_stride, k0, seq_len);
+  load_tile_sw128<HD, Bc>(s_v, qs.q + 2 * d_model, qs.q_stride, k0, seq_len);
+  load_queries(i_begin, 0);
+  cp_async_commit();
+
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int wg = tid / 128, warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int key_wg0 = k0 + wg * kWgRows;         // this warpgroup's first key
+  const int key_w0 = key_wg0 + (warp % 4) * 16;  // this warp's first key
+  const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+  float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
+
+  for (int i = i_begin; i < i_end; ++i) {
+    const int buf = (i - i_begin) & 1;
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    __syncthreads();  // tile i landed; every warpgroup is done with the buffer refilled below
+    if (i + 1 < i_end) {
+      load_queries(i + 1, buf ^ 1);
+      cp_async_commit();
+    }
+    const int q0 = i * Br;
+    if (key_wg0 >= seq_len || q0 + Br - 1 < key_wg0) continue;  // all queries precede our keys
+    const std::uint32_t q_tile = a_q + buf * C::kQueryTileBytes;
+    const std::uint32_t do_tile = a_do + buf * C::kQueryTileBytes;
+
+    float st[8][4], dpt[8][4];  // S^T then P^T, dP^T then dS^T: [64 keys x 64 queries]
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < HD / 16; ++k)
+      wgmma_ss_n64(st, sw128_desc_kmajor(a_k, Bc, wg * kWgRows, k),
+                   sw128_desc_kmajor(q_tile, Br, 0, k), k > 0);
+#pragma unroll
+    for (int k = 0; k < HD / 16; ++k)
+      wgmma_ss_n64(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, k),
+                   sw128_desc_kmajor(do_tile, Br, 0, k), k > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operands(st);
+    wgmma_fence_operands(dpt);
+
+    // Masked: key > query (causal) or query >= seq_len.
+    const float* lse_t = s_lse + buf * Br;
+    const float* dot_t = s_dot + buf * Br;
+    const bool need_mask = q0 < key_wg0 + kWgRows - 1 || q0 + Br > seq_len;
+    std::uint32_t a_p[4][4], a_ds[4][4];
+    probs_and_dprobs(
+        st, dpt, a_p, a_ds, scale_log2,
+        [&](int j, int e) {
+          const int query = q0 + j * 8 + 2 * c + (e & 1);
+          const int key = key_w0 + g + (e >> 1) * 8;
+          return need_mask && (query < key || query >= seq_len);
+        },
+        [&](int j, int e) { return lse_t[j * 8 + 2 * c + (e & 1)] * kLog2e; },
+        [&](int j, int e) { return dot_t[j * 8 + 2 * c + (e & 1)]; });
+
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Br / 16; ++kk)
+      wgmma_rs_bmn<HD>(dv, a_p[kk], sw128_desc_nmajor(do_tile, Br, kk), 1);
+#pragma unroll
+    for (int kk = 0; kk < Br / 16; ++kk)
+      wgmma_rs_bmn<HD>(dk, a_ds[kk], sw128_desc_nmajor(q_tile, Br, kk), 1);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operands(dk);
+    wgmma_fence_operands(dv);
+  }
+
+  __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
+  constexpr int S = C::kS;
+  auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 2 * 16 * S;
+  const float k_mul[2] = {scale, scale}, v_mul[2] = {1.f, 1.f};
+  bf16_bits* dk_head = dqkv + hv.qkv_head + d_model;
+  const std::uint32_t k_key = store_warp_rows<HD, S, HD / 8>(dk, k_mul, stage, dk_head,
+                                                             hv.qkv_stride, key_w0, seq_len, lane);
+  const std::uint32_t v_key = store_warp_rows<HD, S, HD / 8>(
+      dv, v_mul, stage + 16 * S, dk_head + d_model, hv.qkv_stride, key_w0, seq_len, lane);
+  dqkv_amax(max(k_key, v_key));
+}
+
+// ---- dQ ------------------------------------------------------------------------------------
+
+template <int HD>
+struct WgQShape {
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
+  static constexpr int kBc = kWgStep;      // keys per step
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  // Q, dO, K[2], V[2] (sw128 panels)
+  static constexpr int kOffDo = kQueryTileBytes;
+  static constexpr int kOffK = 2 * kQueryTileBytes;
+  static constexpr int kOffV = kOffK + 2 * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffV + 2 * kKeyTileBytes;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWgThreads, 1)
+    attention_backward_dq_wgmma_kernel(const bf16_bits* __restrict__ qkv,
+                                       const bf16_bits* __restrict__ dout,
+                                       const float* __restrict__ lse,
+                                       const float* __restrict__ row_dot,
+                                       bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
+                                       int n_heads, float scale, float scale_log2,
+                                       AmaxCommit dqkv_amax) {
+  using C = WgQShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int q0 =
+      (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;  // long rows first
+  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
+  const bf16_bits* q_head = qkv + hv.qkv_head;
+  const bf16_bits* k_head = q_head + d_model;
+  const bf16_bits* v_head = q_head + 2 * d_model;
+  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const auto load_keys = [&](int j, int buf) {
+    load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
+    load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);
+  };
+  load_tile_sw128<HD, Br>(s_q, q_head, hv.qkv_stride, q0, seq_len);
+  load_tile_sw128<HD, Br>(s_do, dout + hv.out_head, d_model, q0, seq_len);
+  load_keys(0, 0);
+  cp_async_commit();
+
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int wg = tid / 128, warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int row_wg0 = q0 + wg * kWgRows;
+  const int row_w0 = row_wg0 + (warp % 4) * 16;
+  float lse_log2[2], dot[2];  // this lane's rows g and g + 8
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row_w0 + g + 8 * r;
+    const std::int64_t at = static_cast<std::int64_t>(bh) * seq_len + row;
+    lse_log2[r] = row < seq_len ? lse[at] * kLog2e : 0.f;
+    dot[r] = row < seq_len ? row_dot[at] : 0.f;
+  }
+  const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+  const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  float dq[HD / 8][4] = {};
+
+  for (int j = 0; j < n_tiles; ++j) {
+    const int buf = j & 1;
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    __syncthreads();  // tile j landed; every warpgroup is done with the buffer refilled below
+    if (j + 1 < n_tiles) {
+      load_keys(j + 1, buf ^ 1);
+      cp_async_commit();
+    }
+    const int k0 = j * Bc;
+    if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
+    const std::uint32_t k_tile = a_k + buf * C::kKeyTileBytes;
+    const std::uint32_t v_tile = a_v + buf * C::kKeyTileBytes;
+
+    float s[8][4], dp[8][4];  // S then P, dP then dS: [64 queries x 64 keys]
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < HD / 16; ++k)
+      wgmma_ss_n64(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
+                   sw128_desc_kmajor(k_tile, Bc, 0, k), k > 0);
+#pragma unroll
+    for (int k = 0; k < HD / 16; ++k)
+      wgmma_ss_n64(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, k),
+                   sw128_desc_kmajor(v_tile, Bc, 0, k), k > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operands(s);
+    wgmma_fence_operands(dp);
+
+    const bool need_mask = k0 + Bc - 1 > row_wg0;  // the diagonal tile(s)
+    std::uint32_t a_p[4][4], a_ds[4][4];
+    probs_and_dprobs(
+        s, dp, a_p, a_ds, scale_log2,
+        [&](int jj, int e) {
+          const int row = row_w0 + g + (e >> 1) * 8;
+          const int key = k0 + jj * 8 + 2 * c + (e & 1);
+          return need_mask && key > row;
+        },
+        [&](int, int e) { return lse_log2[e >> 1]; }, [&](int, int e) { return dot[e >> 1]; });
+
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Bc / 16; ++kk)
+      wgmma_rs_bmn<HD>(dq, a_ds[kk], sw128_desc_nmajor(k_tile, Bc, kk), 1);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operands(dq);
+  }
+
+  __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
+  constexpr int S = C::kS;
+  auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S;
+  const float q_mul[2] = {scale, scale};
+  dqkv_amax(store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dqkv + hv.qkv_head, hv.qkv_stride,
+                                           row_w0, seq_len, lane));
+}
+
+template <int HD>
+void launch_wgmma(const bf16_bits* qkv, const float* lse, const bf16_bits* dout,
+                  const float* row_dot, bf16_bits* dqkv, int batch, int seq_len, int n_heads,
+                  cudaStream_t stream, AmaxOut amax) {
+  using Kv = WgKvShape<HD>;
+  using Q = WgQShape<HD>;
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
+  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
+  const AmaxCommit dqkv_amax{
+      amax.meta, amax.format,
+      committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads)};
+  allow_dynamic_smem(attention_backward_dkdv_wgmma_kernel<HD>, Kv::kSmemBytes);
+  attention_backward_dkdv_wgmma_kernel<HD>
+      <<<attention_grid(kv_tiles, batch_heads), kWgThreads, Kv::kSmemBytes, stream>>>(
+          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+          dqkv_amax);
+  allow_dynamic_smem(attention_backward_dq_wgmma_kernel<HD>, Q::kSmemBytes);
+  attention_backward_dq_wgmma_kernel<HD>
+      <<<attention_grid(q_tiles, batch_heads), kWgThreads, Q::kSmemBytes, stream>>>(
+          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+          dqkv_amax);
+}
+
+}  // namespace
+
+void attention_backward_wgmma(const void* qkv, const float* lse, const void* dout,
+                              const float* row_dot, void* dqkv, int batch, int seq_len, int n_heads,
+                              int head_dim, cudaStream_t stream, AmaxOut amax) {
+  const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
+  const auto* dout_b = static_cast<const bf16_bits*>(dout);
+  auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
+  if (head_dim == 64)
+    return launch_wgmma<64>(qkv_b, lse, dout_b, row_dot, dqkv_b, batch, seq_len, n_heads, stream,
+                            amax);
+  if (head_dim == 128)
+    return launch_wgmma<128>(qkv_b, lse, dout_b, row_dot, dqkv_b, batch, seq_len, n_heads, stream,
+                             amax);
+}
+
+}  // namespace fp8lab::cuda_ops

@@ -1,0 +1,160 @@
+// Hopper warpgroup MMA (wgmma) for bf16 tiles in shared memory: the 128-byte-swizzled tile layout,
+// its matrix descriptors, the fences and the few instruction shapes the attention backward uses
+// (cuda_attention_backward_wgmma.cu). sm_90a only.
+//
+// Layout ("sw128 panels"). A tile of ROWS x COLS bf16 is stored as COLS / 64 panels of
+// [ROWS][64]: 128 bytes per row, and the 16-byte chunk j of row r sits at chunk j ^ (r % 8) of
+// that row. With the tile 1024-byte aligned this is exactly the hardware's 128-byte swizzle
+// (address bits 4-6 XOR bits 7-9), so the same bytes serve two operand views:
+// - K-major (the contraction runs along the row): rows are M or N, 8-row groups 1024 bytes
+//   apart (SBO); the k-th 16-element slice starts 32 bytes further into the row.
+// - N-major (B only, the contraction runs down the rows): rows are K, 16 rows = one k16 slice
+//   start 2048 bytes apart; 8-row groups 1024 bytes apart (SBO) and panels along N (LBO).
+// The descriptor (PTX ISA, "matrix descriptor"): start address >> 4 in bits 0-13, LBO >> 4 in
+// 16-29, SBO >> 4 in 32-45, base offset 0 (aligned tiles), swizzle mode 1 (128 B) in 62-63.
+//
+// Accumulators: m64nN with f32 D gives each warp w of the warpgroup rows 16w + g and 16w + g + 8
+// (g = lane / 4) and, per 8-column block j, columns 8j + 2(lane % 4) + {0, 1}: d[j][0..1] on
+// row g, d[j][2..3] on row g + 8, the mma.sync m16n8 layout. A register A fragment (m64k16) is
+// the m16n8k16 A fragment of the warp's 16 rows, so two accumulator blocks repack as one A
+// fragment (FlashAttention-2's reuse, attention_tiles.cuh's mma_p_b_kn).
+#pragma once
+
+#include <cstdint>
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+constexpr int kSw128RowBytes = 128;
+constexpr int kSw128GroupBytes = 1024;  // 8 rows: the swizzle's period and the SBO
+
+// Element offset of (row, col) in an sw128-panel tile of `rows` rows (col < the tile's COLS).
+__host__ __device__ constexpr int sw128_offset(int rows, int row, int col) {
+  const int panel = col / 64, chunk = (col % 64) / 8;
+  return panel * rows * 64 + row * 64 + ((chunk ^ (row % 8)) * 8) + col % 8;
+}
+
+__device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t smem_byte_addr,
+                                                    std::uint32_t lbo_bytes) {
+  return static_cast<std::uint64_t>((smem_byte_addr & 0x3FFFFu) >> 4) |
+         (static_cast<std::uint64_t>(lbo_bytes >> 4) << 16) |
+         (static_cast<std::uint64_t>(kSw128GroupBytes >> 4) << 32) | (1ull << 62);
+}
+
+// K-major operand: 64 rows from `row0` of an sw128 tile of `rows` rows at smem byte address
+// `tile`, the k-th slice of 16 columns (k < COLS / 16).
+__device__ __forceinline__ std::uint64_t sw128_desc_kmajor(std::uint32_t tile, int rows, int row0,
+                                                           int k) {
+  const std::uint32_t at = tile + static_cast<std::uint32_t>((k / 4) * rows * kSw128RowBytes +
+                                                             row0 * kSw128RowBytes + (k % 4) * 32);
+  return sw128_desc(at, 0);
+}
+
+// N-major B operand: rows 16k..16k+15 of an sw128 tile of `rows` rows (K down the rows), all its
+// columns (N = COLS; panels `rows` * 128 bytes apart).
+__device__ __forceinline__ std::uint64_t sw128_desc_nmajor(std::uint32_t tile, int rows, int k) {
+  return sw128_desc(tile + static_cast<std::uint32_t>(k * 16 * kSw128RowBytes),
+                    static_cast<std::uint32_t>(rows * kSw128RowBytes));
+}
+
+// Before the first wgmma of a batch whose registers (accumulators, A fragments) other code wrote.
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// Generic-proxy shared-memory writes (st.shared, cp.async) made visible to the async proxy that
+// wgmma reads through: by every writing thread, before the barrier that publishes the tile.
+__device__ __forceinline__ void fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// Pins an accumulator array between wgmma_wait and the code that reads it: the compiler sees a
+// new definition of every register after the wait and cannot hoist reads above it.
+template <int NB>
+__device__ __forceinline__ void wgmma_fence_operands(float (&d)[NB][4]) {
+#pragma unroll
+  for (int j = 0; j < NB; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
+}
+
+// d[64 x 64] (+)= A[64 x 16] * B[16 x 64], A and B from shared memory (descriptors), both
+// K-major. scale_d == 0 overwrites d instead of accumulating.
+__device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], std::uint64_t desc_a,
+                                             std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
+      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
+      "%27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// d[64 x 64] (+)= A[64 x 16] * B[16 x 64], A from registers (the m64k16 fragment: this warp's 16
+// rows, as mma.sync's m16n8k16 A), B from shared memory N-major (transposed).
+__device__ __forceinline__ void wgmma_rs_n64_bmn(float (&d)[8][4], const std::uint32_t (&a)[4],
+                                                 std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
+      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
+      "%27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+// d[64 x 128] (+)= A[64 x 16] * B[16 x 128], A from registers (the m64k16 fragment: this warp's 16
+// rows, as mma.sync's m16n8k16 A), B from shared memory N-major (transposed).
+__device__ __forceinline__ void wgmma_rs_n128_bmn(float (&d)[16][4], const std::uint32_t (&a)[4],
+                                                  std::uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
+      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
+      "%27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, "
+      "%45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
+      "%63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
+        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
+        "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]),
+        "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]),
+        "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+        "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]),
+        "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]),
+        "+f"(d[15][2]), "+f"(d[15][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+template <int N>
+__device__ __forceinline__ void wgmma_rs_bmn(float (&d)[N / 8][4], const std::uint32_t (&a)[4],
+                                             std::uint64_t desc_b, int scale_d) {
+  static_assert(N == 64 || N == 128, "wgmma_rs_bmn: N is 64 or 128");
+  if constexpr (N == 64) {
+    wgmma_rs_n64_bmn(d, a, desc_b, scale_d);
+  } else {
+    wgmma_rs_n128_bmn(d, a, desc_b, scale_d);
+  }
+}
+
+}  // namespace
+}  // namespace fp8lab::cuda_ops
