@@ -10,14 +10,19 @@
 //   dQ kernel (CTA = 128 queries, a warpgroup per 64; steps of 64 keys up to the diagonal):
 //     S = Q K^T, dP = dO V^T; dS = P * (dP - Di); dQ += dS K (B = K N-major)
 // Tiles live in shared memory in the 128-byte-swizzled panel layout (wgmma.cuh), filled by
-// cp.async (double-buffered along the walk), so one copy of Q, dO and K serves both as the
-// K-major B of S / dP and as the N-major B of dK / dV / dQ.
+// cp.async one step ahead, so one copy of Q, dO and K serves both as the K-major B of S / dP and
+// as the N-major B of dK / dV / dQ.
 //
 // Why wgmma: the mma.sync kernels are latency-bound at 8-12 warps per SM, re-reading every B
 // fragment from shared memory per 16-row warp tile (docs/perf-notes.md, ncu of session 4);
 // wgmma reads each B tile once per 64 rows and runs asynchronously to the softmax arithmetic.
-// Each warpgroup waits for its own products (wgmma_wait) before using them; the two warpgroups
-// of a CTA overlap each other's arithmetic with their MMAs.
+//
+// Overlap inside a warpgroup (wgmma groups complete in order): S and dP are committed as two
+// groups, so the exponentials of P run while dP is still in the tensor cores, and (dK/dV
+// kernel) dS while dV is. Each step waits for all its products before the loop's back edge:
+// with a group still in flight there, ptxas serialises every wgmma of the kernel (C7515,
+// seen with -Xptxas -v), which costs more than that overlap would win. So the tile refilled
+// at the top of a step (two buffers, one step ahead) is free once the barrier passes.
 #include "nn/attention_backward_step.cuh"
 #include "nn/attention_backward_wgmma.hpp"
 #include "nn/wgmma.cuh"
@@ -28,6 +33,7 @@ namespace {
 constexpr int kWgThreads = 256;  // two warpgroups
 constexpr int kWgRows = 64;      // rows of one warpgroup's tile products
 constexpr int kWgStep = 64;      // columns of S per step (queries | keys)
+constexpr int kBuffers = 2;      // walked tiles: the one read, the one landing
 
 // Rows row0.. of one head -> an sw128-panel tile of ROWS x HD (wgmma.cuh); rows >= seq_len
 // are zero-filled (cp.async; the caller commits).
@@ -54,33 +60,42 @@ __device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
   return reinterpret_cast<unsigned char*>(raw) + pad;
 }
 
-// P (or P^T) and dS (dS^T) of one warpgroup tile from S and dP in registers, rounded to the bf16
-// A fragments of the next products. Per accumulator element e of block j: its row
-// (row_of(e)) and column (col_of(j, e)) give the masking; lse_log2 and dot are per query.
-template <typename Masked, typename LseLog2, typename Dot>
-__device__ __forceinline__ void probs_and_dprobs(float (&s)[8][4], float (&dp)[8][4],
-                                                 std::uint32_t (&a_p)[4][4],
-                                                 std::uint32_t (&a_ds)[4][4], float scale_log2,
-                                                 Masked masked, LseLog2 lse_log2, Dot dot) {
+// A [64 x 64] accumulator tile rounded to bf16 as four m64k16 A fragments: two accumulator blocks
+// of 8 columns make one fragment of 16 k (wgmma.cuh).
+__device__ __forceinline__ void pack_a_fragments(const float (&v)[8][4], std::uint32_t (&a)[4][4]) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    a[kk][0] = pack_bf16(v[2 * kk][0], v[2 * kk][1]);
+    a[kk][1] = pack_bf16(v[2 * kk][2], v[2 * kk][3]);
+    a[kk][2] = pack_bf16(v[2 * kk + 1][0], v[2 * kk + 1][1]);
+    a[kk][3] = pack_bf16(v[2 * kk + 1][2], v[2 * kk + 1][3]);
+  }
+}
+
+// P (or P^T) of one warpgroup tile in place of S in registers. Per accumulator element e of
+// block j: masked(j, e) (causal or past the end) gives P = 0; lse_log2(j, e) is its query's
+// log-sum-exp in base 2.
+template <typename Masked, typename LseLog2>
+__device__ __forceinline__ void probs(float (&s)[8][4], float scale_log2, Masked masked,
+                                      LseLog2 lse_log2) {
 #pragma unroll
   for (int j = 0; j < 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float p = fast_exp2(fmaf(s[j][e], scale_log2, -lse_log2(j, e)));
       s[j][e] = masked(j, e) ? 0.f : p;
-      dp[j][e] = s[j][e] * (dp[j][e] - dot(j, e));
     }
+}
+
+// dS = P * (dP - Di) in place of dP, and its bf16 A fragments; dot(j, e) is the query's Di.
+template <typename Dot>
+__device__ __forceinline__ void dprobs(const float (&p)[8][4], float (&dp)[8][4],
+                                       std::uint32_t (&a_ds)[4][4], Dot dot) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    a_p[kk][0] = pack_bf16(s[2 * kk][0], s[2 * kk][1]);
-    a_p[kk][1] = pack_bf16(s[2 * kk][2], s[2 * kk][3]);
-    a_p[kk][2] = pack_bf16(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-    a_p[kk][3] = pack_bf16(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    a_ds[kk][0] = pack_bf16(dp[2 * kk][0], dp[2 * kk][1]);
-    a_ds[kk][1] = pack_bf16(dp[2 * kk][2], dp[2 * kk][3]);
-    a_ds[kk][2] = pack_bf16(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
-    a_ds[kk][3] = pack_bf16(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-  }
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dp[j][e] = p[j][e] * (dp[j][e] - dot(j, e));
+  pack_a_fragments(dp, a_ds);
 }
 
 // ---- dK, dV ----------------------------------------------------------------------------------
@@ -91,12 +106,12 @@ struct WgKvShape {
   static constexpr int kBr = kWgStep;      // queries per step
   static constexpr int kKeyTileBytes = kBc * HD * 2;
   static constexpr int kQueryTileBytes = kBr * HD * 2;
-  // K, V, Q[2], dO[2] (sw128 panels), lse[2][kBr], Di[2][kBr] (f32)
+  // K, V, Q[3], dO[3] (sw128 panels), lse[3][kBr], Di[3][kBr] (f32)
   static constexpr int kOffV = kKeyTileBytes;
   static constexpr int kOffQ = 2 * kKeyTileBytes;
-  static constexpr int kOffDo = kOffQ + 2 * kQueryTileBytes;
-  static constexpr int kOffStats = kOffDo + 2 * kQueryTileBytes;
-  static constexpr int kLayoutBytes = kOffStats + 4 * kBr * 4;
+  static constexpr int kOffDo = kOffQ + kBuffers * kQueryTileBytes;
+  static constexpr int kOffStats = kOffDo + kBuffers * kQueryTileBytes;
+  static constexpr int kLayoutBytes = kOffStats + 2 * kBuffers * kBr * 4;
   static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
   static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
   static constexpr int kSmemBytes =
@@ -121,7 +136,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   auto* s_q = reinterpret_cast<bf16_bits*>(smem + C::kOffQ);
   auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
   auto* s_lse = reinterpret_cast<float*>(smem + C::kOffStats);
-  float* s_dot = s_lse + 2 * Br;
+  float* s_dot = s_lse + kBuffers * Br;
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -150,12 +165,12 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
 
   for (int i = i_begin; i < i_end; ++i) {
-    const int buf = (i - i_begin) & 1;
+    const int buf = (i - i_begin) % kBuffers;
     cp_async_wait_all();
     fence_proxy_async_smem();
-    __syncthreads();  // tile i landed; every warpgroup is done with the buffer refilled below
+    __syncthreads();  // tile i landed; nobody reads the buffer refilled below any more
     if (i + 1 < i_end) {
-      load_queries(i + 1, buf ^ 1);
+      load_queries(i + 1, (buf + 1) % kBuffers);
       cp_async_commit();
     }
     const int q0 = i * Br;
@@ -165,46 +180,56 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 
     float st[8][4], dpt[8][4];  // S^T then P^T, dP^T then dS^T: [64 keys x 64 queries]
     wgmma_fence();
+    wgmma_ss_n64_overwrite(st, sw128_desc_kmajor(a_k, Bc, wg * kWgRows, 0),
+                           sw128_desc_kmajor(q_tile, Br, 0, 0));
 #pragma unroll
-    for (int k = 0; k < HD / 16; ++k)
+    for (int k = 1; k < HD / 16; ++k)
       wgmma_ss_n64(st, sw128_desc_kmajor(a_k, Bc, wg * kWgRows, k),
-                   sw128_desc_kmajor(q_tile, Br, 0, k), k > 0);
-#pragma unroll
-    for (int k = 0; k < HD / 16; ++k)
-      wgmma_ss_n64(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, k),
-                   sw128_desc_kmajor(do_tile, Br, 0, k), k > 0);
+                   sw128_desc_kmajor(q_tile, Br, 0, k), 1);
     wgmma_commit();
-    wgmma_wait<0>();
+    wgmma_ss_n64_overwrite(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, 0),
+                           sw128_desc_kmajor(do_tile, Br, 0, 0));
+#pragma unroll
+    for (int k = 1; k < HD / 16; ++k)
+      wgmma_ss_n64(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, k),
+                   sw128_desc_kmajor(do_tile, Br, 0, k), 1);
+    wgmma_commit();
+    wgmma_wait<1>();  // S^T done; dP^T may still run
     wgmma_fence_operands(st);
-    wgmma_fence_operands(dpt);
 
     // Masked: key > query (causal) or query >= seq_len.
     const float* lse_t = s_lse + buf * Br;
     const float* dot_t = s_dot + buf * Br;
     const bool need_mask = q0 < key_wg0 + kWgRows - 1 || q0 + Br > seq_len;
-    std::uint32_t a_p[4][4], a_ds[4][4];
-    probs_and_dprobs(
-        st, dpt, a_p, a_ds, scale_log2,
+    probs(
+        st, scale_log2,
         [&](int j, int e) {
           const int query = q0 + j * 8 + 2 * c + (e & 1);
           const int key = key_w0 + g + (e >> 1) * 8;
           return need_mask && (query < key || query >= seq_len);
         },
-        [&](int j, int e) { return lse_t[j * 8 + 2 * c + (e & 1)] * kLog2e; },
-        [&](int j, int e) { return dot_t[j * 8 + 2 * c + (e & 1)]; });
-
+        [&](int j, int e) { return lse_t[j * 8 + 2 * c + (e & 1)] * kLog2e; });
+    std::uint32_t a_p[4][4];
+    pack_a_fragments(st, a_p);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Br / 16; ++kk)
       wgmma_rs_bmn<HD>(dv, a_p[kk], sw128_desc_nmajor(do_tile, Br, kk), 1);
+    wgmma_commit();
+
+    wgmma_wait<1>();  // dP^T done; dV may still run
+    wgmma_fence_operands(dpt);
+    std::uint32_t a_ds[4][4];
+    dprobs(st, dpt, a_ds, [&](int j, int e) { return dot_t[j * 8 + 2 * c + (e & 1)]; });
+    wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Br / 16; ++kk)
       wgmma_rs_bmn<HD>(dk, a_ds[kk], sw128_desc_nmajor(q_tile, Br, kk), 1);
     wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_operands(dk);
-    wgmma_fence_operands(dv);
+    wgmma_wait<0>();  // nothing stays in flight over the loop's back edge (see the top)
   }
+  wgmma_fence_operands(dk);
+  wgmma_fence_operands(dv);
 
   __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
   constexpr int S = C::kS;
@@ -226,11 +251,11 @@ struct WgQShape {
   static constexpr int kBc = kWgStep;      // keys per step
   static constexpr int kQueryTileBytes = kBr * HD * 2;
   static constexpr int kKeyTileBytes = kBc * HD * 2;
-  // Q, dO, K[2], V[2] (sw128 panels)
+  // Q, dO, K[3], V[3] (sw128 panels)
   static constexpr int kOffDo = kQueryTileBytes;
   static constexpr int kOffK = 2 * kQueryTileBytes;
-  static constexpr int kOffV = kOffK + 2 * kKeyTileBytes;
-  static constexpr int kLayoutBytes = kOffV + 2 * kKeyTileBytes;
+  static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
   static constexpr int kS = HD + 8;
   static constexpr int kStageBytes = 8 * 16 * kS * 2;
   static constexpr int kSmemBytes =
@@ -291,12 +316,12 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   float dq[HD / 8][4] = {};
 
   for (int j = 0; j < n_tiles; ++j) {
-    const int buf = j & 1;
+    const int buf = j % kBuffers;
     cp_async_wait_all();
     fence_proxy_async_smem();
-    __syncthreads();  // tile j landed; every warpgroup is done with the buffer refilled below
+    __syncthreads();  // tile j landed; nobody reads the buffer refilled below any more
     if (j + 1 < n_tiles) {
-      load_keys(j + 1, buf ^ 1);
+      load_keys(j + 1, (buf + 1) % kBuffers);
       cp_async_commit();
     }
     const int k0 = j * Bc;
@@ -306,38 +331,44 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 
     float s[8][4], dp[8][4];  // S then P, dP then dS: [64 queries x 64 keys]
     wgmma_fence();
+    wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
+                           sw128_desc_kmajor(k_tile, Bc, 0, 0));
 #pragma unroll
-    for (int k = 0; k < HD / 16; ++k)
+    for (int k = 1; k < HD / 16; ++k)
       wgmma_ss_n64(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
-                   sw128_desc_kmajor(k_tile, Bc, 0, k), k > 0);
-#pragma unroll
-    for (int k = 0; k < HD / 16; ++k)
-      wgmma_ss_n64(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, k),
-                   sw128_desc_kmajor(v_tile, Bc, 0, k), k > 0);
+                   sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
     wgmma_commit();
-    wgmma_wait<0>();
+    wgmma_ss_n64_overwrite(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, 0),
+                           sw128_desc_kmajor(v_tile, Bc, 0, 0));
+#pragma unroll
+    for (int k = 1; k < HD / 16; ++k)
+      wgmma_ss_n64(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, k),
+                   sw128_desc_kmajor(v_tile, Bc, 0, k), 1);
+    wgmma_commit();
+    wgmma_wait<1>();  // S done; dP may still run
     wgmma_fence_operands(s);
-    wgmma_fence_operands(dp);
 
     const bool need_mask = k0 + Bc - 1 > row_wg0;  // the diagonal tile(s)
-    std::uint32_t a_p[4][4], a_ds[4][4];
-    probs_and_dprobs(
-        s, dp, a_p, a_ds, scale_log2,
+    probs(
+        s, scale_log2,
         [&](int jj, int e) {
           const int row = row_w0 + g + (e >> 1) * 8;
           const int key = k0 + jj * 8 + 2 * c + (e & 1);
           return need_mask && key > row;
         },
-        [&](int, int e) { return lse_log2[e >> 1]; }, [&](int, int e) { return dot[e >> 1]; });
-
+        [&](int, int e) { return lse_log2[e >> 1]; });
+    wgmma_wait<0>();  // dP done
+    wgmma_fence_operands(dp);
+    std::uint32_t a_ds[4][4];
+    dprobs(s, dp, a_ds, [&](int, int e) { return dot[e >> 1]; });
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Bc / 16; ++kk)
       wgmma_rs_bmn<HD>(dq, a_ds[kk], sw128_desc_nmajor(k_tile, Bc, kk), 1);
     wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_operands(dq);
+    wgmma_wait<0>();  // nothing stays in flight over the loop's back edge (see the top)
   }
+  wgmma_fence_operands(dq);
 
   __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
   constexpr int S = C::kS;
