@@ -25,52 +25,10 @@
 // at the top of a step (two buffers, one step ahead) is free once the barrier passes.
 #include "nn/attention_backward_step.cuh"
 #include "nn/attention_backward_wgmma.hpp"
-#include "nn/wgmma.cuh"
+#include "nn/attention_wgmma_tiles.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
-
-constexpr int kWgThreads = 256;  // two warpgroups
-constexpr int kWgRows = 64;      // rows of one warpgroup's tile products
-constexpr int kWgStep = 64;      // columns of S per step (queries | keys)
-constexpr int kBuffers = 2;      // walked tiles: the one read, the one landing
-
-// Rows row0.. of one head -> an sw128-panel tile of ROWS x HD (wgmma.cuh); rows >= seq_len
-// are zero-filled (cp.async; the caller commits).
-template <int HD, int ROWS>
-__device__ __forceinline__ void load_tile_sw128(bf16_bits* tile, const bf16_bits* head,
-                                                std::int64_t stride, int row0, int seq_len) {
-  constexpr int kChunksPerRow = HD / 8;
-  constexpr int kChunks = ROWS * kChunksPerRow;
-  static_assert(kChunks % kWgThreads == 0, "tile chunks must split evenly over the threads");
-#pragma unroll
-  for (int i = 0; i < kChunks / kWgThreads; ++i) {
-    const int c = static_cast<int>(threadIdx.x) + i * kWgThreads;
-    const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
-    const bool valid = row0 + r < seq_len;
-    const bf16_bits* src = valid ? head + static_cast<std::int64_t>(row0 + r) * stride + col : head;
-    cp_async_16(tile + sw128_offset(ROWS, r, col), src, valid);
-  }
-}
-
-// The dynamic shared memory rounded up to the 1024-byte alignment the swizzle needs (the
-// launches ask for 1 KiB more than the layout).
-__device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
-  const std::uint32_t pad = (1024u - (smem_addr(raw) & 1023u)) & 1023u;
-  return reinterpret_cast<unsigned char*>(raw) + pad;
-}
-
-// A [64 x 64] accumulator tile rounded to bf16 as four m64k16 A fragments: two accumulator blocks
-// of 8 columns make one fragment of 16 k (wgmma.cuh).
-__device__ __forceinline__ void pack_a_fragments(const float (&v)[8][4], std::uint32_t (&a)[4][4]) {
-#pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    a[kk][0] = pack_bf16(v[2 * kk][0], v[2 * kk][1]);
-    a[kk][1] = pack_bf16(v[2 * kk][2], v[2 * kk][3]);
-    a[kk][2] = pack_bf16(v[2 * kk + 1][0], v[2 * kk + 1][1]);
-    a[kk][3] = pack_bf16(v[2 * kk + 1][2], v[2 * kk + 1][3]);
-  }
-}
 
 // P (or P^T) of one warpgroup tile in place of S in registers. Per accumulator element e of
 // block j: masked(j, e) (causal or past the end) gives P = 0; lse_log2(j, e) is its query's

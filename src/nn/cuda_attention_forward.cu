@@ -19,6 +19,12 @@
 // Producer-fused amax (AmaxOut): out is attn.proj's x and d_qkv attn.qkv's dY, so the kernels
 // that store them can also reduce max|stored bf16| into an Fp8Meta (AmaxCommit in
 // attention_tiles.cuh); the FP8 linear then skips its own pass over the tensor.
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "nn/attention_forward_wgmma.hpp"
 #include "nn/attention_tiles.cuh"
 
 namespace fp8lab::cuda_ops {
@@ -233,6 +239,20 @@ void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_l
           {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
 }
 
+// FP8LAB_ATTENTION_FWD (read once): "mma-sync" or "wgmma", unset = the default; anything else
+// is an error rather than a silent default.
+AttentionForwardAlgo forward_algo_from_env() {
+  static const AttentionForwardAlgo algo = [] {
+    const char* value = std::getenv("FP8LAB_ATTENTION_FWD");
+    const std::string_view v = value == nullptr ? "" : value;
+    if (v == "wgmma") return AttentionForwardAlgo::wgmma;
+    if (v.empty() || v == "mma-sync") return AttentionForwardAlgo::mma_sync;
+    throw std::invalid_argument("FP8LAB_ATTENTION_FWD='" + std::string(v) +
+                                "': expected 'mma-sync' or 'wgmma'");
+  }();
+  return algo;
+}
+
 }  // namespace
 
 bool attention_supports_head_dim(int head_dim) {
@@ -242,8 +262,11 @@ bool attention_supports_head_dim(int head_dim) {
 // Pointers must be 16-byte aligned (every row and head offset then is: hd is a multiple of 32).
 // An unsupported head_dim launches nothing: CudaBackend checks attention_supports_head_dim.
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
-                       int head_dim, cudaStream_t stream, AmaxOut amax) {
+                       int head_dim, cudaStream_t stream, AmaxOut amax, AttentionForwardAlgo algo) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
+  if (algo == AttentionForwardAlgo::automatic) algo = forward_algo_from_env();
+  if (algo == AttentionForwardAlgo::wgmma && wgmma_forward_supports(head_dim))
+    return attention_forward_wgmma(qkv, out, lse, batch, seq_len, n_heads, head_dim, stream, amax);
   switch (head_dim) {
     case 32:
       return launch_forward<32>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);

@@ -44,6 +44,7 @@ constexpr double kBoundOut = 1e-2, kBoundGrad = 1e-2, kBoundLse = 1e-3, kAbsFloo
 constexpr double kBoundAlgos = 1e-3;
 
 using cuda_ops::AttentionBackwardAlgo;
+using cuda_ops::AttentionForwardAlgo;
 
 const char* algo_name(AttentionBackwardAlgo algo) {
   switch (algo) {
@@ -137,12 +138,15 @@ void expect_identical(const TensorView& a, const TensorView& b, const AttentionS
 struct DeviceAttention {
   AttentionShape s;
   AttentionBackwardAlgo algo;
+  AttentionForwardAlgo fwd_algo;
   DeviceTensor qkv, dout, workspace;
 
   DeviceAttention(const AttentionShape& shape, AttentionBackwardAlgo a, const HostTensor& h_qkv,
-                  const HostTensor& h_dout)
+                  const HostTensor& h_dout,
+                  AttentionForwardAlgo fwd = AttentionForwardAlgo::automatic)
       : s(shape),
         algo(a),
+        fwd_algo(fwd),
         qkv(to_device(h_qkv.view())),
         dout(to_device(h_dout.view())),
         workspace(poisoned_device(
@@ -151,7 +155,7 @@ struct DeviceAttention {
 
   void forward(DeviceTensor& out, DeviceTensor& lse) const {
     cuda_ops::attention_forward(qkv.view().data, out.view().data, lse.view().as<float>(), s.batch,
-                                s.seq, s.heads, s.head_dim, nullptr);
+                                s.seq, s.heads, s.head_dim, nullptr, {}, fwd_algo);
     FP8LAB_LAUNCH_CHECK("attention_forward");
   }
   // The scratch is poisoned first: a run must not depend on what an earlier one left there.
@@ -164,8 +168,10 @@ struct DeviceAttention {
   }
 };
 
-void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo) {
-  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo));
+void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo,
+                     AttentionForwardAlgo fwd = AttentionForwardAlgo::automatic) {
+  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo) +
+               (fwd == AttentionForwardAlgo::wgmma ? ", forward wgmma" : ""));
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
@@ -182,7 +188,7 @@ void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo) {
   cpu->attention_backward(qkv.view(), ref_out.view(), ref_lse.view(), dout.view(), s.heads, s.seq,
                           ref_dqkv.view());
 
-  const DeviceAttention dev(s, algo, qkv, dout);
+  const DeviceAttention dev(s, algo, qkv, dout, fwd);
   DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
   DeviceTensor d_lse = poisoned_device(DType::f32, lse_shape);
   DeviceTensor d_out2 = poisoned_device(DType::bf16, out_shape);
@@ -248,6 +254,44 @@ void check_against_two_pass(const AttentionShape& s, AttentionBackwardAlgo algo,
   }
 }
 
+// The wgmma forward against the mma.sync one on the same inputs: out and lse within
+// kBoundAlgos, and the wgmma forward bit-identical over two runs.
+void check_forward_against_mma_sync(const AttentionShape& s) {
+  SCOPED_TRACE(s.describe() + " forward wgmma vs mma.sync");
+  const std::uint64_t seed = testing::fresh_seed();
+  const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
+  const Shape lse_shape{s.batch, s.heads, s.seq};
+  const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
+  const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
+  const DeviceAttention wgmma(s, AttentionBackwardAlgo::two_pass, qkv, dout,
+                              AttentionForwardAlgo::wgmma);
+  const DeviceAttention mma(s, AttentionBackwardAlgo::two_pass, qkv, dout,
+                            AttentionForwardAlgo::mma_sync);
+  DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
+  DeviceTensor d_lse = poisoned_device(DType::f32, lse_shape);
+  DeviceTensor d_ref_out = poisoned_device(DType::bf16, out_shape);
+  DeviceTensor d_ref_lse = poisoned_device(DType::f32, lse_shape);
+  DeviceTensor d_out2 = poisoned_device(DType::bf16, out_shape);
+  DeviceTensor d_lse2 = poisoned_device(DType::f32, lse_shape);
+  wgmma.forward(d_out, d_lse);
+  mma.forward(d_ref_out, d_ref_lse);
+  wgmma.forward(d_out2, d_lse2);
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const HostTensor out = to_host(d_out.view()), ref_out = to_host(d_ref_out.view());
+  const HostTensor lse = to_host(d_lse.view()), ref_lse = to_host(d_ref_lse.view());
+  expect_slice_close(out.view(), ref_out.view(), 0, s.d_model(), kBoundAlgos, s,
+                     "wgmma vs mma.sync out");
+  expect_lse_close(lse.view(), ref_lse.view(), s);
+  std::fprintf(stderr,
+               "[attention] %s forward wgmma vs mma.sync: %lld of %zu out bytes, %lld of %zu lse "
+               "bytes differ\n",
+               s.describe().c_str(),
+               static_cast<long long>(byte_diff(out.view(), ref_out.view()).count), out.nbytes(),
+               static_cast<long long>(byte_diff(lse.view(), ref_lse.view()).count), lse.nbytes());
+  expect_identical(out.view(), to_host(d_out2.view()).view(), s, "wgmma forward out");
+  expect_identical(lse.view(), to_host(d_lse2.view()).view(), s, "wgmma forward lse");
+}
+
 using AttentionParam = std::tuple<int, int>;  // head_dim, seq_len
 
 std::string param_name(const ::testing::TestParamInfo<AttentionParam>& param_info) {
@@ -307,6 +351,19 @@ TEST_P(CudaAttentionBackward, WgmmaMatchesCpuReference) {
   check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma);
 }
 
+TEST_P(CudaAttentionBackward, WgmmaForwardMatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma,
+                  AttentionForwardAlgo::wgmma);
+}
+
+TEST_P(CudaAttentionBackward, WgmmaForwardMatchesMmaSync) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_forward_against_mma_sync(shape_for(head_dim, seq));
+}
+
 TEST_P(CudaAttentionBackward, WgmmaMatchesTwoPass) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
@@ -346,8 +403,10 @@ TEST(CudaAttentionLong, WgmmaAtModelShape) {
   FP8LAB_SKIP_WITHOUT_GPU();
   check_against_two_pass({16, 8, 2048, 64}, AttentionBackwardAlgo::wgmma, 3);
   check_against_two_pass({4, 8, 2048, 128}, AttentionBackwardAlgo::wgmma, 3);
-  check_attention({1, 2, 1000, 64}, AttentionBackwardAlgo::wgmma);
-  check_attention({1, 1, 1000, 128}, AttentionBackwardAlgo::wgmma);
+  check_attention({1, 2, 1000, 64}, AttentionBackwardAlgo::wgmma, AttentionForwardAlgo::wgmma);
+  check_attention({1, 1, 1000, 128}, AttentionBackwardAlgo::wgmma, AttentionForwardAlgo::wgmma);
+  check_forward_against_mma_sync({16, 8, 2048, 64});
+  check_forward_against_mma_sync({4, 8, 2048, 128});
 }
 
 }  // namespace

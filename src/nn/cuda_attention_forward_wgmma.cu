@@ -1,0 +1,207 @@
+// The causal attention forward on Hopper's warpgroup MMA (wgmma), head dims 64 and 128: the
+// FlashAttention-2 forward of cuda_attention_forward.cu (online softmax over key tiles, P
+// rounded to bf16 for P V, lse kept for the backward) with both tile products as wgmma on
+// 64-row warpgroup tiles:
+//   S = Q K^T      (A = the warpgroup's 64 query rows, B = the key tile: both from shared
+//                   memory, K-major)
+//   O += P V       (A = P from registers, B = the value tile N-major)
+// A CTA is two warpgroups (128 query rows); it walks key tiles of 64 from 0 to the diagonal,
+// double-buffered by cp.async into the sw128 layout (attention_wgmma_tiles.cuh). Each step
+// waits for its products before the loop's back edge (ptxas serialises every wgmma of a kernel
+// that keeps a group in flight over it: cuda_attention_backward_wgmma.cu); the CTA's two
+// warpgroups, and the two CTAs an SM holds, overlap one another's softmax with their MMAs.
+#include "nn/attention_forward_wgmma.hpp"
+#include "nn/attention_wgmma_tiles.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+template <int HD>
+struct WgFwdShape {
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
+  static constexpr int kBc = kWgStep;      // keys per step
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  // Q, K[2], V[2] (sw128 panels); the epilogue stages each warp's output rows over them.
+  static constexpr int kOffK = kQueryTileBytes;
+  static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+  // Two CTAs per SM where the registers allow it (hd 64: O and S take 64 of them).
+  static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
+    attention_forward_wgmma_kernel(const bf16_bits* __restrict__ qkv, bf16_bits* __restrict__ out,
+                                   float* __restrict__ lse, int batch_heads, int seq_len,
+                                   int n_heads, float scale, float scale_log2,
+                                   AmaxCommit out_amax) {
+  using C = WgFwdShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int q0 =
+      (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;  // long rows first
+  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
+  const bf16_bits* q_head = qkv + hv.qkv_head;
+  const bf16_bits* k_head = q_head + d_model;
+  const bf16_bits* v_head = q_head + 2 * d_model;
+  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const auto load_keys = [&](int j, int buf) {
+    load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
+    load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);
+  };
+  load_tile_sw128<HD, Br>(s_q, q_head, hv.qkv_stride, q0, seq_len);
+  load_keys(0, 0);
+  cp_async_commit();
+
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int wg = tid / 128, warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int row_wg0 = q0 + wg * kWgRows;
+  const int row_w0 = row_wg0 + (warp % 4) * 16;  // this warp's first query row
+  const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  float o[HD / 8][4] = {};
+  // Rows g and g + 8 of the warp. Every processed walk starts at key tile 0, whose key 0 no row
+  // masks, so the running max is finite from the first step on.
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+
+  for (int j = 0; j < n_tiles; ++j) {
+    const int buf = j % kBuffers;
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    __syncthreads();  // tile j landed; nobody reads the buffer refilled below any more
+    if (j + 1 < n_tiles) {
+      load_keys(j + 1, (buf + 1) % kBuffers);
+      cp_async_commit();
+    }
+    const int k0 = j * Bc;
+    if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
+    const std::uint32_t k_tile = a_k + buf * C::kKeyTileBytes;
+    const std::uint32_t v_tile = a_v + buf * C::kKeyTileBytes;
+
+    float s[8][4];  // raw scores q . k, then P: [64 queries x 64 keys]
+    wgmma_fence();
+    wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
+                           sw128_desc_kmajor(k_tile, Bc, 0, 0));
+#pragma unroll
+    for (int k = 1; k < HD / 16; ++k)
+      wgmma_ss_n64(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
+                   sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_operands(s);
+
+    if (k0 + Bc - 1 > row_wg0) {  // the tile crosses the diagonal of some row of ours
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = row_w0 + g + (e >> 1) * 8;
+          const int col = k0 + jj * 8 + 2 * c + (e & 1);
+          if (col > row) s[jj][e] = -INFINITY;
+        }
+    }
+
+    // Online softmax, as cuda_attention_forward.cu: the running sum and O are rescaled by
+    // exp(old max - new max); sums stay per-thread partials, reduced over the quad at the end.
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = row_max[r];
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj) mx = fmaxf(mx, fmaxf(s[jj][2 * r], s[jj][2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+      const float correction = fast_exp2((row_max[r] - mx) * scale_log2);  // 0 at first
+      row_max[r] = mx;
+      const float bias = mx * scale_log2;
+      float sum = 0.f;
+#pragma unroll
+      for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+        for (int e = 2 * r; e < 2 * r + 2; ++e) {
+          const float p = fast_exp2(fmaf(s[jj][e], scale_log2, -bias));
+          s[jj][e] = p;
+          sum += p;
+        }
+      row_sum[r] = row_sum[r] * correction + sum;
+#pragma unroll
+      for (int nt = 0; nt < HD / 8; ++nt) {
+        o[nt][2 * r] *= correction;
+        o[nt][2 * r + 1] *= correction;
+      }
+    }
+
+    std::uint32_t a_p[4][4];  // P rounded to bf16 (as FlashAttention-2 does)
+    pack_a_fragments(s, a_p);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Bc / 16; ++kk)
+      wgmma_rs_bmn<HD>(o, a_p[kk], sw128_desc_nmajor(v_tile, Bc, kk), 1);
+    wgmma_commit();
+    wgmma_wait<0>();  // nothing stays in flight over the loop's back edge
+    wgmma_fence_operands(o);
+  }
+
+  // Epilogue: O / rowsum -> out (staged per warp over the tiles), lse = max + log(sum).
+  __syncthreads();  // every warpgroup is done with the tiles
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+    row_sum[r] = sum;
+    inv[r] = 1.f / sum;
+  }
+  constexpr int S = C::kS;
+  const std::uint32_t key =
+      store_warp_rows<HD, S, HD / 8>(o, inv, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
+                                     out + hv.out_head, d_model, row_w0, seq_len, lane);
+  if (c == 0) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = row_w0 + g + 8 * r;
+      if (row < seq_len)
+        lse[static_cast<std::int64_t>(bh) * seq_len + row] = row_max[r] * scale + logf(row_sum[r]);
+    }
+  }
+  out_amax(key);
+}
+
+template <int HD>
+void launch_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                          int n_heads, cudaStream_t stream, AmaxOut amax) {
+  using C = WgFwdShape<HD>;
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
+  allow_dynamic_smem(attention_forward_wgmma_kernel<HD>, C::kSmemBytes);
+  attention_forward_wgmma_kernel<HD>
+      <<<attention_grid(tiles, batch_heads), kWgThreads, C::kSmemBytes, stream>>>(
+          static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
+          seq_len, n_heads, scale, scale * kLog2e,
+          {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
+}
+
+}  // namespace
+
+void attention_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                             int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax) {
+  if (head_dim == 64)
+    return launch_forward_wgmma<64>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
+  if (head_dim == 128)
+    return launch_forward_wgmma<128>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
+}
+
+}  // namespace fp8lab::cuda_ops
