@@ -71,8 +71,6 @@ struct WgKvShape {
   static constexpr int kOffStats = kOffDo + kBuffers * kQueryTileBytes;
   static constexpr int kLayoutBytes = kOffStats + 2 * kBuffers * kBr * 4;
   static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
-  // K and V as register A fragments where the registers allow (hd 64: +32 per thread).
-  static constexpr bool kKeysInRegs = HD <= 64;
   static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
@@ -120,12 +118,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   const int wg = tid / 128, warp = tid / 32, g = lane >> 2, c = lane & 3;
   const int key_wg0 = k0 + wg * kWgRows;         // this warpgroup's first key
   const int key_w0 = key_wg0 + (warp % 4) * 16;  // this warp's first key
+  const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
   const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
   float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
-  cp_async_wait_all();
-  __syncthreads();  // K and V landed (register fragments are read with plain loads)
-  const WalkOperand<HD, C::kKeysInRegs> keys(s_k, Bc, wg * kWgRows);
-  const WalkOperand<HD, C::kKeysInRegs> values(s_v, Bc, wg * kWgRows);
 
   for (int i = i_begin; i < i_end; ++i) {
     const int buf = (i - i_begin) % kBuffers;
@@ -143,9 +138,19 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 
     float st[8][4], dpt[8][4];  // S^T then P^T, dP^T then dS^T: [64 keys x 64 queries]
     wgmma_fence();
-    keys.product(st, q_tile, Br);
+    wgmma_ss_n64_overwrite(st, sw128_desc_kmajor(a_k, Bc, wg * kWgRows, 0),
+                           sw128_desc_kmajor(q_tile, Br, 0, 0));
+#pragma unroll
+    for (int k = 1; k < HD / 16; ++k)
+      wgmma_ss_n64(st, sw128_desc_kmajor(a_k, Bc, wg * kWgRows, k),
+                   sw128_desc_kmajor(q_tile, Br, 0, k), 1);
     wgmma_commit();
-    values.product(dpt, do_tile, Br);
+    wgmma_ss_n64_overwrite(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, 0),
+                           sw128_desc_kmajor(do_tile, Br, 0, 0));
+#pragma unroll
+    for (int k = 1; k < HD / 16; ++k)
+      wgmma_ss_n64(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, k),
+                   sw128_desc_kmajor(do_tile, Br, 0, k), 1);
     wgmma_commit();
     wgmma_wait<1>();  // S^T done; dP^T may still run
     wgmma_fence_operands(st);
@@ -211,8 +216,6 @@ struct WgQShape {
   static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
   static constexpr int kS = HD + 8;
   static constexpr int kStageBytes = 8 * 16 * kS * 2;
-  // Q and dO as register A fragments where the registers allow (hd 64: +32 per thread).
-  static constexpr bool kQueriesInRegs = HD <= 64;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
 };
@@ -266,12 +269,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
     lse_log2[r] = row < seq_len ? lse[at] * kLog2e : 0.f;
     dot[r] = row < seq_len ? row_dot[at] : 0.f;
   }
+  const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
   const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
   float dq[HD / 8][4] = {};
-  cp_async_wait_all();
-  __syncthreads();  // Q and dO landed (register fragments are read with plain loads)
-  const WalkOperand<HD, C::kQueriesInRegs> queries(s_q, Br, wg * kWgRows);
-  const WalkOperand<HD, C::kQueriesInRegs> douts(s_do, Br, wg * kWgRows);
 
   for (int j = 0; j < n_tiles; ++j) {
     const int buf = j % kBuffers;
@@ -289,9 +289,19 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 
     float s[8][4], dp[8][4];  // S then P, dP then dS: [64 queries x 64 keys]
     wgmma_fence();
-    queries.product(s, k_tile, Bc);
+    wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
+                           sw128_desc_kmajor(k_tile, Bc, 0, 0));
+#pragma unroll
+    for (int k = 1; k < HD / 16; ++k)
+      wgmma_ss_n64(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
+                   sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
     wgmma_commit();
-    douts.product(dp, v_tile, Bc);
+    wgmma_ss_n64_overwrite(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, 0),
+                           sw128_desc_kmajor(v_tile, Bc, 0, 0));
+#pragma unroll
+    for (int k = 1; k < HD / 16; ++k)
+      wgmma_ss_n64(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, k),
+                   sw128_desc_kmajor(v_tile, Bc, 0, k), 1);
     wgmma_commit();
     wgmma_wait<1>();  // S done; dP may still run
     wgmma_fence_operands(s);
