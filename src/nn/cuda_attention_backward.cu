@@ -269,10 +269,11 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
           scale * kLog2e, dqkv_amax);
 }
 
-// FP8LAB_ATTENTION_BWD (read once): "two-pass", "fused" or "wgmma" where it is built, unset =
-// the default; anything else is an error rather than a silent default. Two-pass is the default
-// because the fused kernel measured no faster on the H200 (gpt50m, 8 layers: 36.4 against
-// 36.9 ms; docs/perf-notes.md) while it needs an f32 dQ workspace and relies on in-order CTA
+// FP8LAB_ATTENTION_BWD (read once): "wgmma", "two-pass" or "fused", unset = wgmma (two-pass
+// where wgmma is not built); anything else is an error rather than a silent default. wgmma is
+// the default: bit-identical to the two-pass kernels and faster on the H200 (gpt50m, 8 layers:
+// 31.6 against 36.5 ms, docs/perf-notes.md v11). The fused kernel measured no faster than
+// two-pass (36.4 against 36.9 ms) while it needs an f32 dQ workspace and relies on in-order CTA
 // dispatch.
 AttentionBackwardAlgo algo_from_env() {
   static const AttentionBackwardAlgo algo = [] {
@@ -280,7 +281,8 @@ AttentionBackwardAlgo algo_from_env() {
     const std::string_view v = value == nullptr ? "" : value;
     if (v == "fused") return AttentionBackwardAlgo::fused;
     if (v == "wgmma") return AttentionBackwardAlgo::wgmma;
-    if (v.empty() || v == "two-pass") return AttentionBackwardAlgo::two_pass;
+    if (v == "two-pass") return AttentionBackwardAlgo::two_pass;
+    if (v.empty()) return AttentionBackwardAlgo::wgmma;
     throw std::invalid_argument("FP8LAB_ATTENTION_BWD='" + std::string(v) +
                                 "': expected 'two-pass', 'fused' or 'wgmma'");
   }();

@@ -216,12 +216,14 @@ struct WgQShape {
   static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
   static constexpr int kS = HD + 8;
   static constexpr int kStageBytes = 8 * 16 * kS * 2;
+  // hd 64: two CTAs (16 warps) per SM to hide the per-step waits, if 128 registers suffice.
+  static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
 };
 
 template <int HD>
-__global__ void __launch_bounds__(kWgThreads, 1)
+__global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
     attention_backward_dq_wgmma_kernel(const bf16_bits* __restrict__ qkv,
                                        const bf16_bits* __restrict__ dout,
                                        const float* __restrict__ lse,

@@ -112,8 +112,8 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
 // lse [B, H, T] f32 (natural log of the row's sum of exp(score), scores scaled by 1/sqrt(hd)).
 // head_dim 32, 64 or 128; any seq_len >= 1. `amax`: the producer-fused amax of out (all of it).
 // Two forward kernels: mma_sync (cuda_attention_forward.cu, every head dim) and wgmma (Hopper's
-// warpgroup MMA, hd 64 and 128; other head dims run mma_sync). automatic = mma_sync, unless the
-// environment variable FP8LAB_ATTENTION_FWD (mma-sync | wgmma) says otherwise.
+// warpgroup MMA, hd 64 and 128; other head dims run mma_sync), bit-identical. automatic = wgmma,
+// unless the environment variable FP8LAB_ATTENTION_FWD (mma-sync | wgmma) says otherwise.
 enum class AttentionForwardAlgo { automatic, mma_sync, wgmma };
 bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
@@ -123,8 +123,9 @@ void attention_forward(const void* qkv, void* out, float* lse, int batch, int se
 // algorithms: two_pass (dK/dV and dQ from separate mma.sync kernels), wgmma (the same two passes
 // on Hopper's warpgroup MMA; hd 64 and 128) and fused (FlashAttention-2 style, one pass; dQ summed
 // over key tiles in a fixed order through an f32 accumulator in the workspace; hd 64 and 128).
-// Head dims an algorithm is not built for run two_pass. automatic = two_pass, unless the
-// environment variable FP8LAB_ATTENTION_BWD (two-pass | fused | wgmma) says otherwise. The
+// Head dims an algorithm is not built for run two_pass; wgmma and two_pass give the same bits.
+// automatic = wgmma, unless the environment variable FP8LAB_ATTENTION_BWD (two-pass | fused |
+// wgmma) says otherwise. The
 // workspace size depends on the algorithm: ask with the same `algo`. `amax`: the producer-fused
 // amax of all of dqkv, reduced over the kernels that write its parts and finalised once, after the
 // last of them.

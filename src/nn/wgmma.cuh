@@ -34,26 +34,32 @@ __host__ __device__ constexpr int sw128_offset(int rows, int row, int col) {
   return panel * rows * 64 + row * 64 + ((chunk ^ (row % 8)) * 8) + col % 8;
 }
 
-__device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t smem_byte_addr,
+// The descriptor of the operand starting `offset` bytes into the tile at smem byte address
+// `tile` (both multiples of 16). Written as (tile >> 4) + (offset >> 4), without masking: the
+// shared window's addresses are below 2^18, so the start field (14 bits) cannot overflow, and
+// the compiler folds the constant offsets of a tile's slices into one add per wgmma instead of
+// recomputing a masked, shifted 64-bit value each time.
+__device__ __forceinline__ std::uint64_t sw128_desc(std::uint32_t tile, std::uint32_t offset,
                                                     std::uint32_t lbo_bytes) {
-  return static_cast<std::uint64_t>((smem_byte_addr & 0x3FFFFu) >> 4) |
-         (static_cast<std::uint64_t>(lbo_bytes >> 4) << 16) |
-         (static_cast<std::uint64_t>(kSw128GroupBytes >> 4) << 32) | (1ull << 62);
+  const std::uint32_t lo = (tile >> 4) + (offset >> 4) + ((lbo_bytes >> 4) << 16);
+  constexpr std::uint32_t hi = (kSw128GroupBytes >> 4) | (1u << 30);  // SBO, 128-byte swizzle
+  return (static_cast<std::uint64_t>(hi) << 32) | lo;
 }
 
 // K-major operand: 64 rows from `row0` of an sw128 tile of `rows` rows at smem byte address
 // `tile`, the k-th slice of 16 columns (k < COLS / 16).
 __device__ __forceinline__ std::uint64_t sw128_desc_kmajor(std::uint32_t tile, int rows, int row0,
                                                            int k) {
-  const std::uint32_t at = tile + static_cast<std::uint32_t>((k / 4) * rows * kSw128RowBytes +
-                                                             row0 * kSw128RowBytes + (k % 4) * 32);
-  return sw128_desc(at, 0);
+  return sw128_desc(tile,
+                    static_cast<std::uint32_t>((k / 4) * rows * kSw128RowBytes +
+                                               row0 * kSw128RowBytes + (k % 4) * 32),
+                    0);
 }
 
 // N-major B operand: rows 16k..16k+15 of an sw128 tile of `rows` rows (K down the rows), all its
 // columns (N = COLS; panels `rows` * 128 bytes apart).
 __device__ __forceinline__ std::uint64_t sw128_desc_nmajor(std::uint32_t tile, int rows, int k) {
-  return sw128_desc(tile + static_cast<std::uint32_t>(k * 16 * kSw128RowBytes),
+  return sw128_desc(tile, static_cast<std::uint32_t>(k * 16 * kSw128RowBytes),
                     static_cast<std::uint32_t>(rows * kSw128RowBytes));
 }
 

@@ -309,7 +309,8 @@ AttentionShape shape_for(int head_dim, int seq) {
   return {batch, 1 + (seq / 7) % 3, seq, head_dim};
 }
 
-// The default backward (fused for hd 64 and 128, two-pass for hd 32).
+// The default kernels (wgmma forward and backward for hd 64 and 128; mma.sync forward and the
+// two-pass backward for hd 32).
 class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
 
 TEST_P(CudaAttention, MatchesCpuReference) {
