@@ -1,6 +1,6 @@
 // Pieces shared by the wgmma attention kernels (cuda_attention_forward_wgmma.cu,
-// cuda_attention_backward_wgmma.cu): the CTA shape (warpgroups, each owning 64 rows of the tile
-// products), tile loads into the sw128 layout of wgmma.cuh, and the repacking of an
+// cuda_attention_backward_wgmma.cu): the CTA shape (two warpgroups, each owning 64 rows of the
+// tile products), tile loads into the sw128 layout of wgmma.cuh, and the repacking of an
 // accumulator tile as register A fragments.
 #pragma once
 
@@ -10,13 +10,7 @@
 namespace fp8lab::cuda_ops {
 namespace {
 
-// One warpgroup per CTA. Two warpgroups sharing a CTA (and its walked tiles) must meet at a CTA
-// barrier every step, which locks them into the same phase: both in their MMAs, then both in
-// their exponentials, so neither hides the other's waits. As separate CTAs they drift apart and
-// overlap; the walked tiles are then loaded once per warpgroup instead of once per two (L2 reads,
-// far from a limit: docs/perf-notes.md v11d).
-constexpr int kWgPerCta = 1;
-constexpr int kWgThreads = 128 * kWgPerCta;
+constexpr int kWgThreads = 256;  // two warpgroups
 constexpr int kWgRows = 64;      // rows of one warpgroup's tile products
 constexpr int kWgStep = 64;      // columns of S per step (queries | keys)
 constexpr int kBuffers = 2;      // walked tiles: the one read, the one landing

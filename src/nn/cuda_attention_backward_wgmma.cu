@@ -3,11 +3,11 @@
 // kernel over query tiles, each output row summed by one warp in a fixed order: deterministic
 // without float atomics), with every tile product a wgmma on 64-row warpgroup tiles instead of
 // mma.sync on 16-row warp tiles. With P = exp(S * scale - lse) and Di = rowsum(dO_i * O_i):
-//   dK/dV kernel (CTA = one warpgroup, 64 keys; steps of 64 queries from the diagonal):
+//   dK/dV kernel (CTA = 128 keys, a warpgroup per 64; steps of 64 queries from the diagonal):
 //     S^T = K Q^T, dP^T = V dO^T        (A, B from shared memory, both K-major)
 //     P^T, dS^T = P^T * (dP^T - Di)     (registers, accumulator layout)
 //     dV += P^T dO, dK += dS^T Q        (A = P^T, dS^T from registers, B = dO, Q N-major)
-//   dQ kernel (CTA = one warpgroup, 64 queries; steps of 64 keys up to the diagonal):
+//   dQ kernel (CTA = 128 queries, a warpgroup per 64; steps of 64 keys up to the diagonal):
 //     S = Q K^T, dP = dO V^T; dS = P * (dP - Di); dQ += dS K (B = K N-major)
 // Tiles live in shared memory in the 128-byte-swizzled panel layout (wgmma.cuh), filled by
 // cp.async one step ahead, so one copy of Q, dO and K serves both as the K-major B of S / dP and
@@ -60,7 +60,7 @@ __device__ __forceinline__ void dprobs(const float (&p)[8][4], float (&dp)[8][4]
 
 template <int HD>
 struct WgKvShape {
-  static constexpr int kBc = kWgPerCta * kWgRows;  // keys per CTA
+  static constexpr int kBc = 2 * kWgRows;  // keys per CTA
   static constexpr int kBr = kWgStep;      // queries per step
   static constexpr int kKeyTileBytes = kBc * HD * 2;
   static constexpr int kQueryTileBytes = kBr * HD * 2;
@@ -71,14 +71,13 @@ struct WgKvShape {
   static constexpr int kOffStats = kOffDo + kBuffers * kQueryTileBytes;
   static constexpr int kLayoutBytes = kOffStats + 2 * kBuffers * kBr * 4;
   static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
-  static constexpr int kStageBytes = (kWgThreads / 32) * 2 * 16 * kS * 2;
+  static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
-  static constexpr int kMinBlocks = 256 / kWgThreads;  // ~200 registers: 8 warps per SM
 };
 
 template <int HD>
-__global__ void __launch_bounds__(kWgThreads, WgKvShape<HD>::kMinBlocks)
+__global__ void __launch_bounds__(kWgThreads, 1)
     attention_backward_dkdv_wgmma_kernel(const bf16_bits* __restrict__ qkv,
                                          const bf16_bits* __restrict__ dout,
                                          const float* __restrict__ lse,
@@ -206,7 +205,7 @@ __global__ void __launch_bounds__(kWgThreads, WgKvShape<HD>::kMinBlocks)
 
 template <int HD>
 struct WgQShape {
-  static constexpr int kBr = kWgPerCta * kWgRows;  // queries per CTA
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
   static constexpr int kBc = kWgStep;      // keys per step
   static constexpr int kQueryTileBytes = kBr * HD * 2;
   static constexpr int kKeyTileBytes = kBc * HD * 2;
@@ -216,10 +215,9 @@ struct WgQShape {
   static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
   static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
   static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = (kWgThreads / 32) * 16 * kS * 2;
-  // hd 64: 12 warps per SM to hide the per-step waits (168 registers; at 16 warps and 128 registers
-  // ptxas spills 92 bytes), hd 128: 8.
-  static constexpr int kMinBlocks = (HD <= 64 ? 384 : 256) / kWgThreads;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;
+  // hd 64: two CTAs (16 warps) per SM to hide the per-step waits, if 128 registers suffice.
+  static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
 };

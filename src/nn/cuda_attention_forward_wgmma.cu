@@ -5,11 +5,11 @@
 //   S = Q K^T      (A = the warpgroup's 64 query rows, B = the key tile: both from shared
 //                   memory, K-major)
 //   O += P V       (A = P from registers, B = the value tile N-major)
-// A CTA is one warpgroup (64 query rows; attention_wgmma_tiles.cuh says why); it walks key tiles
-// of 64 from 0 to the diagonal, double-buffered by cp.async into the sw128 layout. Each step
+// A CTA is two warpgroups (128 query rows); it walks key tiles of 64 from 0 to the diagonal,
+// double-buffered by cp.async into the sw128 layout (attention_wgmma_tiles.cuh). Each step
 // waits for its products before the loop's back edge (ptxas serialises every wgmma of a kernel
-// that keeps a group in flight over it: cuda_attention_backward_wgmma.cu); the CTAs an SM holds
-// overlap one another's softmax with their MMAs.
+// that keeps a group in flight over it: cuda_attention_backward_wgmma.cu); the CTA's two
+// warpgroups, and the two CTAs an SM holds, overlap one another's softmax with their MMAs.
 #include "nn/attention_forward_wgmma.hpp"
 #include "nn/attention_wgmma_tiles.cuh"
 
@@ -18,7 +18,7 @@ namespace {
 
 template <int HD>
 struct WgFwdShape {
-  static constexpr int kBr = kWgPerCta * kWgRows;  // queries per CTA
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
   static constexpr int kBc = kWgStep;      // keys per step
   static constexpr int kQueryTileBytes = kBr * HD * 2;
   static constexpr int kKeyTileBytes = kBc * HD * 2;
@@ -27,11 +27,11 @@ struct WgFwdShape {
   static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
   static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
   static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = (kWgThreads / 32) * 16 * kS * 2;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
-  // 16 warps per SM where the registers allow it (hd 64: O and S take 64 of them), else 8.
-  static constexpr int kMinBlocks = (HD <= 64 ? 512 : 256) / kWgThreads;
+  // Two CTAs per SM where the registers allow it (hd 64: O and S take 64 of them).
+  static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
 };
 
 template <int HD>
