@@ -127,6 +127,17 @@ __device__ __forceinline__ void wgmma_ss_n64_overwrite(float (&d)[8][4], std::ui
       : "l"(desc_a), "l"(desc_b), "r"(0));
 }
 
+// Keeps register A fragments alive up to this point: by every thread, after the wgmma_wait that
+// retires the last wgmma reading them. The hardware reads them asynchronously until then, but to
+// the compiler they are dead once the wgmma statement has issued, so without a later use it may
+// give their registers to other values while the product still runs.
+template <int KT>
+__device__ __forceinline__ void wgmma_keep_fragments(const std::uint32_t (&a)[KT][4]) {
+#pragma unroll
+  for (int k = 0; k < KT; ++k)
+    asm volatile("" ::"r"(a[k][0]), "r"(a[k][1]), "r"(a[k][2]), "r"(a[k][3]) : "memory");
+}
+
 // d[64 x 64] (+)= A[64 x 16] * B[16 x 64], A from registers (the m64k16 fragment: this warp's 16
 // rows, as mma.sync's m16n8k16 A), B from shared memory N-major (transposed).
 __device__ __forceinline__ void wgmma_rs_n64_bmn(float (&d)[8][4], const std::uint32_t (&a)[4],
