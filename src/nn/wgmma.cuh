@@ -1,6 +1,6 @@
 // Hopper warpgroup MMA (wgmma) for bf16 tiles in shared memory: the 128-byte-swizzled tile layout,
-// its matrix descriptors, the fences and the few instruction shapes the attention backward uses
-// (cuda_attention_backward_wgmma.cu). sm_90a only.
+// its matrix descriptors, the fences and the few instruction shapes the attention kernels use
+// (cuda_attention_{forward,backward}_wgmma.cu). sm_90a only.
 //
 // Layout ("sw128 panels"). A tile of ROWS x COLS bf16 is stored as COLS / 64 panels of
 // [ROWS][64]: 128 bytes per row, and the 16-byte chunk j of row r sits at chunk j ^ (r % 8) of
