@@ -269,6 +269,65 @@ __device__ __forceinline__ HeadView head_view(int bh, int seq_len, int n_heads, 
           token0 * d_model + static_cast<std::int64_t>(h) * head_dim};
 }
 
+// A query-tile CTA's view of its head (the forward kernels and the dQ kernels): its first query
+// row q0 (long rows first: the last tiles, which walk the most keys, start first), the head's q,
+// k and v rows, and how many key tiles of BC it walks (those up to its last row's diagonal).
+struct QueryTileHead {
+  HeadView hv;
+  std::int64_t d_model;
+  const bf16_bits* q;
+  const bf16_bits* k;
+  const bf16_bits* v;
+  int q0, n_key_tiles;
+};
+
+template <int HD, int BR, int BC>
+__device__ __forceinline__ QueryTileHead query_tile_head(const bf16_bits* qkv, int bh, int seq_len,
+                                                         int n_heads) {
+  const int q0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * BR;
+  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
+  const bf16_bits* q = qkv + hv.qkv_head;
+  return {hv, d_model, q, q + d_model, q + 2 * d_model, q0, (min(q0 + BR, seq_len) - 1) / BC + 1};
+}
+
+// One key tile's step of the online softmax for a lane's two rows (g and g + 8 of its 16-row MMA
+// tile): the raw scores s (masked ones -inf) become P = exp(s - new max) in place, the running
+// max and this lane's partial row sums advance, and O is rescaled by exp(old max - new max).
+// The sums stay per-thread partials (the rescale is linear), reduced over the quad at the end.
+// Both forward kernels (mma.sync and wgmma) step through here, so they round alike.
+template <int NB, int NO>
+__device__ __forceinline__ void online_softmax_step(float (&s)[NB][4], float (&o)[NO][4],
+                                                    float (&row_max)[2], float (&row_sum)[2],
+                                                    float scale_log2) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = row_max[r];
+#pragma unroll
+    for (int nt = 0; nt < NB; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+    const float correction = fast_exp2((row_max[r] - mx) * scale_log2);  // 0 at first
+    row_max[r] = mx;
+    const float bias = mx * scale_log2;
+    float sum = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < NB; ++nt)
+#pragma unroll
+      for (int e = 2 * r; e < 2 * r + 2; ++e) {
+        const float p = fast_exp2(fmaf(s[nt][e], scale_log2, -bias));
+        s[nt][e] = p;
+        sum += p;
+      }
+    row_sum[r] = row_sum[r] * correction + sum;
+#pragma unroll
+    for (int nt = 0; nt < NO; ++nt) {
+      o[nt][2 * r] *= correction;
+      o[nt][2 * r + 1] *= correction;
+    }
+  }
+}
+
 // ---- producer-fused amax ------------------------------------------------------------------
 // The amax of an attention output (AmaxOut) as the kernels that store it commit it: every CTA
 // that passes the (batch, head) check commits the largest key its threads stored, `blocks` of

@@ -244,14 +244,11 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
-  const int q0 =
-      (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;  // long rows first
-  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
-  const bf16_bits* q_head = qkv + hv.qkv_head;
-  const bf16_bits* k_head = q_head + d_model;
-  const bf16_bits* v_head = q_head + 2 * d_model;
-  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
+  const HeadView& hv = head.hv;
+  const std::int64_t d_model = head.d_model;
+  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
+  const int q0 = head.q0, n_tiles = head.n_key_tiles;
   const auto load_keys = [&](int j, int buf) {
     load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
     load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);

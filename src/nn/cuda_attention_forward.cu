@@ -63,14 +63,11 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
-  const int q0 =
-      (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;  // long rows first
-  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
-  const bf16_bits* q_head = qkv + hv.qkv_head;
-  const bf16_bits* k_head = q_head + d_model;
-  const bf16_bits* v_head = q_head + 2 * d_model;
-  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
+  const HeadView& hv = head.hv;
+  const std::int64_t d_model = head.d_model;
+  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
+  const int q0 = head.q0, n_tiles = head.n_key_tiles;
 
   load_tile<HD, S, Br, C::kThreads>(s_q, q_head, hv.qkv_stride, q0, seq_len);
   load_tile<HD, S, Bc, C::kThreads>(s_k, k_head, hv.qkv_stride, 0, seq_len);
@@ -138,37 +135,10 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
           }
     }
 
-    // Online softmax: rescale the running sum and O by exp(old max - new max). Sums stay
-    // per-thread partials (the rescale is linear) and are reduced over the quad once at the end.
+    // Online softmax (attention_tiles.cuh), per row tile.
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float mx = row_max[mt][r];
-#pragma unroll
-        for (int nt = 0; nt < Bc / 8; ++nt)
-          mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-        const float correction = fast_exp2((row_max[mt][r] - mx) * scale_log2);  // 0 at first
-        row_max[mt][r] = mx;
-        const float bias = mx * scale_log2;
-        float sum = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < Bc / 8; ++nt)
-#pragma unroll
-          for (int e = 2 * r; e < 2 * r + 2; ++e) {
-            const float p = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -bias));
-            s[mt][nt][e] = p;
-            sum += p;
-          }
-        row_sum[mt][r] = row_sum[mt][r] * correction + sum;
-#pragma unroll
-        for (int nt = 0; nt < HD / 8; ++nt) {
-          o[mt][nt][2 * r] *= correction;
-          o[mt][nt][2 * r + 1] *= correction;
-        }
-      }
+      online_softmax_step(s[mt], o[mt], row_max[mt], row_sum[mt], scale_log2);
     }
 
     // O += P V, P rounded to bf16 (as FlashAttention-2 does); V fragments shared by the tiles.

@@ -50,14 +50,11 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
-  const int q0 =
-      (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;  // long rows first
-  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
-  const bf16_bits* q_head = qkv + hv.qkv_head;
-  const bf16_bits* k_head = q_head + d_model;
-  const bf16_bits* v_head = q_head + 2 * d_model;
-  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
+  const HeadView& hv = head.hv;
+  const std::int64_t d_model = head.d_model;
+  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
+  const int q0 = head.q0, n_tiles = head.n_key_tiles;
   const auto load_keys = [&](int j, int buf) {
     load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
     load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);
@@ -113,34 +110,7 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
         }
     }
 
-    // Online softmax, as cuda_attention_forward.cu: the running sum and O are rescaled by
-    // exp(old max - new max); sums stay per-thread partials, reduced over the quad at the end.
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = row_max[r];
-#pragma unroll
-      for (int jj = 0; jj < 8; ++jj) mx = fmaxf(mx, fmaxf(s[jj][2 * r], s[jj][2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-      const float correction = fast_exp2((row_max[r] - mx) * scale_log2);  // 0 at first
-      row_max[r] = mx;
-      const float bias = mx * scale_log2;
-      float sum = 0.f;
-#pragma unroll
-      for (int jj = 0; jj < 8; ++jj)
-#pragma unroll
-        for (int e = 2 * r; e < 2 * r + 2; ++e) {
-          const float p = fast_exp2(fmaf(s[jj][e], scale_log2, -bias));
-          s[jj][e] = p;
-          sum += p;
-        }
-      row_sum[r] = row_sum[r] * correction + sum;
-#pragma unroll
-      for (int nt = 0; nt < HD / 8; ++nt) {
-        o[nt][2 * r] *= correction;
-        o[nt][2 * r + 1] *= correction;
-      }
-    }
+    online_softmax_step(s, o, row_max, row_sum, scale_log2);  // attention_tiles.cuh
 
     std::uint32_t a_p[4][4];  // P rounded to bf16 (as FlashAttention-2 does)
     pack_a_fragments(s, a_p);
