@@ -34,8 +34,8 @@ namespace {
 // block j: masked(j, e) (causal or past the end) gives P = 0; lse_log2(j, e) is its query's
 // log-sum-exp in base 2.
 template <typename Masked, typename LseLog2>
-__device__ __forceinline__ void probs(float (&s)[8][4], float scale_log2, Masked masked,
-                                      LseLog2 lse_log2) {
+__device__ __forceinline__ void probs_tile(float (&s)[8][4], float scale_log2, Masked masked,
+                                           LseLog2 lse_log2) {
 #pragma unroll
   for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -43,6 +43,19 @@ __device__ __forceinline__ void probs(float (&s)[8][4], float scale_log2, Masked
       const float p = fast_exp2(fmaf(s[j][e], scale_log2, -lse_log2(j, e)));
       s[j][e] = masked(j, e) ? 0.f : p;
     }
+}
+
+// probs_tile with the mask tested only where the tile needs it (need_mask: the tile crosses
+// the diagonal or the end; uniform over the warpgroup). Folding need_mask into the per-element
+// test instead compiles to a branch and ~8 integer instructions per element on every step,
+// about a quarter of the dK/dV kernel's loop (docs/perf-notes.md v13).
+template <typename Masked, typename LseLog2>
+__device__ __forceinline__ void probs(float (&s)[8][4], float scale_log2, bool need_mask,
+                                      Masked masked, LseLog2 lse_log2) {
+  if (need_mask)
+    probs_tile(s, scale_log2, masked, lse_log2);
+  else
+    probs_tile(s, scale_log2, [](int, int) { return false; }, lse_log2);
 }
 
 // dS = P * (dP - Di) in place of dP, and its bf16 A fragments; dot(j, e) is the query's Di.
@@ -160,11 +173,11 @@ __global__ void __launch_bounds__(kWgThreads, 1)
     const float* dot_t = s_dot + buf * Br;
     const bool need_mask = q0 < key_wg0 + kWgRows - 1 || q0 + Br > seq_len;
     probs(
-        st, scale_log2,
+        st, scale_log2, need_mask,
         [&](int j, int e) {
           const int query = q0 + j * 8 + 2 * c + (e & 1);
           const int key = key_w0 + g + (e >> 1) * 8;
-          return need_mask && (query < key || query >= seq_len);
+          return query < key || query >= seq_len;
         },
         [&](int j, int e) { return lse_t[j * 8 + 2 * c + (e & 1)] * kLog2e; });
     std::uint32_t a_p[4][4];
@@ -309,11 +322,11 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
 
     const bool need_mask = k0 + Bc - 1 > row_wg0;  // the diagonal tile(s)
     probs(
-        s, scale_log2,
+        s, scale_log2, need_mask,
         [&](int jj, int e) {
           const int row = row_w0 + g + (e >> 1) * 8;
           const int key = k0 + jj * 8 + 2 * c + (e & 1);
-          return need_mask && key > row;
+          return key > row;
         },
         [&](int, int e) { return lse_log2[e >> 1]; });
     wgmma_wait<0>();  // dP done
