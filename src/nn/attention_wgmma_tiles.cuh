@@ -17,6 +17,14 @@ constexpr int kWgRows = 64;      // rows of one warpgroup's tile products
 constexpr int kWgStep = 64;      // columns of S per step (queries | keys)
 constexpr int kBuffers = 2;      // walked tiles: the one read, the one landing
 
+// This thread's warpgroup, broadcast from lane 0 so that the compiler knows it is the same
+// across the warp (CUTLASS does the same): the wgmma descriptors built from it can then live
+// in uniform registers instead of being computed per thread and moved over (R2UR) for every
+// wgmma.
+__device__ __forceinline__ int warpgroup_index() {
+  return __shfl_sync(0xFFFFFFFFu, static_cast<int>(threadIdx.x) / 128, 0);
+}
+
 // Rows row0.. of one head -> an sw128-panel tile of ROWS x HD (wgmma.cuh); rows >= seq_len
 // are zero-filled (cp.async; the caller commits).
 template <int HD, int ROWS>

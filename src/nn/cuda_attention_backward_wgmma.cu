@@ -58,6 +58,14 @@ __device__ __forceinline__ void probs(float (&s)[8][4], float scale_log2, bool n
     probs_tile(s, scale_log2, [](int, int) { return false; }, lse_log2);
 }
 
+// The per-query statistic (lse or Di, a step's row in shared memory) of accumulator element e of
+// block j in the dK/dV kernel's transposed tiles: queries 8j + 2c and 8j + 2c + 1 of this lane,
+// read as one 8-byte pair (one shared load per block instead of two).
+__device__ __forceinline__ float query_pair(const float* stat, int j, int c, int e) {
+  const float2 pair = *reinterpret_cast<const float2*>(stat + j * 8 + 2 * c);
+  return (e & 1) ? pair.y : pair.x;
+}
+
 // dS = P * (dP - Di) in place of dP, and its bf16 A fragments; dot(j, e) is the query's Di.
 template <typename Dot>
 __device__ __forceinline__ void dprobs(const float (&p)[8][4], float (&dp)[8][4],
@@ -128,7 +136,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const int wg = tid / 128, warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
   const int key_wg0 = k0 + wg * kWgRows;         // this warpgroup's first key
   const int key_w0 = key_wg0 + (warp % 4) * 16;  // this warp's first key
   const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
@@ -172,6 +180,11 @@ __global__ void __launch_bounds__(kWgThreads, 1)
     const float* lse_t = s_lse + buf * Br;
     const float* dot_t = s_dot + buf * Br;
     const bool need_mask = q0 < key_wg0 + kWgRows - 1 || q0 + Br > seq_len;
+    float lse_log2[8][2];  // read once for both copies of the probabilities (masked, not)
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) lse_log2[j][e] = query_pair(lse_t, j, c, e) * kLog2e;
     probs(
         st, scale_log2, need_mask,
         [&](int j, int e) {
@@ -179,7 +192,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
           const int key = key_w0 + g + (e >> 1) * 8;
           return query < key || query >= seq_len;
         },
-        [&](int j, int e) { return lse_t[j * 8 + 2 * c + (e & 1)] * kLog2e; });
+        [&](int j, int e) { return lse_log2[j][e & 1]; });
     std::uint32_t a_p[4][4];
     pack_a_fragments(st, a_p);
     wgmma_fence();
@@ -191,7 +204,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
     wgmma_wait<1>();  // dP^T done; dV may still run
     wgmma_fence_operands(dpt);
     std::uint32_t a_ds[4][4];
-    dprobs(st, dpt, a_ds, [&](int j, int e) { return dot_t[j * 8 + 2 * c + (e & 1)]; });
+    dprobs(st, dpt, a_ds, [&](int j, int e) { return query_pair(dot_t, j, c, e); });
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Br / 16; ++kk)
@@ -272,7 +285,7 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const int wg = tid / 128, warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
   const int row_wg0 = q0 + wg * kWgRows;
   const int row_w0 = row_wg0 + (warp % 4) * 16;
   float lse_log2[2], dot[2];  // this lane's rows g and g + 8

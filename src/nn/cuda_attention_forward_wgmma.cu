@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const int wg = tid / 128, warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
   const int row_wg0 = q0 + wg * kWgRows;
   const int row_w0 = row_wg0 + (warp % 4) * 16;  // this warp's first query row
   const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
