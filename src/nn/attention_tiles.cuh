@@ -214,8 +214,8 @@ __device__ __forceinline__ void load_row_stats(float* dst, const float* v, int r
   for (int k = 0; k < (ROWS + THREADS - 1) / THREADS; ++k) {
     const int r = static_cast<int>(threadIdx.x) + k * THREADS;
     if (ROWS % THREADS != 0 && r >= ROWS) break;
-    const bool valid = row0 + r < seq_len;
-    cp_async_4(dst + r, valid ? v + row0 + r : v, valid);
+    // Past the end: zero-filled, from an address clamped to the last row (no pointer select).
+    cp_async_4(dst + r, v + min(row0 + r, seq_len - 1), row0 + r < seq_len);
   }
 }
 

@@ -37,9 +37,11 @@ __device__ __forceinline__ void load_tile_sw128(bf16_bits* tile, const bf16_bits
   for (int i = 0; i < kChunks / kWgThreads; ++i) {
     const int c = static_cast<int>(threadIdx.x) + i * kWgThreads;
     const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
-    const bool valid = row0 + r < seq_len;
-    const bf16_bits* src = valid ? head + static_cast<std::int64_t>(row0 + r) * stride + col : head;
-    cp_async_16(tile + sw128_offset(ROWS, r, col), src, valid);
+    // Rows past the end are zero-filled (source size 0); their address is clamped to the last
+    // row, inside the tensor, so no branch picks between two pointers per chunk.
+    const int row = row0 + r;
+    const bf16_bits* src = head + static_cast<std::int64_t>(min(row, seq_len - 1)) * stride + col;
+    cp_async_16(tile + sw128_offset(ROWS, r, col), src, row < seq_len);
   }
 }
 
