@@ -298,13 +298,15 @@ __device__ __forceinline__ QueryTileHead query_tile_head(const bf16_bits* qkv, i
 
 // One key tile's step of the online softmax for a lane's two rows (g and g + 8 of its 16-row MMA
 // tile): the raw scores s (masked ones -inf) become P = exp(s - new max) in place, the running
-// max and this lane's partial row sums advance, and O is rescaled by exp(old max - new max).
+// max and this lane's partial row sums advance, and O is rescaled by exp(old max - new max)
+// (where some row of the warp has a new max; elsewhere the factor is exactly 1).
 // The sums stay per-thread partials (the rescale is linear), reduced over the quad at the end.
 // Both forward kernels (mma.sync and wgmma) step through here, so they round alike.
 template <int NB, int NO>
 __device__ __forceinline__ void online_softmax_step(float (&s)[NB][4], float (&o)[NO][4],
                                                     float (&row_max)[2], float (&row_sum)[2],
                                                     float scale_log2) {
+  float correction[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float mx = row_max[r];
@@ -312,7 +314,7 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[NB][4], float (&o
     for (int nt = 0; nt < NB; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-    const float correction = fast_exp2((row_max[r] - mx) * scale_log2);  // 0 at first
+    correction[r] = fast_exp2((row_max[r] - mx) * scale_log2);  // 0 at first
     row_max[r] = mx;
     const float bias = mx * scale_log2;
     float sum = 0.f;
@@ -324,12 +326,15 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[NB][4], float (&o
         s[nt][e] = p;
         sum += p;
       }
-    row_sum[r] = row_sum[r] * correction + sum;
+    row_sum[r] = row_sum[r] * correction[r] + sum;
+  }
+  // O's rescale (NO x 4 multiplies per lane), skipped when no row of the warp has a new
+  // maximum: every correction is then exactly 1, and o * 1 == o, so the skip changes no bit.
+  if (__any_sync(0xFFFFFFFFu, correction[0] != 1.f || correction[1] != 1.f)) {
 #pragma unroll
-    for (int nt = 0; nt < NO; ++nt) {
-      o[nt][2 * r] *= correction;
-      o[nt][2 * r + 1] *= correction;
-    }
+    for (int nt = 0; nt < NO; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[nt][e] *= correction[e >> 1];
   }
 }
 
