@@ -187,11 +187,16 @@ __device__ __forceinline__ void mma_p_b_kn(float (&acc)[NT][4], const float (&p)
 
 // ---- tile movement -----------------------------------------------------------------------
 
-// Rows row0.. of one head (row stride `stride` elements) -> tile [ROWS][S]; rows >= seq_len are
-// zero-filled, so masked products never meet stale NaN bits.
-template <int HD, int S, int ROWS, int THREADS>
-__device__ __forceinline__ void load_tile(bf16_bits* tile, const bf16_bits* head,
-                                          std::int64_t stride, int row0, int seq_len) {
+// Rows row0.. of one head (row stride `stride` elements) -> a tile of ROWS x HD in shared memory,
+// 16 bytes per cp.async; element (r, col) goes to tile + offset(r, col), the tile's layout.
+// Rows >= seq_len are zero-filled (source size 0), so masked products never meet stale NaN
+// bits; their address is clamped to the last row, inside the tensor, so no branch picks
+// between two pointers per chunk (that select compiled to branches, constant reloads and moves
+// around every copy: docs/perf-notes.md v14). The caller commits.
+template <int HD, int ROWS, int THREADS, typename Offset>
+__device__ __forceinline__ void load_tile_chunks(bf16_bits* tile, const bf16_bits* head,
+                                                 std::int64_t stride, int row0, int seq_len,
+                                                 Offset offset) {
   constexpr int kChunksPerRow = HD / 8;
   constexpr int kChunks = ROWS * kChunksPerRow;
   static_assert(kChunks % THREADS == 0, "tile chunks must split evenly over the threads");
@@ -199,10 +204,18 @@ __device__ __forceinline__ void load_tile(bf16_bits* tile, const bf16_bits* head
   for (int i = 0; i < kChunks / THREADS; ++i) {
     const int c = static_cast<int>(threadIdx.x) + i * THREADS;
     const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
-    const bool valid = row0 + r < seq_len;
-    const bf16_bits* src = valid ? head + static_cast<std::int64_t>(row0 + r) * stride + col : head;
-    cp_async_16(tile + r * S + col, src, valid);
+    const int row = row0 + r;
+    const bf16_bits* src = head + static_cast<std::int64_t>(min(row, seq_len - 1)) * stride + col;
+    cp_async_16(tile + offset(r, col), src, row < seq_len);
   }
+}
+
+// The row-major tile [ROWS][S] of the mma.sync kernels.
+template <int HD, int S, int ROWS, int THREADS>
+__device__ __forceinline__ void load_tile(bf16_bits* tile, const bf16_bits* head,
+                                          std::int64_t stride, int row0, int seq_len) {
+  load_tile_chunks<HD, ROWS, THREADS>(tile, head, stride, row0, seq_len,
+                                      [](int r, int col) { return r * S + col; });
 }
 
 // f32 values [rows] at v[row0..], zero past seq_len.

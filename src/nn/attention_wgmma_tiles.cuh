@@ -26,23 +26,12 @@ __device__ __forceinline__ int warpgroup_index() {
 }
 
 // Rows row0.. of one head -> an sw128-panel tile of ROWS x HD (wgmma.cuh); rows >= seq_len
-// are zero-filled (cp.async; the caller commits).
+// are zero-filled (load_tile_chunks; the caller commits).
 template <int HD, int ROWS>
 __device__ __forceinline__ void load_tile_sw128(bf16_bits* tile, const bf16_bits* head,
                                                 std::int64_t stride, int row0, int seq_len) {
-  constexpr int kChunksPerRow = HD / 8;
-  constexpr int kChunks = ROWS * kChunksPerRow;
-  static_assert(kChunks % kWgThreads == 0, "tile chunks must split evenly over the threads");
-#pragma unroll
-  for (int i = 0; i < kChunks / kWgThreads; ++i) {
-    const int c = static_cast<int>(threadIdx.x) + i * kWgThreads;
-    const int r = c / kChunksPerRow, col = (c % kChunksPerRow) * 8;
-    // Rows past the end are zero-filled (source size 0); their address is clamped to the last
-    // row, inside the tensor, so no branch picks between two pointers per chunk.
-    const int row = row0 + r;
-    const bf16_bits* src = head + static_cast<std::int64_t>(min(row, seq_len - 1)) * stride + col;
-    cp_async_16(tile + sw128_offset(ROWS, r, col), src, row < seq_len);
-  }
+  load_tile_chunks<HD, ROWS, kWgThreads>(tile, head, stride, row0, seq_len,
+                                         [](int r, int col) { return sw128_offset(ROWS, r, col); });
 }
 
 // The dynamic shared memory rounded up to the 1024-byte alignment the swizzle needs (the
