@@ -64,7 +64,9 @@ void add_bench_model(CLI::App& bench) {
                    "+recompute-pointwise (RMSNorm and GELU outputs rebuilt in the backward), "
                    "then optionally +unfused-amax (FP8 linears read their input for the amax), "
                    "then optionally "
-                   "+unfused-norm (residual add, RMSNorm and dY convert as separate passes)")
+                   "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
+                   "then optionally +unfused-gelu (GELU and its backward as their own passes, "
+                   "not in the MLP GEMMs' epilogues)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

@@ -208,6 +208,29 @@ class Backend {
   virtual void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                                const TensorView& dw_accum, AmaxSlot dy_amax = {}) = 0;
 
+  // An MLP's first linear and its GELU: pre = x W^T, y = gelu(pre); the returned state is
+  // linear_forward's. Default: linear_forward(precision, x, w, pre, name, x_amax) then
+  // gelu_forward(pre, y, y_amax). A backend may instead take GELU of the product before its
+  // rounding to pre's type (the CUDA backend's bf16 GEMM epilogue does), so y can differ from
+  // gelu_forward(pre) by a rounding; it must give the same bits on every call (MLP recompute
+  // relies on it).
+  virtual std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision,
+                                                             const TensorView& x,
+                                                             const TensorView& w,
+                                                             const TensorView& pre,
+                                                             const TensorView& y,
+                                                             std::string_view name,
+                                                             AmaxSlot x_amax = {},
+                                                             AmaxSlot y_amax = {});
+  // The backward of a linear whose x is gelu(gelu_x) (an MLP's second linear), carried through
+  // the GELU: dx = gelu'(gelu_x) * (dy W), dw_accum += dy^T x. Default: linear_backward(saved,
+  // dy, dx, dw_accum, dy_amax) then gelu_backward(gelu_x, dx, dx, dx_amax) in place; a backend
+  // may skip the rounding of dy W in between (the CUDA backend's bf16 epilogue does).
+  virtual void linear_backward_gelu(LinearContext& saved, const TensorView& dy,
+                                    const TensorView& gelu_x, const TensorView& dx,
+                                    const TensorView& dw_accum, AmaxSlot dy_amax = {},
+                                    AmaxSlot dx_amax = {});
+
   // Tied LM head + cross-entropy, chunked over rows so the [M, V] logits never exist at once:
   // logits = x w^T (fp32 accumulation), loss = -log softmax(logits)[target]. Rows whose target
   // equals ignore_index are skipped. With dx.data non-null it also writes

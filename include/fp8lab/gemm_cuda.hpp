@@ -9,6 +9,11 @@
 // (e.g. &Fp8Meta::inv_scale), so no host sync is needed between the amax and the GEMM. Anything
 // else is an fp8lab::Error naming the GEMM's shape, never a wrong answer.
 //
+// Epilogues (bf16 operands and output only): gelu_aux writes out = GELU(A·B) and aux = A·B, the
+// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX);
+// dgelu writes out = (A·B) · GELU'(aux), aux holding GELU's input (cuBLASLt's DGELU). aux is a
+// bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
+//
 // One CublasLtGemm holds the handle, one shared workspace, and the plans (descriptors and the
 // heuristic's algorithm), chosen once per shape/type/option key and cached.
 #pragma once
@@ -16,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,9 +36,14 @@ struct GemmArg {
   const float* inv_scale = nullptr;  // device pointer; FP8 operands only
 };
 
+enum class GemmEpilogue : std::uint8_t { none, gelu_aux, dgelu };
+const char* gemm_epilogue_name(GemmEpilogue e);  // "none", "gelu-aux", "dgelu"
+
 struct GemmCudaOptions {
   bool fast_accum = false;  // FP8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (off: precise, default)
   bool accumulate = false;  // out += A·B (beta = 1)
+  GemmEpilogue epilogue = GemmEpilogue::none;
+  TensorView aux{};  // gelu_aux: written (A·B in bf16); dgelu: read (GELU's input)
 };
 
 class CublasLtGemm {

@@ -110,6 +110,16 @@ class GptModel {
   void set_fuse_norm_add(bool on) { fuse_norm_add_ = on; }
   bool fuse_norm_add() const { return fuse_norm_add_; }
 
+  // The MLP's GELU carried by its linears (Backend::linear_gelu_forward: fc and GELU;
+  // linear_backward_gelu: proj's backward and the GELU backward); on by default. A backend may
+  // then take GELU of fc's product before its rounding (the CUDA backend does in bf16), so the
+  // loss can differ from the separate ops' by roundings, not by formula. Pointwise recompute of
+  // gelu keeps the separate ops in both directions: its backward rebuilds gelu with
+  // gelu_forward from the kept fc, proj's dW must see the bits its forward saw, and so it gives
+  // the bits of keeping gelu with this switch off.
+  void set_fuse_gelu(bool on) { fuse_gelu_ = on; }
+  bool fuse_gelu() const { return fuse_gelu_; }
+
   // One micro-batch: inputs and targets are host int32 [micro_batch * seq_len]. Accumulates
   // grad_scale * d(sum of token losses)/dparams into the gradients (pick 1 / total counted
   // targets of the optimizer step for a mean loss).
@@ -171,6 +181,7 @@ class GptModel {
   GradientReadyHook gradient_ready_hook_;
   bool fuse_amax_ = true;
   bool fuse_norm_add_ = true;
+  bool fuse_gelu_ = true;
 };
 
 }  // namespace fp8lab

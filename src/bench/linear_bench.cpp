@@ -123,7 +123,7 @@ void bench_gemms(CublasLtGemm& g, const LinearBenchConfig& c, const ShapeBuffers
         bench::sample_rows(sp.out.shape[0], std::string(sp.name) == "wgrad" ? 8 : 16, c.seed);
     for (bool fast : {false, true}) {
       const double ms = bench::time_repeats(c.warmup, c.repeats, s, [&](int) {
-                          g.matmul(sp.a8, sp.b8, sp.out, {fast, false}, s);
+                          g.matmul(sp.a8, sp.b8, sp.out, {.fast_accum = fast}, s);
                         }).median_ms;
       FP8LAB_CUDA_CHECK(cudaStreamSynchronize(s));
       const double err =

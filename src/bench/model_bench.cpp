@@ -90,6 +90,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     GptModel model(mc, arm.precision, b, *backend);
     model.set_fuse_amax(arm.fuse_amax);
     model.set_fuse_norm_add(arm.fuse_norm_add);
+    model.set_fuse_gelu(arm.fuse_gelu);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
@@ -119,6 +120,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     GptModel model(mc, arm.precision, b, *backend);
     model.set_fuse_amax(arm.fuse_amax);
     model.set_fuse_norm_add(arm.fuse_norm_add);
+    model.set_fuse_gelu(arm.fuse_gelu);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
@@ -198,6 +200,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
+  if (strip("+unfused-gelu")) arm.fuse_gelu = false;
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;
   if (strip("+unfused-amax")) arm.fuse_amax = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;

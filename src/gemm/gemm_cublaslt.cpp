@@ -55,6 +55,29 @@ std::string describe(const GemmArg& a, const GemmArg& b, const TensorView& out) 
                      b.k_major ? " (k-major)" : " (transposed)");
 }
 
+// The epilogue's own contract (gemm_cuda.hpp): bf16 in and out, an aux of out's shape and type
+// that overlaps nothing, no accumulation.
+void check_epilogue(const GemmArg& a, const TensorView& out, const GemmCudaOptions& options,
+                    const std::string& what) {
+  if (options.epilogue == GemmEpilogue::none) return;
+  const char* name = gemm_epilogue_name(options.epilogue);
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, a.t.dtype == DType::bf16 && out.dtype == DType::bf16,
+                    "{}: the {} epilogue takes bf16 operands and a bf16 out", what, name);
+  FP8LAB_CHECK(!options.accumulate, "{}: the {} epilogue cannot accumulate into out", what, name);
+  const TensorView& aux = options.aux;
+  FP8LAB_CHECK(aux.data != nullptr, "{}: the {} epilogue needs its aux tensor", what, name);
+  FP8LAB_CHECK_KIND(ErrorKind::shape, aux.dtype == DType::bf16 && aux.shape == out.shape,
+                    "{}: the {} epilogue's aux {} must be bf16 of out's shape", what, name,
+                    aux.describe());
+  FP8LAB_CHECK(aux.device == Device::cuda && aligned16(aux.data),
+               "{}: the {} epilogue's aux {} must be a 16-byte aligned GPU pointer", what, name,
+               aux.data);
+  const auto* o = static_cast<const char*>(out.data);
+  const auto* x = static_cast<const char*>(aux.data);
+  FP8LAB_CHECK(o + out.nbytes() <= x || x + aux.nbytes() <= o,
+               "{}: the {} epilogue's aux overlaps out", what, name);
+}
+
 GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
   const std::string what = describe(a, b, out);
   for (const TensorView* t : {&a.t, &b.t, &out}) {
@@ -119,6 +142,18 @@ CublasLtGemm::~CublasLtGemm() {
   if (handle_) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
 }
 
+const char* gemm_epilogue_name(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::none:
+      return "none";
+    case GemmEpilogue::gelu_aux:
+      return "gelu-aux";
+    case GemmEpilogue::dgelu:
+      return "dgelu";
+  }
+  return "?";
+}
+
 // The largest power of two (at most 256) that divides the address.
 static std::uint32_t pointer_alignment(const void* p) {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
@@ -142,6 +177,14 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
   const cublasOperation_t op_b = a.k_major ? CUBLAS_OP_N : CUBLAS_OP_T;  // cuBLASLt B = our A
   set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a);
   set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
+  if (options.epilogue != GemmEpilogue::none) {
+    // aux has out's layout: column-major [N, M] with leading dimension N.
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+             options.epilogue == GemmEpilogue::gelu_aux ? CUBLASLT_EPILOGUE_GELU_AUX
+                                                        : CUBLASLT_EPILOGUE_DGELU);
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(d.n));
+  }
   if (plan->fp8)
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
              static_cast<std::int8_t>(options.fast_accum ? 1 : 0));
@@ -191,13 +234,16 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
 void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
                           const GemmCudaOptions& options, cudaStream_t stream) {
   check_gemm(a, b, out);  // cheap; every call is validated, not only the first of a shape
-  const std::string key =
-      fmt::format("{}{}{}|{}{}{}|{}{}|fa{}|al{}.{}.{}", dtype_name(a.t.dtype), a.t.shape.str(),
-                  a.k_major, dtype_name(b.t.dtype), b.t.shape.str(), b.k_major,
-                  dtype_name(out.dtype), out.shape.str(), options.fast_accum,
-                  pointer_alignment(a.t.data), pointer_alignment(b.t.data),
-                  pointer_alignment(out.data));
+  check_epilogue(a, out, options, describe(a, b, out));
+  const std::string key = fmt::format(
+      "{}{}{}|{}{}{}|{}{}|fa{}|ep{}|al{}.{}.{}.{}", dtype_name(a.t.dtype), a.t.shape.str(),
+      a.k_major, dtype_name(b.t.dtype), b.t.shape.str(), b.k_major, dtype_name(out.dtype),
+      out.shape.str(), options.fast_accum, gemm_epilogue_name(options.epilogue),
+      pointer_alignment(a.t.data), pointer_alignment(b.t.data), pointer_alignment(out.data),
+      options.aux.data ? pointer_alignment(options.aux.data) : 0);
   Plan& plan = plan_for(key, a, b, out, options);
+  if (options.epilogue != GemmEpilogue::none)
+    set_attr(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);
   if (plan.fp8) {
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b.inv_scale);
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, a.inv_scale);

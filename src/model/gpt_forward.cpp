@@ -10,6 +10,9 @@
 // projections' dY, the residual gradient in the activation dtype, is stored by the RMSNorm
 // backward that updates it (norm_backward); fuse_norm_add off runs the separate ops instead.
 //
+// The MLP's GELU goes through linear_gelu_forward and linear_backward_gelu (set_fuse_gelu), so a
+// backend can fold it into fc's and proj's GEMMs.
+//
 // Pointwise recompute (PrecisionConfig::pointwise_recompute): the backward rebuilds ln1, ln2 and
 // gelu in the shared buffers the forward wrote them to (a bf16 linear's saved state reads its x
 // through a view of that memory at backward time), right before the linear backward that reads
@@ -104,11 +107,18 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   const TensorView& gelu = own_or(b.gelu, a.gelu_shared);
   // fc's x amax was left by the forward's ln2 norm (kept per block for this recompute), or
   // again by the pointwise recompute of ln2 just before.
-  b.fc_ctx =
-      backend_.linear_forward(linear_mode_for(precision_, BlockLinear::mlp_fc),
-                              own_or(b.ln2, a.ln_shared), working(block_param(l, "mlp.fc.weight")),
-                              fc, linear_name(l, "mlp.fc"), x_amax(l, BlockLinear::mlp_fc));
-  backend_.gelu_forward(fc, gelu, x_amax(l, BlockLinear::mlp_proj));
+  const LinearMode fc_mode = linear_mode_for(precision_, BlockLinear::mlp_fc);
+  const TensorView& fc_x = own_or(b.ln2, a.ln_shared);
+  const TensorView fc_w = working(block_param(l, "mlp.fc.weight"));
+  if (fuse_gelu_ && !a.recompute_gelu) {  // see set_fuse_gelu (pointwise keeps the separate ops)
+    b.fc_ctx = backend_.linear_gelu_forward(fc_mode, fc_x, fc_w, fc, gelu, linear_name(l, "mlp.fc"),
+                                            x_amax(l, BlockLinear::mlp_fc),
+                                            x_amax(l, BlockLinear::mlp_proj));
+  } else {
+    b.fc_ctx = backend_.linear_forward(fc_mode, fc_x, fc_w, fc, linear_name(l, "mlp.fc"),
+                                       x_amax(l, BlockLinear::mlp_fc));
+    backend_.gelu_forward(fc, gelu, x_amax(l, BlockLinear::mlp_proj));
+  }
   // A recompute needs proj's saved state (its input, or its FP8 casts), not its output.
   const TensorView no_output;
   b.mlp_proj_ctx = backend_.linear_forward(
@@ -255,10 +265,16 @@ void GptModel::block_backward(std::int64_t l) {
     backend_.gelu_forward(fc, a.gelu_shared, x_amax(l, BlockLinear::mlp_proj));  // proj's x
   }
   loan.switch_to(a.d_ln);
-  backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
-                           grad(block_param(l, "mlp.proj.weight")), dy_amax(BlockLinear::mlp_proj));
-  // In place: d(gelu out) -> d(fc out).
-  backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(BlockLinear::mlp_fc));
+  const TensorView proj_dw = grad(block_param(l, "mlp.proj.weight"));
+  if (fuse_gelu_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
+    backend_.linear_backward_gelu(*b.mlp_proj_ctx, a.d_branch, fc, a.d_mlp, proj_dw,
+                                  dy_amax(BlockLinear::mlp_proj), dy_amax(BlockLinear::mlp_fc));
+  } else {
+    backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp, proj_dw,
+                             dy_amax(BlockLinear::mlp_proj));
+    // In place: d(gelu out) -> d(fc out).
+    backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(BlockLinear::mlp_fc));
+  }
   loan.switch_to(fc);
   // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
   if (a.recompute_ln2 && !precision_.mlp_recompute) recompute_norm(l, BlockLinear::mlp_fc);

@@ -115,6 +115,16 @@ class CudaBackend final : public Backend {
                                                 AmaxSlot x_amax = {}) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
+  // bf16 (with no amax wanted of y or dx): one GEMM each, GELU in cuBLASLt's epilogue
+  // (linear_gelu_forward_cuda, linear_backward_dgelu_cuda); otherwise the Backend defaults.
+  std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision, const TensorView& x,
+                                                     const TensorView& w, const TensorView& pre,
+                                                     const TensorView& y, std::string_view name,
+                                                     AmaxSlot x_amax = {},
+                                                     AmaxSlot y_amax = {}) override;
+  void linear_backward_gelu(LinearContext& saved, const TensorView& dy, const TensorView& gelu_x,
+                            const TensorView& dx, const TensorView& dw_accum,
+                            AmaxSlot dy_amax = {}, AmaxSlot dx_amax = {}) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
                          int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
                          const TensorView& dw_accum) override;

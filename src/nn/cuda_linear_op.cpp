@@ -20,6 +20,7 @@
 #include "fp8lab/linear_cuda.hpp"
 #include "nn/cuda_backend.hpp"
 #include "nn/cuda_backend_internal.hpp"
+#include "nn/op_shapes.hpp"
 
 namespace fp8lab::cuda {
 namespace {
@@ -130,6 +131,41 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   check_launch("record_nonfinite", __FILE__, __LINE__);
 }
 
+std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
+    LinearMode mode, const TensorView& x, const TensorView& w, const TensorView& pre,
+    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax) {
+  // An amax of y (an FP8 consumer) would need a pass over y anyway: the separate GELU kernel
+  // reduces it as it stores.
+  if (mode != LinearMode::bf16 || y_amax)
+    return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax);
+  OpTimer timer(*this, "linear_forward bf16 +gelu");
+  nn::check_linear_gelu(pre, y, name);
+  auto ctx = std::make_unique<CudaLinearContext>();
+  ctx->config.mode = LinearCudaMode::bf16;
+  ctx->config.name = std::string(name);
+  ctx->saved.mode = LinearCudaMode::bf16;
+  linear_gelu_forward_cuda(*gemm_, ctx->config, x, w, pre, y, ctx->saved, stream_);
+  return ctx;
+}
+
+void CudaBackend::linear_backward_gelu(LinearContext& saved, const TensorView& dy,
+                                       const TensorView& gelu_x, const TensorView& dx,
+                                       const TensorView& dw_accum, AmaxSlot dy_amax,
+                                       AmaxSlot dx_amax) {
+  auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
+  FP8LAB_CHECK(ctx != nullptr,
+               "linear_backward_gelu: the saved state was not made by the CUDA backend");
+  if (ctx->config.mode != LinearCudaMode::bf16 || dx_amax) {
+    Backend::linear_backward_gelu(saved, dy, gelu_x, dx, dw_accum, dy_amax, dx_amax);
+    return;
+  }
+  OpTimer timer(*this, "linear_backward bf16 +dgelu");
+  nn::check_linear_gelu(gelu_x, dx, ctx->config.name);
+  check_f32(dw_accum, "linear dw");
+  linear_backward_dgelu_cuda(*gemm_, ctx->config, ctx->saved, dy, gelu_x, dx, dw_accum, true,
+                             stream_);
+}
+
 // Chunk by chunk: logits = x_c wᵀ (fp32 accumulation) -> loss rows and bf16 dlogits ->
 // dx_c = dlogits · w and dw += dlogitsᵀ · x_c. Only one chunk's logits exist at a time.
 // Training stores the chunk's logits in bf16 and turns them into dlogits in place (what
@@ -191,7 +227,7 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
     part.emplace(*this, "cross_entropy: dx GEMM");
     gemm_->matmul({dlogits, true}, {w, false}, rows_of(dx, r0, n), {}, stream_);
     part.emplace(*this, "cross_entropy: dw GEMM");
-    gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {false, true}, stream_);
+    gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {.accumulate = true}, stream_);
   }
   cuda_ops::loss_reduce(loss, targets.as<const std::int32_t>(), ignore_index, rows, flag_loss_sum(),
                         flag_counted(), stream_);

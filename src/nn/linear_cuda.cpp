@@ -143,7 +143,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   if (ov) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
   if (!want_y) return;
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
-              {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {config.fast_accum, false},
+              {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {.fast_accum = config.fast_accum},
               stream);
 }
 
@@ -169,7 +169,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   check_shape(dw, {n, k}, (name + ".dw").c_str());
   FP8LAB_CHECK_KIND(ErrorKind::dtype, dw.dtype == DType::f32 || dw.dtype == DType::bf16,
                     "{}.dw must be f32 or bf16, got {}", name, dw.describe());
-  const GemmCudaOptions dw_options{config.fast_accum, accumulate_dw};
+  const GemmCudaOptions dw_options{.fast_accum = config.fast_accum, .accumulate = accumulate_dw};
   if (!fp8) {
     gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);           // dX = dY · W
     gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x
@@ -184,9 +184,51 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
                     stream, dy_amax);
   gemm.matmul({scratch.dyq, true, &meta[kMetaDy].inv_scale},
-              {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {config.fast_accum, false}, stream);
+              {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {.fast_accum = config.fast_accum}, stream);
   gemm.matmul({scratch.dyq_t, true, &meta[kMetaDy].inv_scale},
               {saved.xq_t, true, &meta[kMetaX].inv_scale}, dw, dw_options, stream);
+}
+
+void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
+                              const TensorView& x, const TensorView& w, const TensorView& pre,
+                              const TensorView& y, LinearSavedCuda& saved, cudaStream_t stream) {
+  const std::string& name = config.name;
+  FP8LAB_CHECK(config.mode == LinearCudaMode::bf16 && saved.mode == config.mode,
+               "{}: the GELU epilogue runs in bf16 mode only, not {}", name,
+               linear_cuda_mode_name(config.mode));
+  check_rank(x, 2, (name + ".x").c_str());
+  check_rank(w, 2, (name + ".w").c_str());
+  const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
+  check_view(x, DType::bf16, {m, k}, name + ".x");
+  check_view(w, DType::bf16, {n, k}, name + ".w (W is [N, K], K = x's columns)");
+  check_view(pre, DType::bf16, {m, n}, name + " pre-activation");
+  check_view(y, DType::bf16, {m, n}, name + " GELU output");
+  saved.x = x;
+  saved.w = w;
+  gemm.matmul({x, true}, {w, true}, y, {.epilogue = GemmEpilogue::gelu_aux, .aux = pre}, stream);
+}
+
+void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
+                                const LinearSavedCuda& saved, const TensorView& dy,
+                                const TensorView& gelu_x, const TensorView& dx,
+                                const TensorView& dw, bool accumulate_dw, cudaStream_t stream) {
+  const std::string& name = config.name;
+  FP8LAB_CHECK(config.mode == LinearCudaMode::bf16 && saved.mode == config.mode,
+               "{}: the GELU-backward epilogue runs in bf16 mode only, not {}", name,
+               linear_cuda_mode_name(config.mode));
+  check_rank(saved.x, 2, (name + " saved x").c_str());
+  check_rank(saved.w, 2, (name + " saved w").c_str());
+  const std::int64_t m = saved.x.shape[0], k = saved.x.shape[1], n = saved.w.shape[0];
+  check_view(dy, DType::bf16, {m, n}, name + ".dy");
+  check_view(dx, DType::bf16, {m, k}, name + ".dx");
+  check_view(gelu_x, DType::bf16, {m, k}, name + " GELU input (its x's pre-activation)");
+  check_device(dw, Device::cuda, (name + ".dw").c_str());
+  check_shape(dw, {n, k}, (name + ".dw").c_str());
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, dw.dtype == DType::f32 || dw.dtype == DType::bf16,
+                    "{}.dw must be f32 or bf16, got {}", name, dw.describe());
+  gemm.matmul({dy, true}, {saved.w, false}, dx, {.epilogue = GemmEpilogue::dgelu, .aux = gelu_x},
+              stream);                                                              // dX
+  gemm.matmul({dy, false}, {saved.x, false}, dw, {.accumulate = accumulate_dw}, stream);  // dW = dYᵀ x
 }
 
 void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,

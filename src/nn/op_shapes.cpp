@@ -73,6 +73,13 @@ void check_norm_copy(const TensorView& x, const TensorView& dy, const TensorView
   check_disjoint(dx_copy, "rmsnorm dx copy", dx_accum, "dx");
 }
 
+void check_linear_gelu(const TensorView& a, const TensorView& b, std::string_view op) {
+  FP8LAB_CHECK_KIND(ErrorKind::shape, a.numel() == b.numel(),
+                    "{}: the GELU's input {} and its output {} differ in element count", op,
+                    a.describe(), b.describe());
+  check_disjoint(a, "the GELU's input", b, "its output");
+}
+
 HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len,
                                  const TensorView& lse) {
   check_rank(qkv, 2, "attention qkv");

@@ -121,7 +121,7 @@ TEST(CudaBf16Gemm, AccumulateAddsToF32Output) {
   CublasLtGemm gemm;
   const DeviceTensor da = to_device(a.view()), db = to_device(b.view());
   DeviceTensor out = to_device(c0.view());
-  gemm.matmul({da.view(), true}, {db.view(), true}, out.view(), {false, true}, nullptr);
+  gemm.matmul({da.view(), true}, {db.view(), true}, out.view(), {.accumulate = true}, nullptr);
   EXPECT_LT(testing::relative_frobenius(to_host(out.view()).view(), want.view()), kBoundF32);
 }
 

@@ -1,6 +1,7 @@
 // `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
-// arm with and without "+unfused-amax" (v4), "+unfused-norm" (v7) or "+recompute-pointwise"
-// (v9)) compute the same loss on the same problem.
+// arm with and without "+unfused-amax" (v4), "+unfused-norm" (v7), "+recompute-pointwise"
+// (v9) or "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
+// the same loss on the same problem.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 
@@ -42,6 +43,14 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_TRUE(every.precision.pointwise_recompute);
   EXPECT_FALSE(every.fuse_amax);
   EXPECT_FALSE(every.fuse_norm_add);
+  const ModelBenchArm gelu = parse_model_bench_arm("bf16+recompute+unfused-norm+unfused-gelu");
+  EXPECT_EQ(gelu.precision.policy, PrecisionPolicy::bf16);
+  EXPECT_TRUE(gelu.precision.mlp_recompute);
+  EXPECT_TRUE(gelu.fuse_amax);
+  EXPECT_FALSE(gelu.fuse_norm_add);
+  EXPECT_FALSE(gelu.fuse_gelu);
+  EXPECT_TRUE(every.fuse_gelu);
+  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+unfused-norm"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+recompute-pointwise+recompute"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-amax+recompute-pointwise"), Error);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+recompute"), Error);
@@ -67,6 +76,7 @@ TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
   for (const auto& [fused, unfused] :
        {std::pair<std::string, std::string>{"fp8-mlp+recompute", "fp8-mlp+recompute+unfused-amax"},
         {"bf16", "bf16+unfused-norm"},
+        {"bf16+recompute", "bf16+recompute+unfused-gelu"},
         {"fp8-mlp", "fp8-mlp+unfused-norm"},
         {"bf16+recompute-pointwise", "bf16"}}) {
     const ModelBenchResult r = run_pair(fused, unfused);

@@ -1,0 +1,155 @@
+// The CUDA backend's MLP ops with the GELU carried by the GEMMs (Backend::linear_gelu_forward,
+// linear_backward_gelu) against the same backend's separate ops, and the whole model with
+// GptModel::set_fuse_gelu on and off.
+//
+// In bf16 the fused ops take GELU of the fp32 product (forward) and scale the fp32 product by
+// GELU' (backward) before the one rounding to bf16; the separate ops round the product first.
+// So the results differ by bf16 roundings: relative Frobenius within 4e-3 (test_cuda_gemm.cpp's
+// bf16 bound), and not bit-equal, which shows the epilogue ran. What the linears save, and dW,
+// are the separate ops' bits. FP8 linears (and an FP8 consumer's amax) take the separate ops:
+// the same bits.
+#if defined(FP8LAB_HAVE_CUDA)
+#include <cmath>
+#include <cstring>
+
+#include "cuda/model_ab.hpp"
+#include "cuda_test_util.hpp"
+#include "fp8lab/backend.hpp"
+
+namespace fp8lab {
+namespace {
+
+constexpr double kBf16Bound = 4e-3;
+
+DeviceTensor zeros_device(DType dtype, Shape shape) {
+  DeviceTensor t(dtype, shape);
+  fill_bytes_cuda(t.view(), 0);
+  return t;
+}
+
+struct Differences {
+  double relative_frobenius;
+  std::int64_t differing;  // elements whose bits differ
+};
+
+Differences compare(const TensorView& got, const TensorView& want) {
+  const HostTensor g = to_host(got), w = to_host(want);
+  Differences d{testing::relative_frobenius(g.view(), w.view()), 0};
+  const auto* a = g.as<const std::uint16_t>();
+  const auto* b = w.as<const std::uint16_t>();
+  for (std::int64_t i = 0; i < g.numel(); ++i) d.differing += a[i] != b[i] ? 1 : 0;
+  return d;
+}
+
+bool same_bytes(const TensorView& a, const TensorView& b) {
+  const HostTensor x = to_host(a), y = to_host(b);
+  return x.nbytes() == y.nbytes() && std::memcmp(x.view().data, y.view().data, x.nbytes()) == 0;
+}
+
+// fc [m, k] -> [m, n] with GELU, then proj [m, n] -> [m, k] carried back through the GELU.
+class CudaLinearGelu : public ::testing::TestWithParam<LinearMode> {
+ protected:
+  static constexpr std::int64_t m = 256, k = 128, n = 384;
+};
+
+TEST_P(CudaLinearGelu, MatchTheSeparateOps) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const LinearMode mode = GetParam();
+  const bool bf16 = mode == LinearMode::bf16;
+  const std::uint64_t seed = testing::fresh_seed();
+  auto gpu = make_cuda_backend();
+  const DeviceTensor x = to_device(testing::random_normal(DType::bf16, {m, k}, seed, 1).view());
+  const DeviceTensor fc_w =
+      to_device(testing::random_normal(DType::bf16, {n, k}, seed, 2, 0.15f).view());
+  const DeviceTensor proj_w =
+      to_device(testing::random_normal(DType::bf16, {k, n}, seed, 3, 0.1f).view());
+  const DeviceTensor dy = to_device(testing::random_normal(DType::bf16, {m, k}, seed, 4).view());
+
+  // Forward: fused (f) and separate (s), each with its own proj whose backward follows.
+  DeviceTensor pre_f = testing::poisoned_device(DType::bf16, {m, n});
+  DeviceTensor y_f = testing::poisoned_device(DType::bf16, {m, n});
+  DeviceTensor pre_s = testing::poisoned_device(DType::bf16, {m, n});
+  DeviceTensor y_s = testing::poisoned_device(DType::bf16, {m, n});
+  auto fc_f = gpu->linear_gelu_forward(mode, x.view(), fc_w.view(), pre_f.view(), y_f.view(), "fc");
+  auto fc_s = gpu->linear_forward(mode, x.view(), fc_w.view(), pre_s.view(), "fc");
+  gpu->gelu_forward(pre_s.view(), y_s.view());
+  DeviceTensor out = testing::poisoned_device(DType::bf16, {m, k});
+  // Both projs read the separate ops' y, so the backward compares from one input.
+  auto proj_f = gpu->linear_forward(mode, y_s.view(), proj_w.view(), out.view(), "proj");
+  auto proj_s = gpu->linear_forward(mode, y_s.view(), proj_w.view(), out.view(), "proj");
+
+  DeviceTensor dx_f = testing::poisoned_device(DType::bf16, {m, n});
+  DeviceTensor dx_s = testing::poisoned_device(DType::bf16, {m, n});
+  DeviceTensor dw_f = zeros_device(DType::f32, {k, n}), dw_s = zeros_device(DType::f32, {k, n});
+  gpu->linear_backward_gelu(*proj_f, dy.view(), pre_s.view(), dx_f.view(), dw_f.view());
+  gpu->linear_backward(*proj_s, dy.view(), dx_s.view(), dw_s.view());
+  gpu->gelu_backward(pre_s.view(), dx_s.view(), dx_s.view());
+  gpu->synchronize();
+
+  EXPECT_TRUE(same_bytes(dw_f.view(), dw_s.view())) << "proj dW: the same GEMM either way";
+  const Differences pre = compare(pre_f.view(), pre_s.view());
+  const Differences y = compare(y_f.view(), y_s.view());
+  const Differences dx = compare(dx_f.view(), dx_s.view());
+  std::fprintf(stderr,
+               "%s: pre %.3g (%lld differ), y %.3g (%lld differ), dx %.3g (%lld differ) of %lld\n",
+               bf16 ? "bf16" : "fp8", pre.relative_frobenius, static_cast<long long>(pre.differing),
+               y.relative_frobenius, static_cast<long long>(y.differing), dx.relative_frobenius,
+               static_cast<long long>(dx.differing), static_cast<long long>(m * n));
+  if (!bf16) {  // the Backend defaults: the separate ops' bits
+    EXPECT_EQ(pre.differing + y.differing + dx.differing, 0);
+    return;
+  }
+  EXPECT_LT(pre.relative_frobenius, kBf16Bound);
+  EXPECT_LT(y.relative_frobenius, kBf16Bound);
+  EXPECT_LT(dx.relative_frobenius, kBf16Bound);
+  // GELU of the unrounded product lands on another bf16 value for a share of the elements
+  // (about a third at these magnitudes); zero would mean the epilogue did not run.
+  EXPECT_GT(y.differing, m * n / 50) << "the forward's GELU was not taken in the epilogue";
+  EXPECT_GT(dx.differing, m * n / 50) << "the backward's GELU' was not taken in the epilogue";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CudaLinearGelu, ::testing::Values(LinearMode::bf16, LinearMode::fp8),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param == LinearMode::bf16 ? "bf16" : "fp8");
+                         });
+
+// The whole model, three blocks, two accumulated micro-batches and an evaluation: with the GELU in
+// the GEMMs the bf16 loss and gradients stay within bf16 roundings of the separate ops' (and
+// differ, so the fusion ran); the FP8 MLP takes the separate ops and gives the same bits.
+TEST(CudaGeluEpilogueModel, StaysWithinRoundingsOfTheSeparateOps) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  struct Case {
+    PrecisionPolicy policy;
+    bool recompute;
+  };
+  for (const Case c : {Case{PrecisionPolicy::bf16, false}, Case{PrecisionPolicy::bf16, true},
+                       Case{PrecisionPolicy::fp8_mlp, false}}) {
+    PrecisionConfig p;
+    p.policy = c.policy;
+    p.mlp_recompute = c.recompute;
+    const std::string label = testing::policy_case_name(c.policy, c.recompute);
+    testing::ModelRun runs[2];
+    for (int fuse = 0; fuse < 2; ++fuse)
+      runs[fuse] = testing::run_gpu_model(p, 3, seed,
+                                          [&](GptModel& model) { model.set_fuse_gelu(fuse == 1); });
+    if (c.policy != PrecisionPolicy::bf16) {
+      testing::expect_bit_identical(runs[0], runs[1], label);
+      continue;
+    }
+    const double grads = testing::relative_frobenius(
+        std::vector<double>(runs[1].grads.begin(), runs[1].grads.end()),
+        std::vector<double>(runs[0].grads.begin(), runs[0].grads.end()));
+    std::fprintf(stderr, "%s: loss %.9g vs %.9g, gradients %.3g relative\n", label.c_str(),
+                 runs[1].loss, runs[0].loss, grads);
+    EXPECT_LT(std::fabs(runs[1].loss - runs[0].loss), 1e-3 * std::fabs(runs[0].loss)) << label;
+    EXPECT_LT(std::fabs(runs[1].eval_loss - runs[0].eval_loss), 1e-3 * std::fabs(runs[0].eval_loss))
+        << label;
+    EXPECT_LT(grads, 0.01) << label;  // bf16 against fp32 measures ~0.0035 (tests/model)
+    EXPECT_GT(grads, 0.0) << label << ": the fused GELU changed no bit";
+  }
+}
+
+}  // namespace
+}  // namespace fp8lab
+#endif  // FP8LAB_HAVE_CUDA
