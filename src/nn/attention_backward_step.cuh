@@ -90,15 +90,13 @@ __device__ __forceinline__ void backward_key_rows_step(
 #pragma unroll
     for (int e = 0; e < 4; ++e) ds[nt][e] = 0.f;
   keys.template scores_t<Br / 8>(ds, q_tile, lane);  // S^T, then P^T in place
-#pragma unroll
-  for (int nt = 0; nt < Br / 8; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int ql = nt * 8 + 2 * c + (e & 1);
-      const int key = key_w0 + g + (e >> 1) * 8;
-      const float p = fast_exp2(fmaf(ds[nt][e], scale_log2, -lse_tile[ql] * kLog2e));
-      ds[nt][e] = need_mask && (q0 + ql < key || q0 + ql >= seq_len) ? 0.f : p;
-    }
+  probs(
+      ds, scale_log2, need_mask,
+      [&](int nt, int e) {
+        const int query = q0 + nt * 8 + 2 * c + (e & 1);
+        return query < key_w0 + g + (e >> 1) * 8 || query >= seq_len;
+      },
+      [&](int nt, int e) { return lse_tile[nt * 8 + 2 * c + (e & 1)] * kLog2e; });
   mma_p_b_kn<S, Br / 8, HD / 8>(dv, ds, do_tile, lane);  // dV += P^T dO
 
   float dpt[Br / 8][4] = {};  // dP^T = V dO^T

@@ -309,6 +309,34 @@ __device__ __forceinline__ QueryTileHead query_tile_head(const bf16_bits* qkv, i
   return {hv, d_model, q, q + d_model, q + 2 * d_model, q0, (min(q0 + BR, seq_len) - 1) / BC + 1};
 }
 
+// P (or P^T) of one MMA accumulator tile (NB blocks of 8 columns) in place of S in registers.
+// Per accumulator element e of block j: masked(j, e) (causal or past the end) gives P = 0;
+// lse_log2(j, e) is its query's log-sum-exp in base 2.
+template <int NB, typename Masked, typename LseLog2>
+__device__ __forceinline__ void probs_tile(float (&s)[NB][4], float scale_log2, Masked masked,
+                                           LseLog2 lse_log2) {
+#pragma unroll
+  for (int j = 0; j < NB; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float p = fast_exp2(fmaf(s[j][e], scale_log2, -lse_log2(j, e)));
+      s[j][e] = masked(j, e) ? 0.f : p;
+    }
+}
+
+// probs_tile with the mask tested only where the tile needs it (need_mask: the tile crosses
+// the diagonal or the end; uniform over the warp or warpgroup). Folding need_mask into the
+// per-element test instead compiles to a branch and ~8 integer instructions per element on
+// every step, about a quarter of the wgmma dK/dV kernel's loop (docs/perf-notes.md v13).
+template <int NB, typename Masked, typename LseLog2>
+__device__ __forceinline__ void probs(float (&s)[NB][4], float scale_log2, bool need_mask,
+                                      Masked masked, LseLog2 lse_log2) {
+  if (need_mask)
+    probs_tile(s, scale_log2, masked, lse_log2);
+  else
+    probs_tile(s, scale_log2, [](int, int) { return false; }, lse_log2);
+}
+
 // One key tile's step of the online softmax for a lane's two rows (g and g + 8 of its 16-row MMA
 // tile): the raw scores s (masked ones -inf) become P = exp(s - new max) in place, the running
 // max and this lane's partial row sums advance, and O is rescaled by exp(old max - new max)

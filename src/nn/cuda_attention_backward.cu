@@ -192,15 +192,10 @@ __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
 
     float p[Bc / 8][4] = {};  // S, then P, then dS: [16 queries x Bc keys]
     mma_a_smem_b_nk<S, HD / 16, Bc / 8>(p, s_q, warp * 16, k_tile, lane);
-#pragma unroll
-    for (int nt = 0; nt < Bc / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = row_w0 + g + (e >> 1) * 8;
-        const int col = k0 + nt * 8 + 2 * c + (e & 1);
-        const float v = fast_exp2(fmaf(p[nt][e], scale_log2, -lse_log2[e >> 1]));
-        p[nt][e] = need_mask && col > row ? 0.f : v;
-      }
+    probs(
+        p, scale_log2, need_mask,
+        [&](int nt, int e) { return k0 + nt * 8 + 2 * c + (e & 1) > row_w0 + g + (e >> 1) * 8; },
+        [&](int, int e) { return lse_log2[e >> 1]; });
     float dp[Bc / 8][4] = {};  // dP = dO V^T
     mma_a_smem_b_nk<S, HD / 16, Bc / 8>(dp, s_do, warp * 16, v_tile, lane);
 #pragma unroll

@@ -30,34 +30,6 @@
 namespace fp8lab::cuda_ops {
 namespace {
 
-// P (or P^T) of one warpgroup tile in place of S in registers. Per accumulator element e of
-// block j: masked(j, e) (causal or past the end) gives P = 0; lse_log2(j, e) is its query's
-// log-sum-exp in base 2.
-template <typename Masked, typename LseLog2>
-__device__ __forceinline__ void probs_tile(float (&s)[8][4], float scale_log2, Masked masked,
-                                           LseLog2 lse_log2) {
-#pragma unroll
-  for (int j = 0; j < 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float p = fast_exp2(fmaf(s[j][e], scale_log2, -lse_log2(j, e)));
-      s[j][e] = masked(j, e) ? 0.f : p;
-    }
-}
-
-// probs_tile with the mask tested only where the tile needs it (need_mask: the tile crosses
-// the diagonal or the end; uniform over the warpgroup). Folding need_mask into the per-element
-// test instead compiles to a branch and ~8 integer instructions per element on every step,
-// about a quarter of the dK/dV kernel's loop (docs/perf-notes.md v13).
-template <typename Masked, typename LseLog2>
-__device__ __forceinline__ void probs(float (&s)[8][4], float scale_log2, bool need_mask,
-                                      Masked masked, LseLog2 lse_log2) {
-  if (need_mask)
-    probs_tile(s, scale_log2, masked, lse_log2);
-  else
-    probs_tile(s, scale_log2, [](int, int) { return false; }, lse_log2);
-}
-
 // The per-query statistic (lse or Di, a step's row in shared memory) of accumulator element e of
 // block j in the dK/dV kernel's transposed tiles: queries 8j + 2c and 8j + 2c + 1 of this lane,
 // read as one 8-byte pair (one shared load per block instead of two).
