@@ -214,14 +214,9 @@ class Backend {
   // rounding to pre's type (the CUDA backend's bf16 GEMM epilogue does), so y can differ from
   // gelu_forward(pre) by a rounding; it must give the same bits on every call (MLP recompute
   // relies on it).
-  virtual std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision,
-                                                             const TensorView& x,
-                                                             const TensorView& w,
-                                                             const TensorView& pre,
-                                                             const TensorView& y,
-                                                             std::string_view name,
-                                                             AmaxSlot x_amax = {},
-                                                             AmaxSlot y_amax = {});
+  virtual std::unique_ptr<LinearContext> linear_gelu_forward(
+      LinearMode precision, const TensorView& x, const TensorView& w, const TensorView& pre,
+      const TensorView& y, std::string_view name, AmaxSlot x_amax = {}, AmaxSlot y_amax = {});
   // The backward of a linear whose x is gelu(gelu_x) (an MLP's second linear), carried through
   // the GELU: dx = gelu'(gelu_x) * (dy W), dw_accum += dy^T x. Default: linear_backward(saved,
   // dy, dx, dw_accum, dy_amax) then gelu_backward(gelu_x, dx, dx, dx_amax) in place; a backend

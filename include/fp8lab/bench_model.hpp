@@ -22,7 +22,7 @@ namespace fp8lab {
 struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
-  bool fuse_amax = true;  // GptModel::set_fuse_amax; "+unfused-amax" turns it off (A/B of v4)
+  bool fuse_amax = true;      // GptModel::set_fuse_amax; "+unfused-amax" turns it off (A/B of v4)
   bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off (v7)
   bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off (v15)
 };
@@ -35,8 +35,8 @@ ModelBenchArm parse_model_bench_arm(const std::string& name);
 struct ModelBenchConfig {
   std::string backend = "cuda";
   std::string preset = "gpt50m";
-  std::int64_t batch = 0;  // micro-batch; 0: the preset's (gpt50m 64, gpt350m 16, gpt1.3b 8)
-  std::int64_t seq_len = 0;  // 0: the preset's
+  std::int64_t batch = 0;         // micro-batch; 0: the preset's (gpt50m 64, gpt350m 16, gpt1.3b 8)
+  std::int64_t seq_len = 0;       // 0: the preset's
   std::vector<std::string> sets;  // "model.KEY=VALUE" overrides of the preset (as train --set)
   std::vector<ModelBenchArm> arms;
   int warmup = 3;

@@ -10,9 +10,6 @@
 // Every buffer comes from the Backend; the model code never touches memory directly.
 #pragma once
 
-#include "fp8lab/backend.hpp"
-#include "fp8lab/config.hpp"
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +17,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fp8lab/backend.hpp"
+#include "fp8lab/config.hpp"
 
 namespace fp8lab {
 

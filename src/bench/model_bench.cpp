@@ -1,8 +1,7 @@
 // `fp8lab bench model` (see fp8lab/bench_model.hpp): runs the arms, one fresh backend each, so
 // each arm's peak is its own.
-#include "fp8lab/bench_model.hpp"
-
 #include "fp8lab/backend.hpp"
+#include "fp8lab/bench_model.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/model.hpp"
@@ -95,8 +94,8 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
       model.zero_grads();
-      const LossSums s = model.forward_backward(batch.inputs.data(), batch.targets.data(),
-                                                grad_scale, -1, chunk);
+      const LossSums s =
+          model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
       backend->synchronize();
       return s;
     };
@@ -168,7 +167,8 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
 // "+recompute-pointwise" compares with the peer's arm without it.
 const nlohmann::json* peer_arm(const nlohmann::json& peer, const std::string& preset,
                                const std::string& arm) {
-  if (peer.is_null() || peer.value("preset", "") != preset || !peer.contains("arms")) return nullptr;
+  if (peer.is_null() || peer.value("preset", "") != preset || !peer.contains("arms"))
+    return nullptr;
   std::string name = arm;
   const std::string pointwise = "+recompute-pointwise";
   if (name.size() > pointwise.size() && name.ends_with(pointwise))
@@ -294,7 +294,8 @@ std::string model_bench_report(const ModelBenchResult& r) {
                   a.arm.c_str(), total);
     out += line;
     auto sorted = a.op_times;
-    std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.ms > y.ms; });
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& x, const auto& y) { return x.ms > y.ms; });
     for (const auto& t : sorted) {
       std::snprintf(line, sizeof line, "| %s | %d | %.2f | %.1f%% |\n", t.op.c_str(), t.calls, t.ms,
                     100.0 * t.ms / total);
@@ -302,8 +303,9 @@ std::string model_bench_report(const ModelBenchResult& r) {
     }
   }
   if (!r.peer.is_null()) {
-    out += "PyTorch peer (same run):\n| arm | fwd+bwd ms | fwd+bwd peak MiB | step ms | tokens/s | "
-           "step peak MiB |\n|---|---:|---:|---:|---:|---:|\n";
+    out +=
+        "PyTorch peer (same run):\n| arm | fwd+bwd ms | fwd+bwd peak MiB | step ms | tokens/s | "
+        "step peak MiB |\n|---|---:|---:|---:|---:|---:|\n";
     for (const auto& a : r.arms) {
       if (const nlohmann::json* p = peer_arm(r.peer, c.preset, a.arm)) {
         std::snprintf(line, sizeof line, "| %s | %.2f | %.0f | %.2f | %.0f | %.0f |\n",
@@ -320,13 +322,14 @@ std::string model_bench_report(const ModelBenchResult& r) {
 nlohmann::json model_bench_json(const ModelBenchResult& r) {
   nlohmann::json arms = nlohmann::json::array();
   auto timing = [](const ModelBenchTiming& t) {
-    return nlohmann::json{{"median_ms", t.median_ms},     {"p10_ms", t.p10_ms},
-                          {"p90_ms", t.p90_ms},           {"first_call_ms", t.first_call_ms},
-                          {"peak_mib", t.peak_mib},       {"tokens_per_s", t.tokens_per_s}};
+    return nlohmann::json{{"median_ms", t.median_ms}, {"p10_ms", t.p10_ms},
+                          {"p90_ms", t.p90_ms},       {"first_call_ms", t.first_call_ms},
+                          {"peak_mib", t.peak_mib},   {"tokens_per_s", t.tokens_per_s}};
   };
   for (const auto& a : r.arms) {
     nlohmann::json ops = nlohmann::json::array();
-    for (const auto& t : a.op_times) ops.push_back({{"op", t.op}, {"ms", t.ms}, {"calls", t.calls}});
+    for (const auto& t : a.op_times)
+      ops.push_back({{"op", t.op}, {"ms", t.ms}, {"calls", t.calls}});
     arms.push_back({{"arm", a.arm},
                     {"op_times", ops},
                     {"frozen", timing(a.frozen)},

@@ -334,7 +334,8 @@ __device__ __forceinline__ void probs(float (&s)[NB][4], float scale_log2, bool 
   if (need_mask)
     probs_tile(s, scale_log2, masked, lse_log2);
   else
-    probs_tile(s, scale_log2, [](int, int) { return false; }, lse_log2);
+    probs_tile(
+        s, scale_log2, [](int, int) { return false; }, lse_log2);
 }
 
 // One key tile's step of the online softmax for a lane's two rows (g and g + 8 of its 16-row MMA

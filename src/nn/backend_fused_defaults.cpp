@@ -23,13 +23,9 @@ void Backend::rmsnorm_backward_and_convert(const TensorView& x, const TensorView
   convert(dx_accum, dx_copy, copy_amax);
 }
 
-std::unique_ptr<LinearContext> Backend::linear_gelu_forward(LinearMode precision,
-                                                            const TensorView& x,
-                                                            const TensorView& w,
-                                                            const TensorView& pre,
-                                                            const TensorView& y,
-                                                            std::string_view name,
-                                                            AmaxSlot x_amax, AmaxSlot y_amax) {
+std::unique_ptr<LinearContext> Backend::linear_gelu_forward(
+    LinearMode precision, const TensorView& x, const TensorView& w, const TensorView& pre,
+    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax) {
   nn::check_linear_gelu(pre, y, name);
   auto ctx = linear_forward(precision, x, w, pre, name, x_amax);
   gelu_forward(pre, y, y_amax);
@@ -38,8 +34,7 @@ std::unique_ptr<LinearContext> Backend::linear_gelu_forward(LinearMode precision
 
 void Backend::linear_backward_gelu(LinearContext& saved, const TensorView& dy,
                                    const TensorView& gelu_x, const TensorView& dx,
-                                   const TensorView& dw_accum, AmaxSlot dy_amax,
-                                   AmaxSlot dx_amax) {
+                                   const TensorView& dw_accum, AmaxSlot dy_amax, AmaxSlot dx_amax) {
   nn::check_linear_gelu(gelu_x, dx, "linear_backward_gelu");
   linear_backward(saved, dy, dx, dw_accum, dy_amax);
   gelu_backward(gelu_x, dx, dx, dx_amax);

@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
     for (int kk = 0; kk < Br / 16; ++kk)
       wgmma_rs_bmn<HD>(dk, a_ds[kk], sw128_desc_nmajor(q_tile, Br, kk), 1);
     wgmma_commit();
-    wgmma_wait<0>();  // nothing stays in flight over the loop's back edge (see the top)
+    wgmma_wait<0>();            // nothing stays in flight over the loop's back edge (see the top)
     wgmma_keep_fragments(a_p);  // dV read them while dS^T was computed
     wgmma_keep_fragments(a_ds);
   }

@@ -123,8 +123,8 @@ class CudaBackend final : public Backend {
                                                      AmaxSlot x_amax = {},
                                                      AmaxSlot y_amax = {}) override;
   void linear_backward_gelu(LinearContext& saved, const TensorView& dy, const TensorView& gelu_x,
-                            const TensorView& dx, const TensorView& dw_accum,
-                            AmaxSlot dy_amax = {}, AmaxSlot dx_amax = {}) override;
+                            const TensorView& dx, const TensorView& dw_accum, AmaxSlot dy_amax = {},
+                            AmaxSlot dx_amax = {}) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
                          int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
                          const TensorView& dw_accum) override;

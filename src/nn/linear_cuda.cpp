@@ -184,7 +184,8 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
                     stream, dy_amax);
   gemm.matmul({scratch.dyq, true, &meta[kMetaDy].inv_scale},
-              {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {.fast_accum = config.fast_accum}, stream);
+              {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {.fast_accum = config.fast_accum},
+              stream);
   gemm.matmul({scratch.dyq_t, true, &meta[kMetaDy].inv_scale},
               {saved.xq_t, true, &meta[kMetaX].inv_scale}, dw, dw_options, stream);
 }
@@ -227,8 +228,9 @@ void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& conf
   FP8LAB_CHECK_KIND(ErrorKind::dtype, dw.dtype == DType::f32 || dw.dtype == DType::bf16,
                     "{}.dw must be f32 or bf16, got {}", name, dw.describe());
   gemm.matmul({dy, true}, {saved.w, false}, dx, {.epilogue = GemmEpilogue::dgelu, .aux = gelu_x},
-              stream);                                                              // dX
-  gemm.matmul({dy, false}, {saved.x, false}, dw, {.accumulate = accumulate_dw}, stream);  // dW = dYᵀ x
+              stream);  // dX
+  gemm.matmul({dy, false}, {saved.x, false}, dw, {.accumulate = accumulate_dw},
+              stream);  // dW = dYᵀ x
 }
 
 void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,

@@ -25,7 +25,9 @@ namespace {
 constexpr double kTanhError = 1e-3;
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 
-double gelu(double v) { return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v))); }
+double gelu(double v) {
+  return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v)));
+}
 
 double gelu_grad(double v) {
   const double t = std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v));
@@ -57,8 +59,8 @@ void expect_within(const HostTensor& got, const std::vector<double>& want,
     const double err = std::fabs(g[i] - want[i]);
     if (!(err <= bound(i))) {
       if (++bad <= 5)
-        ADD_FAILURE() << what << "[" << i << "]: " << g[i] << " vs " << want[i] << " (error "
-                      << err << ", bound " << bound(i) << ")";
+        ADD_FAILURE() << what << "[" << i << "]: " << g[i] << " vs " << want[i] << " (error " << err
+                      << ", bound " << bound(i) << ")";
     }
   }
   EXPECT_EQ(bad, 0) << what << ": elements outside their bound, of " << g.size();
@@ -82,8 +84,9 @@ TEST(CudaGemmEpilogue, GeluAuxWritesGeluOfTheProductAndTheProduct) {
               {.epilogue = GemmEpilogue::gelu_aux, .aux = pre.view()}, nullptr);
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   const double acc = std::ldexp(1.0, -20), rounding = std::ldexp(1.0, -8);
-  expect_within(to_host(pre.view()), r.p,
-                [&](std::size_t i) { return rounding * std::fabs(r.p[i]) + acc * r.s[i]; }, "pre");
+  expect_within(
+      to_host(pre.view()), r.p,
+      [&](std::size_t i) { return rounding * std::fabs(r.p[i]) + acc * r.s[i]; }, "pre");
   std::vector<double> want(r.p.size());
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = gelu(r.p[i]);
   expect_within(
@@ -154,12 +157,15 @@ TEST(CudaGemmEpilogue, BadEpilogueArgumentsAreNamed) {
   const GemmCudaOptions gelu{.epilogue = GemmEpilogue::gelu_aux, .aux = aux};
   expect_error(
       [&] {
-        gemm.matmul({t(DType::e4m3, 64, 32), true, s}, {t(DType::e4m3, 48, 32), true, s}, out,
-                    gelu, nullptr);
+        gemm.matmul({t(DType::e4m3, 64, 32), true, s}, {t(DType::e4m3, 48, 32), true, s}, out, gelu,
+                    nullptr);
       },
       ErrorKind::dtype, "gelu-aux epilogue takes bf16");
-  expect_error([&] { gemm.matmul({a, true}, {b, true}, t(DType::f32, 64, 48), gelu, nullptr); },
-               ErrorKind::dtype, "bf16 out");
+  expect_error(
+      [&] {
+        gemm.matmul({a, true}, {b, true}, t(DType::f32, 64, 48), gelu, nullptr);
+      },
+      ErrorKind::dtype, "bf16 out");
   expect_error(
       [&] {
         gemm.matmul({a, true}, {b, true}, out,
@@ -181,8 +187,8 @@ TEST(CudaGemmEpilogue, BadEpilogueArgumentsAreNamed) {
   shifted.data = out.as<std::uint16_t>() + 32 * 48;
   expect_error(
       [&] {
-        gemm.matmul({a, true}, {b, true}, out,
-                    {.epilogue = GemmEpilogue::gelu_aux, .aux = shifted}, nullptr);
+        gemm.matmul({a, true}, {b, true}, out, {.epilogue = GemmEpilogue::gelu_aux, .aux = shifted},
+                    nullptr);
       },
       ErrorKind::invalid_argument, "aux overlaps out");
   EXPECT_EQ(gemm.cached_plans(), 0u);

@@ -108,9 +108,11 @@ TEST_P(CudaLinearGelu, MatchTheSeparateOps) {
   EXPECT_GT(dx.differing, m * n / 50) << "the backward's GELU' was not taken in the epilogue";
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, CudaLinearGelu, ::testing::Values(LinearMode::bf16, LinearMode::fp8),
+INSTANTIATE_TEST_SUITE_P(Modes, CudaLinearGelu,
+                         ::testing::Values(LinearMode::bf16, LinearMode::fp8),
                          [](const auto& param_info) {
-                           return std::string(param_info.param == LinearMode::bf16 ? "bf16" : "fp8");
+                           return std::string(param_info.param == LinearMode::bf16 ? "bf16"
+                                                                                   : "fp8");
                          });
 
 // The whole model, three blocks, two accumulated micro-batches and an evaluation: with the GELU in
