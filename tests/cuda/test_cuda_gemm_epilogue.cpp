@@ -8,7 +8,11 @@
 // - out (gelu_aux) = GELU(p) rounded once: 2^-8 |GELU(p)| + 0.5 |p| e_t + 2^-20 S |GELU'(p)|;
 //   GELU of the rounded aux would sit up to |GELU'| 2^-9 |p| further away, which the bound
 //   does not tell apart: the backend test (test_cuda_linear_gelu.cpp) checks that instead.
-// - out (dgelu) = p GELU'(x) rounded once: 2^-8 |want| + |p| (0.5 + |x| du) e_t + 2^-20 S |GELU'|.
+// - out (dgelu) = p GELU'(x): 2^-7 |want| + |p| (0.5 + |x| du) e_t + 2^-20 S |GELU'|. Two bf16
+//   roundings (unit roundoff 2^-8 each), not one: on the H200 the epilogue rounds the product to
+//   bf16 before it multiplies by GELU' (elements 0.5% off, one ulp past the nearest; its results
+//   equal the separate dX GEMM and GELU-backward kernel's in ~98% of the elements,
+//   test_cuda_linear_gelu.cpp).
 // bf16 cannot tell GELU's tanh form from its erf form (they differ by < 2e-4 |x|, under half a
 // bf16 ulp), so these tests pin the epilogue's arithmetic, not which of the two it is.
 #if defined(FP8LAB_HAVE_CUDA)
@@ -127,7 +131,7 @@ TEST(CudaGemmEpilogue, DgeluScalesTheProductByTheGeluGradient) {
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<double> want(r.p.size());
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = r.p[i] * gelu_grad(x[i]);
-  const double acc = std::ldexp(1.0, -20), rounding = std::ldexp(1.0, -8);
+  const double acc = std::ldexp(1.0, -20), rounding = std::ldexp(1.0, -7);  // two roundings
   expect_within(
       to_host(dx.view()), want,
       [&](std::size_t i) {
