@@ -64,8 +64,8 @@ void add_bench_model(CLI::App& bench) {
                    "then optionally +unfused-amax (FP8 linears read their input for the amax), "
                    "then optionally "
                    "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
-                   "then optionally +unfused-gelu (GELU and its backward as their own passes, "
-                   "not in the MLP GEMMs' epilogues)")
+                   "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
+                   "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

@@ -110,15 +110,19 @@ class GptModel {
   void set_fuse_norm_add(bool on) { fuse_norm_add_ = on; }
   bool fuse_norm_add() const { return fuse_norm_add_; }
 
-  // The MLP's GELU carried by its linears (Backend::linear_gelu_forward: fc and GELU;
-  // linear_backward_gelu: proj's backward and the GELU backward); on by default. A backend may
-  // then take GELU of fc's product before its rounding (the CUDA backend does in bf16), so the
-  // loss can differ from the separate ops' by roundings, not by formula. Pointwise recompute of
-  // gelu keeps the separate ops in both directions: its backward rebuilds gelu with
-  // gelu_forward from the kept fc, proj's dW must see the bits its forward saw, and so it gives
-  // the bits of keeping gelu with this switch off.
+  // The MLP's GELU carried by its linears: fc and GELU as one op (Backend::linear_gelu_forward;
+  // on by default), and proj's backward with the GELU backward as one op
+  // (linear_backward_gelu; off by default: on the H200, cuBLASLt's DGELU GEMM costs more than
+  // the GELU-backward kernel it replaces at gpt350m, and saves under 1% of the step at gpt50m
+  // and gpt1.3b; docs/perf-notes.md v15). A backend may take GELU of fc's product before its
+  // rounding (the CUDA backend does in bf16), so the loss can differ from the separate ops' by
+  // roundings, not by formula. Pointwise recompute of gelu keeps the separate ops in both
+  // directions: its backward rebuilds gelu with gelu_forward from the kept fc, proj's dW must
+  // see the bits its forward saw, and so it gives the bits of keeping gelu with both off.
   void set_fuse_gelu(bool on) { fuse_gelu_ = on; }
   bool fuse_gelu() const { return fuse_gelu_; }
+  void set_fuse_gelu_backward(bool on) { fuse_gelu_backward_ = on; }
+  bool fuse_gelu_backward() const { return fuse_gelu_backward_; }
 
   // One micro-batch: inputs and targets are host int32 [micro_batch * seq_len]. Accumulates
   // grad_scale * d(sum of token losses)/dparams into the gradients (pick 1 / total counted
@@ -182,6 +186,7 @@ class GptModel {
   bool fuse_amax_ = true;
   bool fuse_norm_add_ = true;
   bool fuse_gelu_ = true;
+  bool fuse_gelu_backward_ = false;
 };
 
 }  // namespace fp8lab

@@ -90,6 +90,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     model.set_fuse_amax(arm.fuse_amax);
     model.set_fuse_norm_add(arm.fuse_norm_add);
     model.set_fuse_gelu(arm.fuse_gelu);
+    model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
@@ -120,6 +121,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     model.set_fuse_amax(arm.fuse_amax);
     model.set_fuse_norm_add(arm.fuse_norm_add);
     model.set_fuse_gelu(arm.fuse_gelu);
+    model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
@@ -200,7 +202,8 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
-  if (strip("+unfused-gelu")) arm.fuse_gelu = false;
+  if (strip("+dgelu")) arm.fuse_gelu_backward = true;
+  if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;
   if (strip("+unfused-amax")) arm.fuse_amax = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;

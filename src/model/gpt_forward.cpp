@@ -10,8 +10,9 @@
 // projections' dY, the residual gradient in the activation dtype, is stored by the RMSNorm
 // backward that updates it (norm_backward); fuse_norm_add off runs the separate ops instead.
 //
-// The MLP's GELU goes through linear_gelu_forward and linear_backward_gelu (set_fuse_gelu), so a
-// backend can fold it into fc's and proj's GEMMs.
+// The MLP's GELU goes through linear_gelu_forward (set_fuse_gelu) and, when asked,
+// linear_backward_gelu (set_fuse_gelu_backward), so a backend can fold it into fc's and proj's
+// GEMMs.
 //
 // Pointwise recompute (PrecisionConfig::pointwise_recompute): the backward rebuilds ln1, ln2 and
 // gelu in the shared buffers the forward wrote them to (a bf16 linear's saved state reads its x
@@ -266,7 +267,7 @@ void GptModel::block_backward(std::int64_t l) {
   }
   loan.switch_to(a.d_ln);
   const TensorView proj_dw = grad(block_param(l, "mlp.proj.weight"));
-  if (fuse_gelu_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
+  if (fuse_gelu_backward_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
     backend_.linear_backward_gelu(*b.mlp_proj_ctx, a.d_branch, fc, a.d_mlp, proj_dw,
                                   dy_amax(BlockLinear::mlp_proj), dy_amax(BlockLinear::mlp_fc));
   } else {

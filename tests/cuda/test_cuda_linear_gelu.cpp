@@ -1,6 +1,6 @@
 // The CUDA backend's MLP ops with the GELU carried by the GEMMs (Backend::linear_gelu_forward,
 // linear_backward_gelu) against the same backend's separate ops, and the whole model with
-// GptModel::set_fuse_gelu on and off.
+// GptModel::set_fuse_gelu and set_fuse_gelu_backward on and off.
 //
 // In bf16 the fused forward takes GELU of the fp32 product before the one rounding to bf16; the
 // separate ops round the product first. So y differs by bf16 roundings: relative Frobenius
@@ -137,9 +137,10 @@ INSTANTIATE_TEST_SUITE_P(Modes, CudaLinearGelu,
                                                                                    : "fp8");
                          });
 
-// The whole model, three blocks, two accumulated micro-batches and an evaluation: with the GELU in
-// the GEMMs the bf16 loss and gradients stay within bf16 roundings of the separate ops' (and
-// differ, so the fusion ran); the FP8 MLP takes the separate ops and gives the same bits.
+// The whole model, three blocks, two accumulated micro-batches and an evaluation, with the
+// GELU in fc's GEMM (the default) and also in proj's dX GEMM (set_fuse_gelu_backward): the bf16
+// loss and gradients stay within bf16 roundings of the separate ops' (and differ, so the
+// fusion ran); the FP8 MLP takes the separate ops and gives the same bits.
 TEST(CudaGeluEpilogueModel, StaysWithinRoundingsOfTheSeparateOps) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
@@ -152,25 +153,32 @@ TEST(CudaGeluEpilogueModel, StaysWithinRoundingsOfTheSeparateOps) {
     PrecisionConfig p;
     p.policy = c.policy;
     p.mlp_recompute = c.recompute;
-    const std::string label = testing::policy_case_name(c.policy, c.recompute);
-    testing::ModelRun runs[2];
-    for (int fuse = 0; fuse < 2; ++fuse)
-      runs[fuse] = testing::run_gpu_model(p, 3, seed,
-                                          [&](GptModel& model) { model.set_fuse_gelu(fuse == 1); });
-    if (c.policy != PrecisionPolicy::bf16) {
-      testing::expect_bit_identical(runs[0], runs[1], label);
-      continue;
+    // 0: separate ops; 1: the forward epilogue (the default); 2: both epilogues.
+    testing::ModelRun runs[3];
+    for (int fuse = 0; fuse < 3; ++fuse)
+      runs[fuse] = testing::run_gpu_model(p, 3, seed, [&](GptModel& model) {
+        model.set_fuse_gelu(fuse >= 1);
+        model.set_fuse_gelu_backward(fuse == 2);
+      });
+    for (int fuse = 1; fuse < 3; ++fuse) {
+      const std::string label = testing::policy_case_name(c.policy, c.recompute) +
+                                (fuse == 2 ? " +dgelu" : " forward epilogue");
+      if (c.policy != PrecisionPolicy::bf16) {
+        testing::expect_bit_identical(runs[0], runs[fuse], label);
+        continue;
+      }
+      const testing::ModelRun& a = runs[0];
+      const testing::ModelRun& b = runs[fuse];
+      const double grads =
+          testing::relative_frobenius(std::vector<double>(b.grads.begin(), b.grads.end()),
+                                      std::vector<double>(a.grads.begin(), a.grads.end()));
+      std::fprintf(stderr, "%s: loss %.9g vs %.9g, gradients %.3g relative\n", label.c_str(),
+                   b.loss, a.loss, grads);
+      EXPECT_LT(std::fabs(b.loss - a.loss), 1e-3 * std::fabs(a.loss)) << label;
+      EXPECT_LT(std::fabs(b.eval_loss - a.eval_loss), 1e-3 * std::fabs(a.eval_loss)) << label;
+      EXPECT_LT(grads, 0.01) << label;  // bf16 against fp32 measures ~0.0035 (tests/model)
+      EXPECT_GT(grads, 0.0) << label << ": the fused GELU changed no bit";
     }
-    const double grads = testing::relative_frobenius(
-        std::vector<double>(runs[1].grads.begin(), runs[1].grads.end()),
-        std::vector<double>(runs[0].grads.begin(), runs[0].grads.end()));
-    std::fprintf(stderr, "%s: loss %.9g vs %.9g, gradients %.3g relative\n", label.c_str(),
-                 runs[1].loss, runs[0].loss, grads);
-    EXPECT_LT(std::fabs(runs[1].loss - runs[0].loss), 1e-3 * std::fabs(runs[0].loss)) << label;
-    EXPECT_LT(std::fabs(runs[1].eval_loss - runs[0].eval_loss), 1e-3 * std::fabs(runs[0].eval_loss))
-        << label;
-    EXPECT_LT(grads, 0.01) << label;  // bf16 against fp32 measures ~0.0035 (tests/model)
-    EXPECT_GT(grads, 0.0) << label << ": the fused GELU changed no bit";
   }
 }
 

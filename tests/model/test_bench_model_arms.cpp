@@ -50,6 +50,13 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_FALSE(gelu.fuse_norm_add);
   EXPECT_FALSE(gelu.fuse_gelu);
   EXPECT_TRUE(every.fuse_gelu);
+  EXPECT_FALSE(every.fuse_gelu_backward);
+  const ModelBenchArm dgelu = parse_model_bench_arm("bf16+recompute+dgelu");
+  EXPECT_TRUE(dgelu.precision.mlp_recompute);
+  EXPECT_TRUE(dgelu.fuse_gelu);
+  EXPECT_TRUE(dgelu.fuse_gelu_backward);
+  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+dgelu"), Error);
+  EXPECT_THROW(parse_model_bench_arm("bf16+dgelu+unfused-gelu"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+unfused-norm"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+recompute-pointwise+recompute"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-amax+recompute-pointwise"), Error);
@@ -77,6 +84,7 @@ TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
        {std::pair<std::string, std::string>{"fp8-mlp+recompute", "fp8-mlp+recompute+unfused-amax"},
         {"bf16", "bf16+unfused-norm"},
         {"bf16+recompute", "bf16+recompute+unfused-gelu"},
+        {"bf16+dgelu", "bf16+unfused-gelu"},
         {"fp8-mlp", "fp8-mlp+unfused-norm"},
         {"bf16+recompute-pointwise", "bf16"}}) {
     const ModelBenchResult r = run_pair(fused, unfused);
