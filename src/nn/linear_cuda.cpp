@@ -50,6 +50,17 @@ void check_saved(const LinearSavedCuda& s, std::int64_t m, std::int64_t k, std::
   FP8LAB_CHECK(s.meta != nullptr, "{}: saved state has no Fp8Meta", name);
 }
 
+// The backward's dY [M, N] and dX [M, K] (bf16) and dW [N, K] (f32 or bf16).
+void check_backward_views(const TensorView& dy, const TensorView& dx, const TensorView& dw,
+                          std::int64_t m, std::int64_t k, std::int64_t n, const std::string& name) {
+  check_view(dy, DType::bf16, {m, n}, name + ".dy");
+  check_view(dx, DType::bf16, {m, k}, name + ".dx");
+  check_device(dw, Device::cuda, (name + ".dw").c_str());
+  check_shape(dw, {n, k}, (name + ".dw").c_str());
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, dw.dtype == DType::f32 || dw.dtype == DType::bf16,
+                    "{}.dw must be f32 or bf16, got {}", name, dw.describe());
+}
+
 }  // namespace
 
 LinearCudaOverlap::LinearCudaOverlap() {
@@ -163,12 +174,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   check_rank(ws, 2, (name + " saved w").c_str());
   const std::int64_t m = fp8 ? xs.shape[1] : xs.shape[0], k = fp8 ? xs.shape[0] : xs.shape[1],
                      n = fp8 ? ws.shape[1] : ws.shape[0];
-  check_view(dy, DType::bf16, {m, n}, name + ".dy");
-  check_view(dx, DType::bf16, {m, k}, name + ".dx");
-  check_device(dw, Device::cuda, (name + ".dw").c_str());
-  check_shape(dw, {n, k}, (name + ".dw").c_str());
-  FP8LAB_CHECK_KIND(ErrorKind::dtype, dw.dtype == DType::f32 || dw.dtype == DType::bf16,
-                    "{}.dw must be f32 or bf16, got {}", name, dw.describe());
+  check_backward_views(dy, dx, dw, m, k, n, name);
   const GemmCudaOptions dw_options{.fast_accum = config.fast_accum, .accumulate = accumulate_dw};
   if (!fp8) {
     gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);           // dX = dY · W
@@ -220,13 +226,8 @@ void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& conf
   check_rank(saved.x, 2, (name + " saved x").c_str());
   check_rank(saved.w, 2, (name + " saved w").c_str());
   const std::int64_t m = saved.x.shape[0], k = saved.x.shape[1], n = saved.w.shape[0];
-  check_view(dy, DType::bf16, {m, n}, name + ".dy");
-  check_view(dx, DType::bf16, {m, k}, name + ".dx");
+  check_backward_views(dy, dx, dw, m, k, n, name);
   check_view(gelu_x, DType::bf16, {m, k}, name + " GELU input (its x's pre-activation)");
-  check_device(dw, Device::cuda, (name + ".dw").c_str());
-  check_shape(dw, {n, k}, (name + ".dw").c_str());
-  FP8LAB_CHECK_KIND(ErrorKind::dtype, dw.dtype == DType::f32 || dw.dtype == DType::bf16,
-                    "{}.dw must be f32 or bf16, got {}", name, dw.describe());
   gemm.matmul({dy, true}, {saved.w, false}, dx, {.epilogue = GemmEpilogue::dgelu, .aux = gelu_x},
               stream);  // dX
   gemm.matmul({dy, false}, {saved.x, false}, dw, {.accumulate = accumulate_dw},
