@@ -54,6 +54,18 @@ class Carver {
 
 std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
 
+// A linear's state before its forward: its mode, name and the backend's GEMM options.
+std::unique_ptr<CudaLinearContext> new_linear_context(LinearMode mode, std::string_view name,
+                                                      bool fast_accum, LinearCudaOverlap* overlap) {
+  auto ctx = std::make_unique<CudaLinearContext>();
+  ctx->config.mode = mode == LinearMode::fp8 ? LinearCudaMode::fp8_fused : LinearCudaMode::bf16;
+  ctx->config.name = std::string(name);
+  ctx->config.fast_accum = fast_accum;
+  ctx->config.overlap = overlap;
+  ctx->saved.mode = ctx->config.mode;
+  return ctx;
+}
+
 }  // namespace
 
 std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, const TensorView& x,
@@ -67,12 +79,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   check_rank(x, 2, "linear x");
   check_rank(w, 2, "linear w");
   const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  auto ctx = std::make_unique<CudaLinearContext>();
-  ctx->config.mode = mode == LinearMode::fp8 ? LinearCudaMode::fp8_fused : LinearCudaMode::bf16;
-  ctx->config.name = std::string(name);
-  ctx->config.fast_accum = fast_accum_;
-  ctx->config.overlap = overlap_.get();
-  ctx->saved.mode = ctx->config.mode;
+  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
   if (mode == LinearMode::bf16) {
     linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
     return ctx;
@@ -140,10 +147,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
     return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax);
   OpTimer timer(*this, "linear_forward bf16 +gelu");
   nn::check_linear_gelu(pre, y, name);
-  auto ctx = std::make_unique<CudaLinearContext>();
-  ctx->config.mode = LinearCudaMode::bf16;
-  ctx->config.name = std::string(name);
-  ctx->saved.mode = LinearCudaMode::bf16;
+  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
   linear_gelu_forward_cuda(*gemm_, ctx->config, x, w, pre, y, ctx->saved, stream_);
   return ctx;
 }

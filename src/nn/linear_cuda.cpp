@@ -50,6 +50,21 @@ void check_saved(const LinearSavedCuda& s, std::int64_t m, std::int64_t k, std::
   FP8LAB_CHECK(s.meta != nullptr, "{}: saved state has no Fp8Meta", name);
 }
 
+struct ForwardDims {
+  std::int64_t m, k, n;
+};
+
+// The forward's x [M, K] and W [N, K] (bf16).
+ForwardDims check_forward_inputs(const TensorView& x, const TensorView& w,
+                                 const std::string& name) {
+  check_rank(x, 2, (name + ".x").c_str());
+  check_rank(w, 2, (name + ".w").c_str());
+  const ForwardDims d{x.shape[0], x.shape[1], w.shape[0]};
+  check_view(x, DType::bf16, {d.m, d.k}, name + ".x");
+  check_view(w, DType::bf16, {d.n, d.k}, name + ".w (W is [N, K], K = x's columns)");
+  return d;
+}
+
 // The backward's dY [M, N] and dX [M, K] (bf16) and dW [N, K] (f32 or bf16).
 void check_backward_views(const TensorView& dy, const TensorView& dx, const TensorView& dw,
                           std::int64_t m, std::int64_t k, std::int64_t n, const std::string& name) {
@@ -125,11 +140,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
                          cudaStream_t stream, const Fp8Meta* x_amax) {
   const std::string& name = config.name;
-  check_rank(x, 2, (name + ".x").c_str());
-  check_rank(w, 2, (name + ".w").c_str());
-  const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  check_view(x, DType::bf16, {m, k}, name + ".x");
-  check_view(w, DType::bf16, {n, k}, name + ".w (W is [N, K], K = x's columns)");
+  const auto [m, k, n] = check_forward_inputs(x, w, name);
   const bool want_y = y.data != nullptr;  // null: only the backward's state (a recompute)
   if (want_y) check_view(y, DType::bf16, {m, n}, name + ".y");
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
@@ -203,11 +214,7 @@ void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config
   FP8LAB_CHECK(config.mode == LinearCudaMode::bf16 && saved.mode == config.mode,
                "{}: the GELU epilogue runs in bf16 mode only, not {}", name,
                linear_cuda_mode_name(config.mode));
-  check_rank(x, 2, (name + ".x").c_str());
-  check_rank(w, 2, (name + ".w").c_str());
-  const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  check_view(x, DType::bf16, {m, k}, name + ".x");
-  check_view(w, DType::bf16, {n, k}, name + ".w (W is [N, K], K = x's columns)");
+  const auto [m, k, n] = check_forward_inputs(x, w, name);
   check_view(pre, DType::bf16, {m, n}, name + " pre-activation");
   check_view(y, DType::bf16, {m, n}, name + " GELU output");
   saved.x = x;
