@@ -1,7 +1,8 @@
 // `fp8lab bench model` (see fp8lab/bench_model.hpp): runs the arms, one fresh backend each, so
 // each arm's peak is its own.
-#include "fp8lab/backend.hpp"
 #include "fp8lab/bench_model.hpp"
+
+#include "fp8lab/backend.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/model.hpp"
@@ -66,6 +67,14 @@ Batch make_batch(std::int64_t m, std::int64_t vocab, std::uint64_t seed) {
   return b;
 }
 
+// The arm's fusion switches (its A/B suffixes) on a model.
+void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
+  model.set_fuse_amax(arm.fuse_amax);
+  model.set_fuse_norm_add(arm.fuse_norm_add);
+  model.set_fuse_gelu(arm.fuse_gelu);
+  model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
+}
+
 ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
                             const ModelBenchArm& arm, const Batch& batch) {
   ModelBenchArmResult r;
@@ -87,10 +96,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   if (cfg.frozen) {
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
-    model.set_fuse_amax(arm.fuse_amax);
-    model.set_fuse_norm_add(arm.fuse_norm_add);
-    model.set_fuse_gelu(arm.fuse_gelu);
-    model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
+    apply_fusion_switches(arm, model);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
@@ -118,10 +124,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   if (cfg.train_step) {
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
-    model.set_fuse_amax(arm.fuse_amax);
-    model.set_fuse_norm_add(arm.fuse_norm_add);
-    model.set_fuse_gelu(arm.fuse_gelu);
-    model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
+    apply_fusion_switches(arm, model);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
