@@ -2,13 +2,14 @@
 // fp8lab/bench_model.hpp).
 #include "commands/bench_model.hpp"
 
+#include "fp8lab/bench_model.hpp"
+#include "fp8lab/error.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
-
-#include "fp8lab/bench_model.hpp"
-#include "fp8lab/error.hpp"
 
 namespace fp8lab::cli {
 namespace {

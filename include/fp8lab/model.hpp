@@ -10,6 +10,9 @@
 // Every buffer comes from the Backend; the model code never touches memory directly.
 #pragma once
 
+#include "fp8lab/backend.hpp"
+#include "fp8lab/config.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,9 +20,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "fp8lab/backend.hpp"
-#include "fp8lab/config.hpp"
 
 namespace fp8lab {
 

@@ -3,10 +3,10 @@
 // checks (f32 or bf16 activations on the CPU, bf16 attention on the GPU, ...).
 #pragma once
 
+#include "fp8lab/tensor.hpp"
+
 #include <cstdint>
 #include <string_view>
-
-#include "fp8lab/tensor.hpp"
 
 namespace fp8lab::nn {
 

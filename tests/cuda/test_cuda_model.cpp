@@ -3,17 +3,17 @@
 // recompute; the GPU run is deterministic; MLP and pointwise recompute are bit-identical and save
 // memory; FP8 saves memory; an AdamW step moves the weights the same way on both backends.
 #if defined(FP8LAB_HAVE_CUDA)
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstring>
-
 #include "common/test_data.hpp"
 #include "cuda/cuda_test_util.hpp"
 #include "cuda/model_ab.hpp"
 #include "fp8lab/model.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
 
 namespace fp8lab {
 namespace {

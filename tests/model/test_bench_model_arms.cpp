@@ -2,10 +2,10 @@
 // arm with and without "+unfused-amax" (v4), "+unfused-norm" (v7), "+recompute-pointwise"
 // (v9) or "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
 // the same loss on the same problem.
-#include <gtest/gtest.h>
-
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
+
+#include <gtest/gtest.h>
 
 namespace fp8lab {
 namespace {
