@@ -66,7 +66,9 @@ void add_bench_model(CLI::App& bench) {
                    "then optionally "
                    "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
                    "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
-                   "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too)")
+                   "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too), then "
+                   "optionally +timed-gemm (CUDA: each GEMM's algorithm timed among cuBLASLt's "
+                   "candidates on its first call, the fastest kept; the picks are printed)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

@@ -26,11 +26,12 @@ struct ModelBenchArm {
   bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off (v7)
   bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off (v15)
   bool fuse_gelu_backward = false;  // GptModel::set_fuse_gelu_backward; "+dgelu" turns it on
+  bool timed_gemm = false;  // CUDA: GemmAlgoChoice::timed; "+timed-gemm" turns it on
 };
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+unfused-amax", then optionally "+unfused-norm", then optionally "+unfused-gelu" or
-// "+dgelu"; throws naming bad names.
+// "+dgelu", then optionally "+timed-gemm"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {
@@ -69,6 +70,12 @@ struct ModelBenchArmResult {
     int calls = 0;
   };
   std::vector<OpShare> op_times;  // one training step's GPU time per op (--op-times)
+  struct GemmPick {  // "+timed-gemm": what the timed pick measured, per GEMM plan
+    std::string gemm;
+    int candidates = 0, chosen = 0;
+    double first_ms = 0, chosen_ms = 0;
+  };
+  std::vector<GemmPick> gemm_picks;  // of the training-step backend (else the frozen one's)
   std::string weights_sha256, inputs_sha256, targets_sha256;
 };
 

@@ -9,13 +9,20 @@
 // (e.g. &Fp8Meta::inv_scale), so no host sync is needed between the amax and the GEMM. Anything
 // else is an fp8lab::Error naming the GEMM's shape, never a wrong answer.
 //
-// Epilogues (bf16 operands and output only): gelu_aux writes out = GELU(A·B) and aux = A·B, the
-// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX);
-// dgelu writes out = (A·B) · GELU'(aux), aux holding GELU's input (cuBLASLt's DGELU). aux is a
-// bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
+// Epilogues (bf16 output): gelu_aux writes out = GELU(A·B) and aux = A·B, the GELU computed from
+// the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX), for bf16 or FP8
+// operands; dgelu (bf16 operands only) writes out = (A·B) · GELU'(aux), aux holding GELU's input
+// (cuBLASLt's DGELU). aux is a bf16 tensor of out's shape that overlaps nothing. GELU is the tanh
+// form (Backend::gelu_forward). amax_d (FP8 operands, bf16 out): cuBLASLt also writes max|out|,
+// taken over the fp32 values before out's rounding (after the epilogue), as one f32.
+//
+// Whether cuBLASLt runs a combination (an epilogue or amax_d with FP8 operands) is only known when
+// it is launched: try_matmul returns false, having written nothing, when it refuses every
+// candidate; matmul throws instead.
 //
 // One CublasLtGemm holds the handle, one shared workspace, and the plans (descriptors and the
-// heuristic's algorithm), chosen once per shape/type/option key and cached.
+// heuristic's candidate algorithms), built once per shape/type/option key and cached. A plan's
+// algorithm is picked on its first call (GemmAlgoChoice) and kept.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fp8lab/tensor.hpp"
 
@@ -39,11 +47,34 @@ struct GemmArg {
 enum class GemmEpilogue : std::uint8_t { none, gelu_aux, dgelu };
 const char* gemm_epilogue_name(GemmEpilogue e);  // "none", "gelu-aux", "dgelu"
 
+// How a plan's algorithm is picked on its first call.
+// - heuristic (default): the best-ranked of cuBLASLt's candidates that runs. The pick depends
+//   only on the plan's key, so every run computes the same bits.
+// - timed: every candidate that runs is timed on the call's own operands (one warm-up launch,
+//   then the median of kTimedLaunches) and the fastest is kept. It costs a few launches per
+//   candidate, once per plan. Two candidates within timing noise of each other can win in
+//   different runs, and different algorithms sum in different orders, so bits can differ
+//   between runs (never between the calls of one run once a plan is picked). out and aux are
+//   written by every timed launch; an accumulating call's out is saved to the host first and
+//   restored, so the call's result is the same as with one launch.
+enum class GemmAlgoChoice : std::uint8_t { heuristic, timed };
+const char* gemm_algo_choice_name(GemmAlgoChoice c);  // "heuristic", "timed"
+
+// What the timed pick measured for one plan (CublasLtGemm::tuning_records).
+struct GemmTuningRecord {
+  std::string gemm;       // the GEMM's shapes, layouts, types and epilogue
+  int candidates = 0;     // cuBLASLt's ranked candidates that ran
+  int chosen = 0;         // the fastest one's rank (0: the heuristic's own pick)
+  double first_ms = 0;    // median time of the best-ranked candidate that ran
+  double chosen_ms = 0;   // median time of the chosen one
+};
+
 struct GemmCudaOptions {
   bool fast_accum = false;  // FP8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (off: precise, default)
   bool accumulate = false;  // out += A·B (beta = 1)
   GemmEpilogue epilogue = GemmEpilogue::none;
   TensorView aux{};  // gelu_aux: written (A·B in bf16); dgelu: read (GELU's input)
+  float* amax_d = nullptr;  // FP8 operands, bf16 out: max|out| is written here (16-byte aligned)
 };
 
 class CublasLtGemm {
@@ -55,9 +86,20 @@ class CublasLtGemm {
 
   void matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
               const GemmCudaOptions& options, cudaStream_t stream);
+  // matmul, or false (nothing launched, nothing written) when cuBLASLt has no algorithm for it
+  // or refuses every candidate at launch; a refused plan is remembered and refused again.
+  bool try_matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
+                  const GemmCudaOptions& options, cudaStream_t stream);
 
   std::size_t cached_plans() const;
   std::size_t workspace_bytes() const { return workspace_bytes_; }
+
+  // Applies to plans picked from now on; already picked plans keep their algorithm.
+  void set_algo_choice(GemmAlgoChoice choice) { choice_ = choice; }
+  GemmAlgoChoice algo_choice() const { return choice_; }
+  static constexpr int kTimedLaunches = 5;
+  // One record per plan picked by timing, in the order they were picked.
+  const std::vector<GemmTuningRecord>& tuning_records() const { return tuning_; }
 
   struct Plan;
 
@@ -68,6 +110,8 @@ class CublasLtGemm {
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
   std::map<std::string, std::unique_ptr<Plan>> plans_;
+  GemmAlgoChoice choice_ = GemmAlgoChoice::heuristic;
+  std::vector<GemmTuningRecord> tuning_;
 };
 
 }  // namespace fp8lab

@@ -11,6 +11,7 @@
 #include "fp8lab/sha256.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
+#include "fp8lab/gemm_cuda.hpp"
 #include "nn/cuda_backend.hpp"
 #endif
 
@@ -75,6 +76,33 @@ void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
   model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
 }
 
+// The arm's backend-level switches ("+timed-gemm"), on a fresh backend.
+void apply_backend_switches(const ModelBenchArm& arm, Backend& backend) {
+  if (!arm.timed_gemm) return;
+#if defined(FP8LAB_HAVE_CUDA)
+  if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&backend)) {
+    cuda->gemm().set_algo_choice(GemmAlgoChoice::timed);
+    return;
+  }
+#endif
+  FP8LAB_FAIL(ErrorKind::invalid_argument,
+              "arm '{}': +timed-gemm picks cuBLASLt algorithms, the {} backend has none",
+              arm.name, backend.name());
+}
+
+// What the timed GEMM picks measured on `backend` (empty without +timed-gemm).
+std::vector<ModelBenchArmResult::GemmPick> gemm_picks(Backend& backend) {
+  std::vector<ModelBenchArmResult::GemmPick> picks;
+#if defined(FP8LAB_HAVE_CUDA)
+  if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&backend))
+    for (const GemmTuningRecord& t : cuda->gemm().tuning_records())
+      picks.push_back({t.gemm, t.candidates, t.chosen, t.first_ms, t.chosen_ms});
+#else
+  (void)backend;
+#endif
+  return picks;
+}
+
 ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
                             const ModelBenchArm& arm, const Batch& batch) {
   ModelBenchArmResult r;
@@ -95,6 +123,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   };
   if (cfg.frozen) {
     auto backend = make_backend(cfg.backend);
+    apply_backend_switches(arm, *backend);
     GptModel model(mc, arm.precision, b, *backend);
     apply_fusion_switches(arm, model);
     weights(model);
@@ -120,9 +149,11 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     order_statistics(times, r.frozen);
     r.frozen.peak_mib = mib(backend->memory_stats().peak_bytes);
     r.frozen.tokens_per_s = static_cast<double>(m) / (r.frozen.median_ms / 1e3);
+    r.gemm_picks = gemm_picks(*backend);
   }
   if (cfg.train_step) {
     auto backend = make_backend(cfg.backend);
+    apply_backend_switches(arm, *backend);
     GptModel model(mc, arm.precision, b, *backend);
     apply_fusion_switches(arm, model);
     weights(model);
@@ -153,6 +184,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     order_statistics(times, r.step);
     r.step.peak_mib = mib(backend->memory_stats().peak_bytes);
     r.step.tokens_per_s = static_cast<double>(m) / (r.step.median_ms / 1e3);
+    r.gemm_picks = gemm_picks(*backend);
 #if defined(FP8LAB_HAVE_CUDA)
     if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(backend.get()); cuda && cfg.op_times) {
       cuda->set_op_timing(true);
@@ -205,6 +237,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
+  if (strip("+timed-gemm")) arm.timed_gemm = true;
   if (strip("+dgelu")) arm.fuse_gelu_backward = true;
   if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;
@@ -308,6 +341,28 @@ std::string model_bench_report(const ModelBenchResult& r) {
       out += line;
     }
   }
+  for (const auto& a : r.arms) {
+    if (a.gemm_picks.empty()) continue;
+    double first = 0, chosen = 0;
+    int moved = 0;
+    for (const auto& g : a.gemm_picks) {
+      first += g.first_ms;
+      chosen += g.chosen_ms;
+      moved += g.chosen != 0;
+    }
+    std::snprintf(line, sizeof line,
+                  "Timed GEMM picks of %s: %zu plans, %d not the heuristic's first; one launch of "
+                  "each plan %.3f ms with the heuristic's picks, %.3f ms with the timed ones:\n"
+                  "| GEMM | candidates | chosen | heuristic ms | chosen ms |\n"
+                  "|---|---:|---:|---:|---:|\n",
+                  a.arm.c_str(), a.gemm_picks.size(), moved, first, chosen);
+    out += line;
+    for (const auto& g : a.gemm_picks) {
+      std::snprintf(line, sizeof line, "| %s | %d | %d | %.3f | %.3f |\n", g.gemm.c_str(),
+                    g.candidates, g.chosen, g.first_ms, g.chosen_ms);
+      out += line;
+    }
+  }
   if (!r.peer.is_null()) {
     out +=
         "PyTorch peer (same run):\n| arm | fwd+bwd ms | fwd+bwd peak MiB | step ms | tokens/s | "
@@ -336,8 +391,16 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& t : a.op_times)
       ops.push_back({{"op", t.op}, {"ms", t.ms}, {"calls", t.calls}});
+    nlohmann::json picks = nlohmann::json::array();
+    for (const auto& g : a.gemm_picks)
+      picks.push_back({{"gemm", g.gemm},
+                       {"candidates", g.candidates},
+                       {"chosen", g.chosen},
+                       {"first_ms", g.first_ms},
+                       {"chosen_ms", g.chosen_ms}});
     arms.push_back({{"arm", a.arm},
                     {"op_times", ops},
+                    {"gemm_picks", picks},
                     {"frozen", timing(a.frozen)},
                     {"step", timing(a.step)},
                     {"loss", a.loss},

@@ -20,6 +20,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,8 @@ namespace fp8lab {
 
 class CublasLtGemm;
 class LinearCudaOverlap;
+struct LinearCudaConfig;
+struct LinearSavedCuda;
 
 namespace cuda {
 
@@ -139,6 +142,8 @@ class CudaBackend final : public Backend {
   std::size_t pool_reserved_peak() const;  // bytes the pool took from the device, at most
   void set_fast_accum(bool on) { fast_accum_ = on; }  // FP8 GEMMs (default off: precise)
   void set_op_timing(bool on) { op_timing_ = on; }
+  // The GEMMs: e.g. set_algo_choice(GemmAlgoChoice::timed) and its tuning_records().
+  CublasLtGemm& gemm() { return *gemm_; }
   std::vector<OpTime> take_op_times();  // synchronises; sums per op, in first-seen order
 
   // Pool access for PoolBlock.
@@ -150,6 +155,14 @@ class CudaBackend final : public Backend {
 
  private:
   struct DeviceFlags;  // error flags in device memory (see the file comment)
+  // An FP8 linear's forward (cuda_linear_op.cpp): its saved state's memory and transients,
+  // `compute` (the casts and the GEMM into the state), then its non-finite flags.
+  using Fp8ForwardBody = std::function<void(const LinearCudaConfig&, LinearSavedCuda&)>;
+  std::unique_ptr<LinearContext> fp8_linear_forward(const TensorView& x, const TensorView& w,
+                                                    std::string_view name, AmaxSlot x_amax,
+                                                    const Fp8ForwardBody& compute);
+  // A meta for the FP8 GELU epilogue's amax that no linear reads (cuda_linear_op.cpp).
+  Fp8Meta* gelu_amax_scratch() { return static_cast<Fp8Meta*>(gelu_amax_block_.get()); }
   void account(std::int64_t delta);
   void check_flags();  // after a synchronisation: throws what the kernels recorded
   int nonfinite_id(const std::string& tensor_name);
@@ -165,6 +178,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CublasLtGemm> gemm_;
   std::unique_ptr<LinearCudaOverlap> overlap_;
   PoolBlock flags_block_;
+  PoolBlock gelu_amax_block_;  // gelu_amax_scratch()
   DeviceFlags* flags_ = nullptr;  // device pointer inside flags_block_
   bool fast_accum_ = false;
   std::vector<std::string> nonfinite_names_;
