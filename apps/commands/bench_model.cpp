@@ -62,7 +62,8 @@ void add_bench_model(CLI::App& bench) {
       ->add_option("--arms", args->arms,
                    "bf16, fp8-mlp, fp8-linears, each optionally +recompute, then optionally "
                    "+recompute-pointwise (RMSNorm and GELU outputs rebuilt in the backward), "
-                   "then optionally +unfused-amax (FP8 linears read their input for the amax), "
+                   "then optionally +unfused-amax (FP8 linears read their input for the amax) "
+                   "or +unfused-attention-amax (only attn.proj's x and qkv's dY do), "
                    "then optionally "
                    "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
                    "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "

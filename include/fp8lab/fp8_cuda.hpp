@@ -30,13 +30,6 @@ Fp8Meta* alloc_fp8_meta(DeviceArena& arena, int count, cudaStream_t stream);
 // amax of x (f32 or bf16, any shape) and the scale for `format`, written into *meta.
 void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaStream_t stream);
 
-// A producer's fp32 amax taken before its bf16 output was rounded (cuBLASLt's AMAX_D) -> the meta
-// amax_scale_cuda would write for that output: rounded to bf16 first (rounding is monotone, so
-// that is the maximum over the stored values), then amax, scale, inv_scale and the non-finite
-// flag as amax_device.cuh's finalize_amax writes them. One thread; `raw` may lie inside *meta.
-void amax_meta_from_f32_cuda(const float* raw, Fp8Format format, Fp8Meta* meta,
-                             cudaStream_t stream);
-
 // q = satfinite_rne(x * meta->scale): x f32/bf16, q fp8_dtype(format) of x's shape.
 void quantize_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
                    cudaStream_t stream);

@@ -9,16 +9,10 @@
 // (e.g. &Fp8Meta::inv_scale), so no host sync is needed between the amax and the GEMM. Anything
 // else is an fp8lab::Error naming the GEMM's shape, never a wrong answer.
 //
-// Epilogues (bf16 output): gelu_aux writes out = GELU(A·B) and aux = A·B, the GELU computed from
-// the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX), for bf16 or FP8
-// operands; dgelu (bf16 operands only) writes out = (A·B) · GELU'(aux), aux holding GELU's input
-// (cuBLASLt's DGELU). aux is a bf16 tensor of out's shape that overlaps nothing. GELU is the tanh
-// form (Backend::gelu_forward). amax_d (FP8 operands, bf16 out): cuBLASLt also writes max|out|,
-// taken over the fp32 values before out's rounding (after the epilogue), as one f32.
-//
-// Whether cuBLASLt runs a combination (an epilogue or amax_d with FP8 operands) is only known when
-// it is launched: try_matmul returns false, having written nothing, when it refuses every
-// candidate; matmul throws instead.
+// Epilogues (bf16 operands and output only): gelu_aux writes out = GELU(A·B) and aux = A·B, the
+// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX);
+// dgelu writes out = (A·B) · GELU'(aux), aux holding GELU's input (cuBLASLt's DGELU). aux is a
+// bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
 //
 // One CublasLtGemm holds the handle, one shared workspace, and the plans (descriptors and the
 // heuristic's candidate algorithms), built once per shape/type/option key and cached. A plan's
@@ -74,7 +68,6 @@ struct GemmCudaOptions {
   bool accumulate = false;  // out += A·B (beta = 1)
   GemmEpilogue epilogue = GemmEpilogue::none;
   TensorView aux{};  // gelu_aux: written (A·B in bf16); dgelu: read (GELU's input)
-  float* amax_d = nullptr;  // FP8 operands, bf16 out: max|out| is written here (16-byte aligned)
 };
 
 class CublasLtGemm {
@@ -86,10 +79,6 @@ class CublasLtGemm {
 
   void matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
               const GemmCudaOptions& options, cudaStream_t stream);
-  // matmul, or false (nothing launched, nothing written) when cuBLASLt has no algorithm for it
-  // or refuses every candidate at launch; a refused plan is remembered and refused again.
-  bool try_matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
-                  const GemmCudaOptions& options, cudaStream_t stream);
 
   std::size_t cached_plans() const;
   std::size_t workspace_bytes() const { return workspace_bytes_; }

@@ -80,20 +80,14 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
                           cudaStream_t stream, const Fp8Meta* dy_amax = nullptr);
 
-// GELU fused into the GEMMs' epilogues (CublasLtGemm's gelu_aux and dgelu):
+// bf16 mode, with GELU fused into the GEMMs' epilogues (CublasLtGemm's gelu_aux and dgelu):
 //   forward:  pre = x Wᵀ and y = GELU(x Wᵀ), GELU taken of the fp32 product (not of bf16 pre);
-//   backward (bf16 mode): dX = (dY W) · GELU'(gelu_x), gelu_x being GELU's input (pre), and dW
-//             as linear_backward_cuda's. The GELU that follows an MLP's first linear, and the
-//             GELU backward that follows its second linear's dX, each without a pass of their own.
-// The forward runs in every mode. In the FP8 modes x and W are cast as linear_forward_cuda casts
-// them (x_amax likewise), and y_amax (required) receives the meta of y's amax for an E4M3 cast,
-// as a producer-fused amax leaves it (AmaxSlot): cuBLASLt's AMAX_D, rounded to bf16 like y.
-// Returns false, FP8 modes only, when cuBLASLt refuses that GEMM: pre then holds the plain
-// product, y and y_amax are untouched, and the caller runs the GELU.
-bool linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
+//   backward: dX = (dY W) · GELU'(gelu_x), gelu_x being GELU's input (pre), and dW as
+//             linear_backward_cuda's. The GELU that follows an MLP's first linear, and the GELU
+//             backward that follows its second linear's dX, each without a pass of their own.
+void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                               const TensorView& x, const TensorView& w, const TensorView& pre,
-                              const TensorView& y, LinearSavedCuda& saved, cudaStream_t stream,
-                              const Fp8Meta* x_amax = nullptr, Fp8Meta* y_amax = nullptr);
+                              const TensorView& y, LinearSavedCuda& saved, cudaStream_t stream);
 void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                                 const LinearSavedCuda& saved, const TensorView& dy,
                                 const TensorView& gelu_x, const TensorView& dx,

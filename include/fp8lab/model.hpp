@@ -101,6 +101,12 @@ class GptModel {
   // gradients are the same bits either way (tests/model, tests/cuda).
   void set_fuse_amax(bool on) { fuse_amax_ = on; }
   bool fuse_amax() const { return fuse_amax_; }
+  // The attention's share of it (its output into attn.proj, its backward's d_qkv into qkv's
+  // dY), on by default while fuse_amax is on. Off: attn.proj and qkv read their input for the
+  // amax, the other producers keep theirs. For an A/B of the attention kernels' amax epilogue
+  // against the linears' own pass (docs/perf-notes.md v18); the same bits either way.
+  void set_fuse_attention_amax(bool on) { fuse_attention_amax_ = on; }
+  bool fuse_attention_amax() const { return fuse_attention_amax_; }
 
   // The residual add fused into the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
   // every add but the embedding is followed by ln2, the next block's ln1 or ln_f), and the
@@ -184,6 +190,7 @@ class GptModel {
   std::unique_ptr<Activations> acts_;
   GradientReadyHook gradient_ready_hook_;
   bool fuse_amax_ = true;
+  bool fuse_attention_amax_ = true;
   bool fuse_norm_add_ = true;
   bool fuse_gelu_ = true;
   bool fuse_gelu_backward_ = false;

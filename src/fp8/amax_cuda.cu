@@ -90,20 +90,6 @@ void launch_amax_scale(const void* x, ElemType type, std::int64_t n, Fp8Format f
                                                          format, meta);
 }
 
-// One thread: the fp32 amax rounded to bf16 (as the output it was taken of), then the same
-// finalisation as a reduction's last block. The key is read before the meta is written: `raw`
-// may be the meta's own first word.
-__global__ void amax_meta_from_f32_kernel(const float* raw, Fp8Format format, Fp8Meta* meta) {
-  const std::uint32_t key = amax_key_bf16(float_to_bf16(fabsf(*raw)));
-  meta->amax_bits_accum = key;
-  finalize_amax(meta, format);
-}
-
-void launch_amax_meta_from_f32(const float* raw, Fp8Format format, Fp8Meta* meta,
-                               cudaStream_t stream) {
-  amax_meta_from_f32_kernel<<<1, 1, 0, stream>>>(raw, format, meta);
-}
-
 void launch_conversion_probe(unsigned long long* counts, std::uint32_t* example, int sm_count) {
   probe_kernel<Fp8Format::e4m3><<<8 * sm_count, 256>>>(counts, example);
   probe_kernel<Fp8Format::e5m2><<<8 * sm_count, 256>>>(counts + 1, example);

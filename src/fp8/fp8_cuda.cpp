@@ -49,14 +49,6 @@ void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaS
   FP8LAB_LAUNCH_CHECK("amax_scale_kernel");
 }
 
-void amax_meta_from_f32_cuda(const float* raw, Fp8Format format, Fp8Meta* meta,
-                             cudaStream_t stream) {
-  FP8LAB_CHECK(raw != nullptr, "amax_meta_from_f32_cuda: no amax to read");
-  check_meta(meta, "amax_meta_from_f32_cuda");
-  detail::launch_amax_meta_from_f32(raw, format, meta, stream);
-  FP8LAB_LAUNCH_CHECK("amax_meta_from_f32_kernel");
-}
-
 void quantize_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
                    cudaStream_t stream) {
   const detail::ElemType type = cast_input_type(x, "quantize input");

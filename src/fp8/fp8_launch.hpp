@@ -19,9 +19,6 @@ enum class ElemType : std::uint8_t { f32, bf16 };
 void launch_amax_scale(const void* x, ElemType type, std::int64_t n, Fp8Format format,
                        Fp8Meta* meta, int sm_count, cudaStream_t stream);
 
-void launch_amax_meta_from_f32(const float* raw, Fp8Format format, Fp8Meta* meta,
-                               cudaStream_t stream);
-
 void launch_quantize(const void* x, ElemType type, std::int64_t n, Fp8Format format, bool hw,
                      Fp8Meta* meta, std::uint8_t* q, int sm_count, cudaStream_t stream);
 

@@ -19,8 +19,6 @@ struct CublasLtGemm::Plan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's ranking
   int chosen = -1;  // index of the first candidate cuBLASLt accepted at run time
-  bool refused = false;  // no candidate, or every one refused at launch
-  cublasStatus_t last_status = CUBLAS_STATUS_SUCCESS;  // why, when refused
   bool fp8 = false;
   ~Plan() {
     if (c) cublasLtMatrixLayoutDestroy(c);
@@ -59,23 +57,14 @@ std::string describe(const GemmArg& a, const GemmArg& b, const TensorView& out) 
                      b.k_major ? " (k-major)" : " (transposed)");
 }
 
-// The epilogue's own contract (gemm_cuda.hpp): a bf16 out (and bf16 operands for dgelu), an aux
-// of out's shape and type that overlaps nothing, no accumulation; amax_d for FP8 operands only.
+// The epilogue's own contract (gemm_cuda.hpp): bf16 in and out, an aux of out's shape and type
+// that overlaps nothing, no accumulation.
 void check_epilogue(const GemmArg& a, const TensorView& out, const GemmCudaOptions& options,
                     const std::string& what) {
-  if (options.amax_d) {
-    FP8LAB_CHECK_KIND(ErrorKind::dtype, is_fp8(a.t.dtype) && out.dtype == DType::bf16,
-                      "{}: amax_d takes FP8 operands and a bf16 out", what);
-    FP8LAB_CHECK(aligned16(options.amax_d), "{}: amax_d {} must be 16-byte aligned", what,
-                 static_cast<const void*>(options.amax_d));
-  }
   if (options.epilogue == GemmEpilogue::none) return;
   const char* name = gemm_epilogue_name(options.epilogue);
-  FP8LAB_CHECK_KIND(ErrorKind::dtype, out.dtype == DType::bf16, "{}: the {} epilogue needs a bf16 out",
-                    what, name);
-  FP8LAB_CHECK_KIND(ErrorKind::dtype,
-                    a.t.dtype == DType::bf16 || options.epilogue == GemmEpilogue::gelu_aux,
-                    "{}: the {} epilogue takes bf16 operands", what, name);
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, a.t.dtype == DType::bf16 && out.dtype == DType::bf16,
+                    "{}: the {} epilogue takes bf16 operands and a bf16 out", what, name);
   FP8LAB_CHECK(!options.accumulate, "{}: the {} epilogue cannot accumulate into out", what, name);
   const TensorView& aux = options.aux;
   FP8LAB_CHECK(aux.data != nullptr, "{}: the {} epilogue needs its aux tensor", what, name);
@@ -133,15 +122,6 @@ GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
                "others)",
                what, static_cast<const void*>(a.inv_scale), static_cast<const void*>(b.inv_scale));
   return d;
-}
-
-// " (epilogue gelu-aux, amax)": what a GEMM computes beyond out = A·B, for messages.
-std::string epilogue_note(const GemmCudaOptions& o) {
-  if (o.epilogue == GemmEpilogue::none && !o.amax_d) return "";
-  std::string note = " (";
-  if (o.epilogue != GemmEpilogue::none) note += fmt::format("epilogue {}", gemm_epilogue_name(o.epilogue));
-  if (o.amax_d) note += o.epilogue != GemmEpilogue::none ? ", amax_d" : "amax_d";
-  return note + ")";
 }
 
 template <typename T>
@@ -268,18 +248,6 @@ static std::uint32_t pointer_alignment(const void* p) {
   return align;
 }
 
-// A plan per distinct problem: types, shapes, layouts, options and the pointers' alignments.
-static std::string plan_key(const GemmArg& a, const GemmArg& b, const TensorView& out,
-                            const GemmCudaOptions& options) {
-  return fmt::format("{}{}{}|{}{}{}|{}{}|fa{}|ep{}|amax{}|al{}.{}.{}.{}", dtype_name(a.t.dtype),
-                     a.t.shape.str(), a.k_major, dtype_name(b.t.dtype), b.t.shape.str(), b.k_major,
-                     dtype_name(out.dtype), out.shape.str(), options.fast_accum,
-                     gemm_epilogue_name(options.epilogue), options.amax_d != nullptr,
-                     pointer_alignment(a.t.data), pointer_alignment(b.t.data),
-                     pointer_alignment(out.data),
-                     options.aux.data ? pointer_alignment(options.aux.data) : 0);
-}
-
 std::size_t CublasLtGemm::cached_plans() const { return plans_.size(); }
 
 CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg& a,
@@ -302,13 +270,7 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
                                                         : CUBLASLT_EPILOGUE_DGELU);
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(d.n));
-    // With FP8 operands cuBLASLt's default aux type has exceptions; say bf16 (bf16 GEMMs keep
-    // the default, which is out's type, as measured in v15).
-    if (is_fp8(a.t.dtype))
-      set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
-               static_cast<std::int32_t>(CUDA_R_16BF));
   }
-  if (options.amax_d) set_attr(plan->desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, options.amax_d);
   if (plan->fp8)
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
              static_cast<std::int8_t>(options.fast_accum ? 1 : 0));
@@ -348,33 +310,26 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
       cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), plan->desc, plan->a,
                                      plan->b, plan->c, plan->c, pref, kCandidates, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (status == CUBLAS_STATUS_SUCCESS)
-    for (int i = 0; i < found; ++i) plan->candidates.push_back(results[i].algo);
-  if (plan->candidates.empty()) {  // try_matmul refuses it; matmul names the status
-    plan->refused = true;
-    plan->last_status = status == CUBLAS_STATUS_SUCCESS ? CUBLAS_STATUS_NOT_SUPPORTED : status;
-  }
+  FP8LAB_CHECK_KIND(ErrorKind::cuda, status == CUBLAS_STATUS_SUCCESS && found > 0,
+                    "{}: cuBLASLt has no algorithm ({})", describe(a, b, out),
+                    cublasLtGetStatusName(status));
+  for (int i = 0; i < found; ++i) plan->candidates.push_back(results[i].algo);
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
 
 void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
                           const GemmCudaOptions& options, cudaStream_t stream) {
-  if (try_matmul(a, b, out, options, stream)) return;
-  const Plan& plan = *plans_.at(plan_key(a, b, out, options));
-  FP8LAB_FAIL(ErrorKind::cuda, "{}{}: cuBLASLt has no algorithm that runs it ({} candidates; {})",
-              describe(a, b, out), epilogue_note(options), plan.candidates.size(),
-              cublasLtGetStatusName(plan.last_status));
-}
-
-bool CublasLtGemm::try_matmul(const GemmArg& a, const GemmArg& b, const TensorView& out,
-                              const GemmCudaOptions& options, cudaStream_t stream) {
   check_gemm(a, b, out);  // cheap; every call is validated, not only the first of a shape
   check_epilogue(a, out, options, describe(a, b, out));
-  Plan& plan = plan_for(plan_key(a, b, out, options), a, b, out, options);
-  if (plan.refused) return false;
+  const std::string key = fmt::format(
+      "{}{}{}|{}{}{}|{}{}|fa{}|ep{}|al{}.{}.{}.{}", dtype_name(a.t.dtype), a.t.shape.str(),
+      a.k_major, dtype_name(b.t.dtype), b.t.shape.str(), b.k_major, dtype_name(out.dtype),
+      out.shape.str(), options.fast_accum, gemm_epilogue_name(options.epilogue),
+      pointer_alignment(a.t.data), pointer_alignment(b.t.data), pointer_alignment(out.data),
+      options.aux.data ? pointer_alignment(options.aux.data) : 0);
+  Plan& plan = plan_for(key, a, b, out, options);
   if (options.epilogue != GemmEpilogue::none)
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);
-  if (options.amax_d) set_attr(plan.desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, options.amax_d);
   if (plan.fp8) {
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, b.inv_scale);
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, a.inv_scale);
@@ -387,30 +342,34 @@ bool CublasLtGemm::try_matmul(const GemmArg& a, const GemmArg& b, const TensorVi
   };
   if (plan.chosen >= 0) {
     FP8LAB_CUBLAS_CHECK(launch(plan.candidates[static_cast<std::size_t>(plan.chosen)]));
-    return true;
+    return;
   }
   if (choice_ == GemmAlgoChoice::timed && plan.candidates.size() > 1) {
     GemmTuningRecord rec =
         time_candidates(plan.candidates, launch, out, options.accumulate, stream);
     if (rec.chosen >= 0) {
       plan.chosen = rec.chosen;
-      rec.gemm = describe(a, b, out) + epilogue_note(options);
+      rec.gemm = describe(a, b, out) +
+                 (options.epilogue == GemmEpilogue::none
+                      ? ""
+                      : fmt::format(" (epilogue {})", gemm_epilogue_name(options.epilogue)));
       tuning_.push_back(std::move(rec));
       FP8LAB_CUBLAS_CHECK(launch(plan.candidates[static_cast<std::size_t>(plan.chosen)]));
-      return true;
+      return;
     }
   }
   // First call of this plan: take the best-ranked candidate that cuBLASLt accepts (a refused
   // launch returns before touching memory), then keep it: the algorithm is chosen once per key.
+  cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
   for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
-    plan.last_status = launch(plan.candidates[i]);
-    if (plan.last_status == CUBLAS_STATUS_SUCCESS) {
+    last = launch(plan.candidates[i]);
+    if (last == CUBLAS_STATUS_SUCCESS) {
       plan.chosen = static_cast<int>(i);
-      return true;
+      return;
     }
   }
-  plan.refused = true;
-  return false;
+  FP8LAB_FAIL(ErrorKind::cuda, "{}: none of cuBLASLt's {} candidate algorithms ran (last: {})",
+              describe(a, b, out), plan.candidates.size(), cublasLtGetStatusName(last));
 }
 
 }  // namespace fp8lab

@@ -159,11 +159,12 @@ void GptModel::forward(bool training) {
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
         working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
         x_amax(l, BlockLinear::attn_qkv));
-    backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, x_amax(l, BlockLinear::attn_proj));
+    const AmaxSlot att_amax = fuse_attention_amax_ ? x_amax(l, BlockLinear::attn_proj) : AmaxSlot{};
+    backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
     b.attn_proj_ctx =
         backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
                                 working(block_param(l, "attn.proj.weight")), a.branch_out,
-                                linear_name(l, "attn.proj"), x_amax(l, BlockLinear::attn_proj));
+                                linear_name(l, "attn.proj"), att_amax);
     add_and_norm(x_attn, x_mlp, block_param(l, "ln2.weight"), own_or(b.ln2, a.ln_shared), b.rstd2,
                  x_amax(l, BlockLinear::mlp_fc));
     mlp_forward(l, /*state_only=*/false);
@@ -292,10 +293,10 @@ void GptModel::block_backward(std::int64_t l) {
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad(block_param(l, "attn.proj.weight")),
                            dy_amax(BlockLinear::attn_proj));
-  backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv,
-                              dy_amax(BlockLinear::attn_qkv));
+  const AmaxSlot d_qkv_amax = fuse_attention_amax_ ? dy_amax(BlockLinear::attn_qkv) : AmaxSlot{};
+  backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv, d_qkv_amax);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")),
-                           dy_amax(BlockLinear::attn_qkv));
+                           d_qkv_amax);
   // Block 0's ln1 feeds the embedding backward, which reads dresid itself.
   norm_backward(a.resid[static_cast<std::size_t>(2 * l)], block_param(l, "ln1.weight"), b.rstd1,
                 a.d_ln, l > 0 ? std::optional(BlockLinear::mlp_proj) : std::nullopt);

@@ -101,11 +101,6 @@ CudaBackend::CudaBackend() {
   overlap_ = std::make_unique<LinearCudaOverlap>();
   flags_block_ = PoolBlock(this, sizeof(DeviceFlags), MemoryKind::workspace, "error flags");
   flags_ = static_cast<DeviceFlags*>(flags_block_.get());
-  // Here, not on first use: a workspace block taken during a loan (lend_idle) would sit in
-  // lent memory.
-  gelu_amax_block_ =
-      PoolBlock(this, sizeof(Fp8Meta), MemoryKind::workspace, "GELU epilogue amax scratch");
-  FP8LAB_CUDA_CHECK(cudaMemsetAsync(gelu_amax_block_.get(), 0, sizeof(Fp8Meta), stream_));
   const DeviceFlags initial{0, 0, INT_MAX, 1, 0.0, 0, 0.0};
   FP8LAB_CUDA_CHECK(
       cudaMemcpyAsync(flags_, &initial, sizeof(initial), cudaMemcpyHostToDevice, stream_));
@@ -120,7 +115,6 @@ CudaBackend::~CudaBackend() {
   }
   for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
   flags_block_.reset();
-  gelu_amax_block_.reset();
   overlap_.reset();
   gemm_.reset();
   cudaStreamSynchronize(stream_);

@@ -20,7 +20,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,8 +32,6 @@ namespace fp8lab {
 
 class CublasLtGemm;
 class LinearCudaOverlap;
-struct LinearCudaConfig;
-struct LinearSavedCuda;
 
 namespace cuda {
 
@@ -155,14 +152,6 @@ class CudaBackend final : public Backend {
 
  private:
   struct DeviceFlags;  // error flags in device memory (see the file comment)
-  // An FP8 linear's forward (cuda_linear_op.cpp): its saved state's memory and transients,
-  // `compute` (the casts and the GEMM into the state), then its non-finite flags.
-  using Fp8ForwardBody = std::function<void(const LinearCudaConfig&, LinearSavedCuda&)>;
-  std::unique_ptr<LinearContext> fp8_linear_forward(const TensorView& x, const TensorView& w,
-                                                    std::string_view name, AmaxSlot x_amax,
-                                                    const Fp8ForwardBody& compute);
-  // A meta for the FP8 GELU epilogue's amax that no linear reads (cuda_linear_op.cpp).
-  Fp8Meta* gelu_amax_scratch() { return static_cast<Fp8Meta*>(gelu_amax_block_.get()); }
   void account(std::int64_t delta);
   void check_flags();  // after a synchronisation: throws what the kernels recorded
   int nonfinite_id(const std::string& tensor_name);
@@ -178,7 +167,6 @@ class CudaBackend final : public Backend {
   std::unique_ptr<CublasLtGemm> gemm_;
   std::unique_ptr<LinearCudaOverlap> overlap_;
   PoolBlock flags_block_;
-  PoolBlock gelu_amax_block_;  // gelu_amax_scratch()
   DeviceFlags* flags_ = nullptr;  // device pointer inside flags_block_
   bool fast_accum_ = false;
   std::vector<std::string> nonfinite_names_;

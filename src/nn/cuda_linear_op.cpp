@@ -68,15 +68,22 @@ std::unique_ptr<CudaLinearContext> new_linear_context(LinearMode mode, std::stri
 
 }  // namespace
 
-std::unique_ptr<LinearContext> CudaBackend::fp8_linear_forward(const TensorView& x,
-                                                               const TensorView& w,
-                                                               std::string_view name,
-                                                               AmaxSlot x_amax,
-                                                               const Fp8ForwardBody& compute) {
+std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, const TensorView& x,
+                                                           const TensorView& w, const TensorView& y,
+                                                           std::string_view name, AmaxSlot x_amax) {
+  OpTimer timer(*this, mode == LinearMode::fp8 ? "linear_forward fp8" : "linear_forward bf16");
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode != LinearMode::f32,
+                    "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
+                    "LinearMode f32 (compute fp32) is the CPU reference's",
+                    name);
   check_rank(x, 2, "linear x");
   check_rank(w, 2, "linear w");
   const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  auto ctx = new_linear_context(LinearMode::fp8, name, fast_accum_, overlap_.get());
+  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
+  if (mode == LinearMode::bf16) {
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
+    return ctx;
+  }
   const std::string what = ctx->config.name + " saved FP8 operands";
   ctx->kept = PoolBlock(
       this, Carver::size(u(k * m)) + Carver::size(u(k * n)) + Carver::size(3 * sizeof(Fp8Meta)),
@@ -93,7 +100,7 @@ std::unique_ptr<LinearContext> CudaBackend::fp8_linear_forward(const TensorView&
   s.wq = scratch_w.tensor(DType::e4m3, {n, k});
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
-  compute(ctx->config, s);
+  linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
   cuda_ops::record_nonfinite(s.meta + 0, 1, nonfinite_id(ctx->config.name + ".x"),
                              flag_first_nonfinite(), stream_);
   cuda_ops::record_nonfinite(s.meta + 1, 1, nonfinite_id(ctx->config.name + ".w"),
@@ -103,25 +110,6 @@ std::unique_ptr<LinearContext> CudaBackend::fp8_linear_forward(const TensorView&
   s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
   return ctx;
-}
-
-std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, const TensorView& x,
-                                                           const TensorView& w, const TensorView& y,
-                                                           std::string_view name, AmaxSlot x_amax) {
-  OpTimer timer(*this, mode == LinearMode::fp8 ? "linear_forward fp8" : "linear_forward bf16");
-  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode != LinearMode::f32,
-                    "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
-                    "LinearMode f32 (compute fp32) is the CPU reference's",
-                    name);
-  if (mode == LinearMode::bf16) {
-    auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
-    linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
-    return ctx;
-  }
-  return fp8_linear_forward(
-      x, w, name, x_amax, [&](const LinearCudaConfig& config, LinearSavedCuda& saved) {
-        linear_forward_cuda(*gemm_, config, x, w, y, saved, stream_, x_amax.meta);
-      });
 }
 
 void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
@@ -153,35 +141,14 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
 std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
     LinearMode mode, const TensorView& x, const TensorView& w, const TensorView& pre,
     const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax) {
-  // A bf16 fc with an FP8 consumer (no policy makes one) would need y's amax from a bf16 GEMM,
-  // which cuBLASLt does not compute: the separate GELU kernel reduces it as it stores.
-  if (mode == LinearMode::bf16 && y_amax)
+  // An amax of y (an FP8 consumer) would need a pass over y anyway: the separate GELU kernel
+  // reduces it as it stores.
+  if (mode != LinearMode::bf16 || y_amax)
     return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax);
-  if (mode == LinearMode::bf16) {
-    OpTimer timer(*this, "linear_forward bf16 +gelu");
-    nn::check_linear_gelu(pre, y, name);
-    auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
-    linear_gelu_forward_cuda(*gemm_, ctx->config, x, w, pre, y, ctx->saved, stream_);
-    return ctx;
-  }
-  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode == LinearMode::fp8,
-                    "linear '{}': the CUDA backend computes in bf16 or fp8, not f32", name);
-  if (y_amax) check_amax_slot_format(y_amax, Fp8Format::e4m3, std::string(name) + " GELU output");
+  OpTimer timer(*this, "linear_forward bf16 +gelu");
   nn::check_linear_gelu(pre, y, name);
-  // The GEMM asks for y's amax even without a slot, into the backend's scratch meta: one plan
-  // for both cases, so y's bits do not depend on whether the consumer takes the fused amax.
-  Fp8Meta* y_meta = y_amax ? y_amax.meta : gelu_amax_scratch();
-  bool fused = false;
-  std::unique_ptr<LinearContext> ctx;
-  {
-    OpTimer timer(*this, "linear_forward fp8 +gelu");
-    ctx = fp8_linear_forward(
-        x, w, name, x_amax, [&](const LinearCudaConfig& config, LinearSavedCuda& saved) {
-          fused = linear_gelu_forward_cuda(*gemm_, config, x, w, pre, y, saved, stream_,
-                                           x_amax.meta, y_meta);
-        });
-  }
-  if (!fused) gelu_forward(pre, y, y_amax);  // cuBLASLt refused the epilogue with FP8 operands
+  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
+  linear_gelu_forward_cuda(*gemm_, ctx->config, x, w, pre, y, ctx->saved, stream_);
   return ctx;
 }
 

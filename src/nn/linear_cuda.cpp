@@ -76,24 +76,6 @@ void check_backward_views(const TensorView& dy, const TensorView& dx, const Tens
                     "{}.dw must be f32 or bf16, got {}", name, dw.describe());
 }
 
-// The FP8 forward's casts of W and x, both layouts each, into `saved`: W on the side stream
-// (after everything already queued on the main one) while x is cast on the main one.
-void cast_forward_operands(const LinearCudaConfig& config, const TensorView& x,
-                           const TensorView& w, LinearSavedCuda& saved, cudaStream_t stream,
-                           const Fp8Meta* x_amax) {
-  LinearCudaOverlap* ov = config.overlap;
-  if (ov) {
-    FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
-    FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(ov->side, ov->fork, 0));
-  }
-  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
-                    ov ? ov->side : stream);
-  if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
-  cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
-                    stream, x_amax);
-  if (ov) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
-}
-
 }  // namespace
 
 LinearCudaOverlap::LinearCudaOverlap() {
@@ -170,7 +152,17 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
     return;
   }
   check_saved(saved, m, k, n, name);
-  cast_forward_operands(config, x, w, saved, stream, x_amax);
+  LinearCudaOverlap* ov = config.overlap;
+  if (ov) {  // W on the side stream, after everything already queued on the main one
+    FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
+    FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(ov->side, ov->fork, 0));
+  }
+  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
+                    ov ? ov->side : stream);
+  if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
+  cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
+                    stream, x_amax);
+  if (ov) FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
   if (!want_y) return;
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
               {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {.fast_accum = config.fast_accum},
@@ -215,41 +207,19 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
               {saved.xq_t, true, &meta[kMetaX].inv_scale}, dw, dw_options, stream);
 }
 
-bool linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
+void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                               const TensorView& x, const TensorView& w, const TensorView& pre,
-                              const TensorView& y, LinearSavedCuda& saved, cudaStream_t stream,
-                              const Fp8Meta* x_amax, Fp8Meta* y_amax) {
+                              const TensorView& y, LinearSavedCuda& saved, cudaStream_t stream) {
   const std::string& name = config.name;
-  FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
-               name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
+  FP8LAB_CHECK(config.mode == LinearCudaMode::bf16 && saved.mode == config.mode,
+               "{}: the GELU epilogue runs in bf16 mode only, not {}", name,
+               linear_cuda_mode_name(config.mode));
   const auto [m, k, n] = check_forward_inputs(x, w, name);
   check_view(pre, DType::bf16, {m, n}, name + " pre-activation");
   check_view(y, DType::bf16, {m, n}, name + " GELU output");
-  const GemmCudaOptions gelu{.epilogue = GemmEpilogue::gelu_aux, .aux = pre};
-  if (!is_fp8_mode(config.mode)) {
-    FP8LAB_CHECK(x_amax == nullptr && y_amax == nullptr,
-                 "{}: amaxes belong to the FP8 modes, the layer runs bf16", name);
-    saved.x = x;
-    saved.w = w;
-    gemm.matmul({x, true}, {w, true}, y, gelu, stream);
-    return true;
-  }
-  FP8LAB_CHECK(y_amax != nullptr, "{}: the FP8 GELU epilogue needs a meta for y's amax", name);
-  check_saved(saved, m, k, n, name);
-  cast_forward_operands(config, x, w, saved, stream, x_amax);
-  const GemmArg xq{saved.xq, true, &saved.meta[kMetaX].inv_scale};
-  const GemmArg wq{saved.wq, true, &saved.meta[kMetaW].inv_scale};
-  // cuBLASLt's fp32 amax lands in y_amax's first word (16-byte aligned, as cuBLASLt wants its
-  // scalar pointers); amax_meta_from_f32_cuda reads it before it rewrites the whole meta.
-  GemmCudaOptions fused = gelu;
-  fused.fast_accum = config.fast_accum;
-  fused.amax_d = &y_amax->inv_scale;
-  if (gemm.try_matmul(xq, wq, y, fused, stream)) {
-    amax_meta_from_f32_cuda(&y_amax->inv_scale, Fp8Format::e4m3, y_amax, stream);
-    return true;
-  }
-  gemm.matmul(xq, wq, pre, {.fast_accum = config.fast_accum}, stream);
-  return false;
+  saved.x = x;
+  saved.w = w;
+  gemm.matmul({x, true}, {w, true}, y, {.epilogue = GemmEpilogue::gelu_aux, .aux = pre}, stream);
 }
 
 void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

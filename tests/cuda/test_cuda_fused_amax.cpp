@@ -1,6 +1,6 @@
 // The producer-fused amax on the CUDA backend (AmaxSlot in fp8lab/backend.hpp):
 // - each producer op (RMSNorm, GELU forward and backward, convert, attention forward and
-//   backward, an FP8 fc with GELU in its GEMM's epilogue) leaves in its slot the very Fp8Meta bytes that amax_scale_cuda writes reading the
+//   backward) leaves in its slot the very Fp8Meta bytes that amax_scale_cuda writes reading the
 //   op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed counters and
 //   scratch words; with a NaN and with an inf in the output too; on prime shapes, unaligned views
 //   (the scalar paths) and tensors large enough that every thread loops; and the output bytes do
@@ -16,7 +16,6 @@
 #include <functional>
 #include <limits>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
@@ -281,29 +280,6 @@ TEST_F(CudaFusedAmax, AttentionBackwardAmaxCoversDqDkAndDv) {
         }
       }
     }
-  }
-}
-
-// An FP8 MLP's fc with GELU in its GEMM's epilogue: y's amax comes from cuBLASLt's AMAX_D
-// (the fp32 maximum before y's rounding, rounded to bf16 by amax_meta_from_f32_cuda). It must be
-// the meta amax_scale_cuda writes reading y back, and y's bytes must not depend on the slot
-// (without one the GEMM writes its amax into the backend's scratch meta: the same plan). FP8
-// GEMMs take aligned views with dims in multiples of 16, so no offsets and no prime shapes here.
-TEST_F(CudaFusedAmax, Fp8GeluEpilogueWritesTheMetaAmaxScaleWouldWrite) {
-  const std::uint64_t seed = testing::fresh_seed();
-  for (const auto& [m, k, n] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{256, 128, 512},
-                                {1024, 256, 768},
-                                {4096, 512, 2048}}) {
-    const DeviceTensor x = to_device(testing::random_normal(DType::bf16, {m, k}, seed, 1, 2.f));
-    const DeviceTensor w =
-        to_device(testing::random_normal(DType::bf16, {n, k}, seed, 2, 0.1f));
-    const DeviceTensor pre(DType::bf16, {m, n});
-    const Case c{{m, n}, 0, DType::bf16};
-    check(label(c, "fp8 fc + GELU epilogue", 0.f), c, Fp8Format::e4m3,
-          [&](const TensorView& y, AmaxSlot s) {
-            gpu->linear_gelu_forward(LinearMode::fp8, x.view(), w.view(), pre.view(), y, "fc", {},
-                                     s);
-          });
   }
 }
 

@@ -297,6 +297,41 @@ TEST(GptModel, FusedAmaxGivesBitIdenticalLossAndGradients) {
   }
 }
 
+// The attention's part of the fused amax alone off (set_fuse_attention_amax): attn.proj and qkv
+// take their own amax, the attention kernels get no slot, and nothing else changes: the same
+// bits as everything fused.
+TEST(GptModel, AttentionAmaxOffGivesBitIdenticalLossAndGradients) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t m = 2 * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  double losses[2];
+  std::vector<float> grads[2];
+  int x_slots[2], dy_slots[2];
+  for (int attention = 0; attention < 2; ++attention) {
+    SlotCounter be;
+    PrecisionConfig p;
+    p.policy = PrecisionPolicy::fp8_linears;
+    GptModel model(c, p, 2, be);
+    model.set_fuse_attention_amax(attention == 1);
+    model.init_parameters(seed);
+    model.zero_grads();
+    losses[attention] =
+        model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
+    grads[attention] = model.get_gradients();
+    EXPECT_EQ(be.attention_slots, attention ? 2 * c.n_layers : 0);
+    EXPECT_EQ(be.attention_slots_handed_on, attention ? 2 * c.n_layers : 0);
+    x_slots[attention] = be.x_slots;
+    dy_slots[attention] = be.dy_slots;
+  }
+  // attn.proj's x (one forward) and qkv's dY, per block, lose their slots.
+  EXPECT_EQ(x_slots[1] - x_slots[0], c.n_layers);
+  EXPECT_EQ(dy_slots[1] - dy_slots[0], c.n_layers);
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0);
+}
+
 // Counts the fused RMSNorm ops and the unfused residual adds and converts they replace, so the
 // test below knows which path ran.
 class NormOpCounter final : public testing::ForwardingBackend {
