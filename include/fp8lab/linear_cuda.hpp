@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,11 @@ struct LinearCudaConfig {
   std::string name = "linear";
   bool fast_accum = false;               // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
   LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
+  // Optional, FP8 modes: called as each phase of the call starts on the main stream, with its
+  // label ("linear_forward fp8: x cast", "...: W wait", "...: GEMM"; "linear_backward fp8: dY
+  // cast", "...: dX GEMM", "...: dW GEMM"), for the CUDA backend's per-op timing. The W casts
+  // run on the side stream meanwhile; "W wait" is the main stream's wait for them.
+  std::function<void(const char* phase)> phase;
 };
 
 struct LinearSavedCuda {

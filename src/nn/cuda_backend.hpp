@@ -139,6 +139,7 @@ class CudaBackend final : public Backend {
   std::size_t pool_reserved_peak() const;  // bytes the pool took from the device, at most
   void set_fast_accum(bool on) { fast_accum_ = on; }  // FP8 GEMMs (default off: precise)
   void set_op_timing(bool on) { op_timing_ = on; }
+  bool op_timing() const { return op_timing_; }
   // The GEMMs: e.g. set_algo_choice(GemmAlgoChoice::timed) and its tuning_records().
   CublasLtGemm& gemm() { return *gemm_; }
   std::vector<OpTime> take_op_times();  // synchronises; sums per op, in first-seen order

@@ -54,6 +54,30 @@ class Carver {
 
 std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
 
+// For one call of the CUDA linear: while op timing is on, each phase it announces
+// (LinearCudaConfig::phase) is timed as a part of the op ("linear_forward fp8: x cast"); the
+// last phase ends with the call (this scope).
+class PhaseTimers {
+ public:
+  PhaseTimers(CudaBackend& backend, LinearCudaConfig& config) : config_(config) {
+    if (!backend.op_timing()) return;
+    config_.phase = [this, &backend](const char* label) {
+      part_.reset();
+      part_.emplace(backend, label);
+    };
+  }
+  ~PhaseTimers() {
+    part_.reset();
+    config_.phase = nullptr;
+  }
+  PhaseTimers(const PhaseTimers&) = delete;
+  PhaseTimers& operator=(const PhaseTimers&) = delete;
+
+ private:
+  LinearCudaConfig& config_;
+  std::optional<OpTimer> part_;
+};
+
 // A linear's state before its forward: its mode, name and the backend's GEMM options.
 std::unique_ptr<CudaLinearContext> new_linear_context(LinearMode mode, std::string_view name,
                                                       bool fast_accum, LinearCudaOverlap* overlap) {
@@ -100,7 +124,10 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   s.wq = scratch_w.tensor(DType::e4m3, {n, k});
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
-  linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
+  {
+    PhaseTimers phases(*this, ctx->config);
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
+  }
   cuda_ops::record_nonfinite(s.meta + 0, 1, nonfinite_id(ctx->config.name + ".x"),
                              flag_first_nonfinite(), stream_);
   cuda_ops::record_nonfinite(s.meta + 1, 1, nonfinite_id(ctx->config.name + ".w"),
@@ -131,8 +158,11 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   scratch.dyq = carve.tensor(DType::e5m2, {m, n});
   scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
   if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
-  linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true, stream_,
-                       dy_amax.meta);
+  {
+    PhaseTimers phases(*this, ctx->config);
+    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true,
+                         stream_, dy_amax.meta);
+  }
   cuda_ops::record_nonfinite(ctx->saved.meta + 2, 1, ctx->dy_flag_id, flag_first_nonfinite(),
                              stream_);
   check_launch("record_nonfinite", __FILE__, __LINE__);
