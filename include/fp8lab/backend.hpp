@@ -217,18 +217,6 @@ class Backend {
   virtual std::unique_ptr<LinearContext> linear_gelu_forward(
       LinearMode precision, const TensorView& x, const TensorView& w, const TensorView& pre,
       const TensorView& y, std::string_view name, AmaxSlot x_amax = {}, AmaxSlot y_amax = {});
-  // An MLP's second linear read from the first one's pre-activation: y = gelu(pre) W^T, with
-  // `gelu` the model's buffer for gelu(pre). Default: gelu_forward(pre, gelu, x_amax) then
-  // linear_forward(precision, gelu, w, y, name, x_amax); the returned state is linear_forward's.
-  // A backend may cast gelu(pre) for an FP8 linear without storing it (the CUDA backend does):
-  // `gelu` is then left unwritten, and y and the saved state must be the default's bits.
-  virtual std::unique_ptr<LinearContext> gelu_linear_forward(LinearMode precision,
-                                                             const TensorView& pre,
-                                                             const TensorView& gelu,
-                                                             const TensorView& w,
-                                                             const TensorView& y,
-                                                             std::string_view name,
-                                                             AmaxSlot x_amax = {});
   // The backward of a linear whose x is gelu(gelu_x) (an MLP's second linear), carried through
   // the GELU: dx = gelu'(gelu_x) * (dy W), dw_accum += dy^T x. Default: linear_backward(saved,
   // dy, dx, dw_accum, dy_amax) then gelu_backward(gelu_x, dx, dx, dx_amax) in place; a backend

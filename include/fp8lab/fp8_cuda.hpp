@@ -30,16 +30,6 @@ Fp8Meta* alloc_fp8_meta(DeviceArena& arena, int count, cudaStream_t stream);
 // amax of x (f32 or bf16, any shape) and the scale for `format`, written into *meta.
 void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaStream_t stream);
 
-// amax_scale_cuda and quantize_transpose_cuda of y = GELU(pre), without y: each kernel takes GELU
-// of its bf16 input on the way and rounds it to bf16 as the CUDA backend's gelu_forward stores
-// it (one shared GELU, nn/gelu_device.cuh), so the meta and the bytes equal those of gelu_forward
-// followed by amax_scale_cuda / quantize_transpose_cuda. The FP8 MLP's proj casts its input this
-// way: 2 bytes per element less traffic than storing GELU's output and reading it back.
-void gelu_amax_scale_cuda(const TensorView& pre, Fp8Format format, Fp8Meta* meta,
-                          cudaStream_t stream);
-void quantize_transpose_gelu_cuda(const TensorView& pre, Fp8Format format, Fp8Meta* meta,
-                                  const TensorView& q, const TensorView& qt, cudaStream_t stream);
-
 // q = satfinite_rne(x * meta->scale): x f32/bf16, q fp8_dtype(format) of x's shape.
 void quantize_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
                    cudaStream_t stream);

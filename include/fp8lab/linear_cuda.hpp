@@ -80,15 +80,6 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
                          cudaStream_t stream, const Fp8Meta* x_amax = nullptr);
 
-// fp8-fused mode: linear_forward_cuda of x = GELU(pre) (GELU rounded to bf16 as the CUDA
-// backend's gelu_forward stores it), cast straight from pre (gelu_amax_scale_cuda,
-// quantize_transpose_gelu_cuda), so GELU(pre) is never stored. y and the saved state have the
-// bytes of gelu_forward followed by linear_forward_cuda; the backward is linear_backward_cuda's.
-void linear_forward_gelu_input_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
-                                    const TensorView& pre, const TensorView& w,
-                                    const TensorView& y, LinearSavedCuda& saved,
-                                    cudaStream_t stream);
-
 // dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,

@@ -5,14 +5,13 @@
 
 #include "amax_device.cuh"
 #include "fp8_device.cuh"
-#include "prologue_device.cuh"
 
 namespace fp8lab::detail {
 namespace {
 
 constexpr int kAmaxThreads = 512;
 
-template <typename In, Prologue P>
+template <typename In>
 __device__ __forceinline__ std::uint32_t thread_amax_bits(const In* x, std::int64_t n, bool vec) {
   std::uint32_t m = 0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -27,26 +26,24 @@ __device__ __forceinline__ std::uint32_t thread_amax_bits(const In* x, std::int6
       load16(x + c * 16, v);
       load16(x + (c + stride) * 16, w);
 #pragma unroll
-      for (int i = 0; i < 16; ++i)
-        m = max(m, max(amax_key(apply_prologue<P>(v[i])), amax_key(apply_prologue<P>(w[i]))));
+      for (int i = 0; i < 16; ++i) m = max(m, max(amax_key(v[i]), amax_key(w[i])));
     }
     if (c < chunks) {
       float v[16];
       load16(x + c * 16, v);
 #pragma unroll
-      for (int i = 0; i < 16; ++i) m = max(m, amax_key(apply_prologue<P>(v[i])));
+      for (int i = 0; i < 16; ++i) m = max(m, amax_key(v[i]));
     }
     done = chunks * 16;
   }
-  for (std::int64_t i = done + tid; i < n; i += stride)
-    m = max(m, amax_key(apply_prologue<P>(load_elem(x + i))));
+  for (std::int64_t i = done + tid; i < n; i += stride) m = max(m, amax_key(load_elem(x + i)));
   return m;
 }
 
-template <typename In, Prologue P>
+template <typename In>
 __global__ void __launch_bounds__(kAmaxThreads)
     amax_scale_kernel(const In* x, std::int64_t n, bool vec, Fp8Format format, Fp8Meta* meta) {
-  commit_block_amax(thread_amax_bits<In, P>(x, n, vec), meta, format);
+  commit_block_amax(thread_amax_bits(x, n, vec), meta, format);
 }
 
 template <Fp8Format F>
@@ -80,19 +77,17 @@ __global__ void byte_mismatch_kernel(const std::uint8_t* a, const std::uint8_t* 
 }  // namespace
 
 void launch_amax_scale(const void* x, ElemType type, std::int64_t n, Fp8Format format,
-                       Fp8Meta* meta, int sm_count, cudaStream_t stream, Prologue prologue) {
+                       Fp8Meta* meta, int sm_count, cudaStream_t stream) {
   const bool vec = aligned16(x);
   const std::int64_t chunks =
       std::max<std::int64_t>(1, (n + 16 * kAmaxThreads - 1) / (16 * kAmaxThreads));
   const int grid = static_cast<int>(std::min<std::int64_t>(chunks, 2LL * sm_count));
-  dispatch_prologue(prologue, [&]<Prologue P>() {
-    if (type == ElemType::bf16)
-      amax_scale_kernel<std::uint16_t, P><<<grid, kAmaxThreads, 0, stream>>>(
-          static_cast<const std::uint16_t*>(x), n, vec, format, meta);
-    else
-      amax_scale_kernel<float, P><<<grid, kAmaxThreads, 0, stream>>>(static_cast<const float*>(x),
-                                                                     n, vec, format, meta);
-  });
+  if (type == ElemType::bf16)
+    amax_scale_kernel<<<grid, kAmaxThreads, 0, stream>>>(static_cast<const std::uint16_t*>(x), n,
+                                                         vec, format, meta);
+  else
+    amax_scale_kernel<<<grid, kAmaxThreads, 0, stream>>>(static_cast<const float*>(x), n, vec,
+                                                         format, meta);
 }
 
 void launch_conversion_probe(unsigned long long* counts, std::uint32_t* example, int sm_count) {

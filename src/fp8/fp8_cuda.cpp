@@ -49,16 +49,6 @@ void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaS
   FP8LAB_LAUNCH_CHECK("amax_scale_kernel");
 }
 
-void gelu_amax_scale_cuda(const TensorView& pre, Fp8Format format, Fp8Meta* meta,
-                          cudaStream_t stream) {
-  check_dtype(pre, DType::bf16, "GELU amax input (a bf16 pre-activation)");
-  check_device(pre, Device::cuda, "GELU amax input");
-  check_meta(meta, "gelu_amax_scale_cuda");
-  detail::launch_amax_scale(pre.data, detail::ElemType::bf16, pre.numel(), format, meta,
-                            cuda_sm_count(), stream, detail::Prologue::gelu_bf16);
-  FP8LAB_LAUNCH_CHECK("amax_scale_kernel (GELU)");
-}
-
 void quantize_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
                    cudaStream_t stream) {
   const detail::ElemType type = cast_input_type(x, "quantize input");
@@ -89,10 +79,8 @@ void transpose_fp8_cuda(const TensorView& q, const TensorView& qt, cudaStream_t 
   FP8LAB_LAUNCH_CHECK("transpose_fp8");
 }
 
-namespace {
-
-void cast_transpose(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
-                    const TensorView& qt, cudaStream_t stream, detail::Prologue prologue) {
+void quantize_transpose_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta,
+                             const TensorView& q, const TensorView& qt, cudaStream_t stream) {
   const detail::ElemType type = cast_input_type(x, "cast-transpose input");
   check_rank(x, 2, "cast-transpose input");
   check_device(q, Device::cuda, "cast-transpose row-major output");
@@ -107,21 +95,8 @@ void cast_transpose(const TensorView& x, Fp8Format format, Fp8Meta* meta, const 
   check_grid_rows(rows, cols, "cast-transpose");
   detail::launch_cast_transpose(x.data, type, rows, cols, format, fp8_hw_conversion_exact(),
                                 tiled_ok(rows, cols, x.data, q.data, qt.data), meta,
-                                q.as<std::uint8_t>(), qt.as<std::uint8_t>(), stream, prologue);
+                                q.as<std::uint8_t>(), qt.as<std::uint8_t>(), stream);
   FP8LAB_LAUNCH_CHECK("cast_transpose");
-}
-
-}  // namespace
-
-void quantize_transpose_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta,
-                             const TensorView& q, const TensorView& qt, cudaStream_t stream) {
-  cast_transpose(x, format, meta, q, qt, stream, detail::Prologue::none);
-}
-
-void quantize_transpose_gelu_cuda(const TensorView& pre, Fp8Format format, Fp8Meta* meta,
-                                  const TensorView& q, const TensorView& qt, cudaStream_t stream) {
-  check_dtype(pre, DType::bf16, "GELU cast-transpose input (a bf16 pre-activation)");
-  cast_transpose(pre, format, meta, q, qt, stream, detail::Prologue::gelu_bf16);
 }
 
 std::vector<Fp8MetaHost> read_fp8_meta(const Fp8Meta* metas, int count, cudaStream_t stream) {

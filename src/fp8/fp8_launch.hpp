@@ -16,14 +16,8 @@ namespace fp8lab::detail {
 
 enum class ElemType : std::uint8_t { f32, bf16 };
 
-// What the kernel does to each input value before the amax or the cast: nothing, or GELU
-// rounded to bf16 (the value the CUDA backend's gelu_forward would store; bf16 input only), so
-// the cast of GELU(x) needs no stored GELU output.
-enum class Prologue : std::uint8_t { none, gelu_bf16 };
-
 void launch_amax_scale(const void* x, ElemType type, std::int64_t n, Fp8Format format,
-                       Fp8Meta* meta, int sm_count, cudaStream_t stream,
-                       Prologue prologue = Prologue::none);
+                       Fp8Meta* meta, int sm_count, cudaStream_t stream);
 
 void launch_quantize(const void* x, ElemType type, std::int64_t n, Fp8Format format, bool hw,
                      Fp8Meta* meta, std::uint8_t* q, int sm_count, cudaStream_t stream);
@@ -31,8 +25,7 @@ void launch_quantize(const void* x, ElemType type, std::int64_t n, Fp8Format for
 // tiled: rows, cols multiples of 16, pointers 16-byte aligned, rows / 64 <= 65535 (caller checks).
 void launch_cast_transpose(const void* x, ElemType type, std::int64_t rows, std::int64_t cols,
                            Fp8Format format, bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q,
-                           std::uint8_t* qt, cudaStream_t stream,
-                           Prologue prologue = Prologue::none);
+                           std::uint8_t* qt, cudaStream_t stream);
 
 void launch_transpose_fp8(const std::uint8_t* q, std::int64_t rows, std::int64_t cols, bool tiled,
                           std::uint8_t* qt, cudaStream_t stream);

@@ -5,7 +5,6 @@
 // its fp8 byte to q directly from registers and to qt through the shared-memory tile. Any other
 // shape takes the generic 32x32 kernels (one element per thread step), same bytes.
 #include "fp8_device.cuh"
-#include "prologue_device.cuh"
 #include "transpose_tile.cuh"
 
 namespace fp8lab::detail {
@@ -26,7 +25,7 @@ struct Raw16 {
   }
 };
 
-template <typename In, Fp8Format F, bool kHw, Prologue P>
+template <typename In, Fp8Format F, bool kHw>
 __global__ void __launch_bounds__(kTileThreads)
     cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
                          std::uint8_t* q, std::uint8_t* qt) {
@@ -50,8 +49,6 @@ __global__ void __launch_bounds__(kTileThreads)
     if (r0 + row >= rows || c0 + chunk * 16 >= cols) continue;
     float v[16];
     raw[i].to_floats(v);
-#pragma unroll
-    for (int k = 0; k < 16; ++k) v[k] = apply_prologue<P>(v[k]);
     const uint4 bytes = cast16<F, kHw>(v, scale, t);
     *reinterpret_cast<uint4*>(q + (r0 + row) * cols + c0 + chunk * 16) = bytes;
     tile_put16(tile, row, chunk, bytes);
@@ -87,7 +84,7 @@ __global__ void __launch_bounds__(kTileThreads)
 // Generic shapes: 32x32 tiles, 32x8 threads, rows padded to 33 bytes.
 constexpr int kSmall = 32;
 
-template <typename In, Fp8Format F, bool kHw, bool kCast, Prologue P = Prologue::none>
+template <typename In, Fp8Format F, bool kHw, bool kCast>
 __global__ void __launch_bounds__(kSmall * 8)
     transpose_generic(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
                       std::uint8_t* q, std::uint8_t* qt) {
@@ -102,7 +99,7 @@ __global__ void __launch_bounds__(kSmall * 8)
     if (gr < rows && gc < cols) {
       std::uint8_t code;
       if constexpr (kCast) {
-        code = cast1<F, kHw>(apply_prologue<P>(load_elem(x + gr * cols + gc)), scale, t);
+        code = cast1<F, kHw>(load_elem(x + gr * cols + gc), scale, t);
         q[gr * cols + gc] = code;
       } else {
         code = static_cast<std::uint8_t>(x[gr * cols + gc]);
@@ -118,7 +115,7 @@ __global__ void __launch_bounds__(kSmall * 8)
   }
 }
 
-template <typename In, Prologue P>
+template <typename In>
 void cast_transpose_typed(const In* x, std::int64_t rows, std::int64_t cols, Fp8Format format,
                           bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q, std::uint8_t* qt,
                           cudaStream_t s) {
@@ -128,10 +125,9 @@ void cast_transpose_typed(const In* x, std::int64_t rows, std::int64_t cols, Fp8
                    static_cast<unsigned>((rows + kSmall - 1) / kSmall));
   dispatch_cast(format, hw, [&]<Fp8Format F, bool kHw>() {
     if (tiled)
-      cast_transpose_tiled<In, F, kHw, P><<<big, kTileThreads, 0, s>>>(x, rows, cols, meta, q, qt);
+      cast_transpose_tiled<In, F, kHw><<<big, kTileThreads, 0, s>>>(x, rows, cols, meta, q, qt);
     else
-      transpose_generic<In, F, kHw, true, P>
-          <<<small, kSmall * 8, 0, s>>>(x, rows, cols, meta, q, qt);
+      transpose_generic<In, F, kHw, true><<<small, kSmall * 8, 0, s>>>(x, rows, cols, meta, q, qt);
   });
 }
 
@@ -139,15 +135,13 @@ void cast_transpose_typed(const In* x, std::int64_t rows, std::int64_t cols, Fp8
 
 void launch_cast_transpose(const void* x, ElemType type, std::int64_t rows, std::int64_t cols,
                            Fp8Format format, bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q,
-                           std::uint8_t* qt, cudaStream_t stream, Prologue prologue) {
-  dispatch_prologue(prologue, [&]<Prologue P>() {
-    if (type == ElemType::bf16)
-      cast_transpose_typed<std::uint16_t, P>(static_cast<const std::uint16_t*>(x), rows, cols,
-                                             format, hw, tiled, meta, q, qt, stream);
-    else
-      cast_transpose_typed<float, P>(static_cast<const float*>(x), rows, cols, format, hw, tiled,
-                                     meta, q, qt, stream);
-  });
+                           std::uint8_t* qt, cudaStream_t stream) {
+  if (type == ElemType::bf16)
+    cast_transpose_typed(static_cast<const std::uint16_t*>(x), rows, cols, format, hw, tiled, meta,
+                         q, qt, stream);
+  else
+    cast_transpose_typed(static_cast<const float*>(x), rows, cols, format, hw, tiled, meta, q, qt,
+                         stream);
 }
 
 void launch_transpose_fp8(const std::uint8_t* q, std::int64_t rows, std::int64_t cols, bool tiled,

@@ -111,21 +111,6 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   const LinearMode fc_mode = linear_mode_for(precision_, BlockLinear::mlp_fc);
   const TensorView& fc_x = own_or(b.ln2, a.ln_shared);
   const TensorView fc_w = working(block_param(l, "mlp.fc.weight"));
-  const LinearMode proj_mode = linear_mode_for(precision_, BlockLinear::mlp_proj);
-  const TensorView proj_w = working(block_param(l, "mlp.proj.weight"));
-  // A recompute needs proj's saved state (its input, or its FP8 casts), not its output.
-  const TensorView no_output;
-  const TensorView& proj_y = state_only ? no_output : a.branch_out.view();
-  if (fuse_gelu_ && proj_mode == LinearMode::fp8) {
-    // An FP8 proj casts GELU(fc) from fc itself (gelu_linear_forward): the backward reads only
-    // its casts, so GELU's output need not be stored (a backend may skip it).
-    b.fc_ctx = backend_.linear_forward(fc_mode, fc_x, fc_w, fc, linear_name(l, "mlp.fc"),
-                                       x_amax(l, BlockLinear::mlp_fc));
-    b.mlp_proj_ctx = backend_.gelu_linear_forward(proj_mode, fc, gelu, proj_w, proj_y,
-                                                  linear_name(l, "mlp.proj"),
-                                                  x_amax(l, BlockLinear::mlp_proj));
-    return;
-  }
   if (fuse_gelu_ && !a.recompute_gelu) {  // see set_fuse_gelu (pointwise keeps the separate ops)
     b.fc_ctx = backend_.linear_gelu_forward(fc_mode, fc_x, fc_w, fc, gelu, linear_name(l, "mlp.fc"),
                                             x_amax(l, BlockLinear::mlp_fc),
@@ -135,9 +120,12 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
                                        x_amax(l, BlockLinear::mlp_fc));
     backend_.gelu_forward(fc, gelu, x_amax(l, BlockLinear::mlp_proj));
   }
-  b.mlp_proj_ctx = backend_.linear_forward(proj_mode, gelu, proj_w, proj_y,
-                                           linear_name(l, "mlp.proj"),
-                                           x_amax(l, BlockLinear::mlp_proj));
+  // A recompute needs proj's saved state (its input, or its FP8 casts), not its output.
+  const TensorView no_output;
+  b.mlp_proj_ctx = backend_.linear_forward(
+      linear_mode_for(precision_, BlockLinear::mlp_proj), gelu,
+      working(block_param(l, "mlp.proj.weight")), state_only ? no_output : a.branch_out.view(),
+      linear_name(l, "mlp.proj"), x_amax(l, BlockLinear::mlp_proj));
 }
 
 void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,

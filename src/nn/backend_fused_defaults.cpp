@@ -32,18 +32,6 @@ std::unique_ptr<LinearContext> Backend::linear_gelu_forward(
   return ctx;
 }
 
-std::unique_ptr<LinearContext> Backend::gelu_linear_forward(LinearMode precision,
-                                                            const TensorView& pre,
-                                                            const TensorView& gelu,
-                                                            const TensorView& w,
-                                                            const TensorView& y,
-                                                            std::string_view name,
-                                                            AmaxSlot x_amax) {
-  nn::check_linear_gelu(pre, gelu, name);
-  gelu_forward(pre, gelu, x_amax);
-  return linear_forward(precision, gelu, w, y, name, x_amax);
-}
-
 void Backend::linear_backward_gelu(LinearContext& saved, const TensorView& dy,
                                    const TensorView& gelu_x, const TensorView& dx,
                                    const TensorView& dw_accum, AmaxSlot dy_amax, AmaxSlot dx_amax) {

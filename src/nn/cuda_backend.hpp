@@ -20,7 +20,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,8 +32,6 @@ namespace fp8lab {
 
 class CublasLtGemm;
 class LinearCudaOverlap;
-struct LinearCudaConfig;
-struct LinearSavedCuda;
 
 namespace cuda {
 
@@ -125,10 +122,6 @@ class CudaBackend final : public Backend {
                                                      const TensorView& y, std::string_view name,
                                                      AmaxSlot x_amax = {},
                                                      AmaxSlot y_amax = {}) override;
-  std::unique_ptr<LinearContext> gelu_linear_forward(LinearMode precision, const TensorView& pre,
-                                                     const TensorView& gelu, const TensorView& w,
-                                                     const TensorView& y, std::string_view name,
-                                                     AmaxSlot x_amax = {}) override;
   void linear_backward_gelu(LinearContext& saved, const TensorView& dy, const TensorView& gelu_x,
                             const TensorView& dx, const TensorView& dw_accum, AmaxSlot dy_amax = {},
                             AmaxSlot dx_amax = {}) override;
@@ -160,12 +153,6 @@ class CudaBackend final : public Backend {
 
  private:
   struct DeviceFlags;  // error flags in device memory (see the file comment)
-  // An FP8 linear's forward (cuda_linear_op.cpp): its saved state's memory and transients,
-  // `compute` (the casts and the GEMM into the state), then its non-finite flags.
-  using Fp8ForwardBody = std::function<void(const LinearCudaConfig&, LinearSavedCuda&)>;
-  std::unique_ptr<LinearContext> fp8_linear_forward(const TensorView& x, const TensorView& w,
-                                                    std::string_view name, AmaxSlot x_amax,
-                                                    const Fp8ForwardBody& compute);
   void account(std::int64_t delta);
   void check_flags();  // after a synchronisation: throws what the kernels recorded
   int nonfinite_id(const std::string& tensor_name);

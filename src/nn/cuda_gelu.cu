@@ -15,15 +15,33 @@
 
 #include "nn/cuda_ops_launch.hpp"
 #include "nn/elementwise_access.cuh"
-#include "nn/gelu_device.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
 
-using gelu_device::gelu_value;
-using gelu_device::kCubic;
-using gelu_device::kSqrt2OverPi;
-using gelu_device::sigmoid_2u;
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kCubic = 0.044715f;
+
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ float rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// sigmoid(2u) = 1 / (1 + exp(-2u)) = 0.5 (1 + tanh u). Large |v|: exp2 gives 0 or +inf and the
+// reciprocal 1 or 0, so the value saturates as tanh does.
+__device__ __forceinline__ float sigmoid_2u(float v) {
+  constexpr float kMinus2UToLog2 = -2.f * 1.4426950408889634f * kSqrt2OverPi;  // -2u = k v (...)
+  return rcp_approx(1.f + exp2_approx(kMinus2UToLog2 * v * fmaf(kCubic, v * v, 1.f)));
+}
+
+__device__ __forceinline__ float gelu_value(float v) { return v * sigmoid_2u(v); }
 
 // d/dv [v s(2u)] = s + v s (1 - s) 2 du/dv, du/dv = sqrt(2/pi) (1 + 3 * 0.044715 v^2).
 __device__ __forceinline__ float gelu_grad(float v) {

@@ -100,51 +100,14 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
                     "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
                     "LinearMode f32 (compute fp32) is the CPU reference's",
                     name);
-  if (mode == LinearMode::bf16) {
-    auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
-    linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
-    return ctx;
-  }
-  return fp8_linear_forward(x, w, name, x_amax,
-                            [&](const LinearCudaConfig& config, LinearSavedCuda& saved) {
-                              linear_forward_cuda(*gemm_, config, x, w, y, saved, stream_,
-                                                  x_amax.meta);
-                            });
-}
-
-std::unique_ptr<LinearContext> CudaBackend::gelu_linear_forward(LinearMode mode,
-                                                                const TensorView& pre,
-                                                                const TensorView& gelu,
-                                                                const TensorView& w,
-                                                                const TensorView& y,
-                                                                std::string_view name,
-                                                                AmaxSlot x_amax) {
-  // bf16 keeps the stored GELU: its linear's backward reads x itself.
-  if (mode != LinearMode::fp8)
-    return Backend::gelu_linear_forward(mode, pre, gelu, w, y, name, x_amax);
-  nn::check_linear_gelu(pre, gelu, name);
-  check_bf16(pre, "gelu_linear_forward pre-activation");
-  // The linear's own amax pass reads pre for GELU's amax (x_amax's producer, GELU, does not
-  // run), at the cost the GELU kernel's fused amax had.
-  OpTimer timer(*this, "linear_forward fp8 +gelu-in");
-  return fp8_linear_forward(pre, w, name, {},
-                            [&](const LinearCudaConfig& config, LinearSavedCuda& saved) {
-                              linear_forward_gelu_input_cuda(*gemm_, config, pre, w, y, saved,
-                                                             stream_);
-                            });
-}
-
-// The FP8 forward's state: `kept` (Xqᵀ, Wqᵀ, the metas) until the backward, the transients (Xq,
-// Wq) given back once the GEMM is queued; `compute` casts and multiplies; then the flags.
-std::unique_ptr<LinearContext> CudaBackend::fp8_linear_forward(const TensorView& x,
-                                                               const TensorView& w,
-                                                               std::string_view name,
-                                                               AmaxSlot x_amax,
-                                                               const Fp8ForwardBody& compute) {
   check_rank(x, 2, "linear x");
   check_rank(w, 2, "linear w");
   const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  auto ctx = new_linear_context(LinearMode::fp8, name, fast_accum_, overlap_.get());
+  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
+  if (mode == LinearMode::bf16) {
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
+    return ctx;
+  }
   const std::string what = ctx->config.name + " saved FP8 operands";
   ctx->kept = PoolBlock(
       this, Carver::size(u(k * m)) + Carver::size(u(k * n)) + Carver::size(3 * sizeof(Fp8Meta)),
@@ -163,7 +126,7 @@ std::unique_ptr<LinearContext> CudaBackend::fp8_linear_forward(const TensorView&
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
   {
     PhaseTimers phases(*this, ctx->config);
-    compute(ctx->config, s);
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
   }
   cuda_ops::record_nonfinite(s.meta + 0, 1, nonfinite_id(ctx->config.name + ".x"),
                              flag_first_nonfinite(), stream_);

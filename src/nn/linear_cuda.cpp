@@ -41,16 +41,6 @@ void cast_both_layouts(LinearCudaMode mode, const TensorView& x, Fp8Format forma
   }
 }
 
-// cast_both_layouts of x = GELU(pre) straight from pre (fp8_cuda.hpp): the same bytes.
-void cast_both_layouts_gelu(LinearCudaMode mode, const TensorView& pre, Fp8Meta* meta,
-                            const TensorView& q, const TensorView& qt, cudaStream_t stream) {
-  FP8LAB_CHECK(mode == LinearCudaMode::fp8_fused,
-               "the cast of GELU(pre) is fp8-fused's cast-transpose; mode {} has none",
-               linear_cuda_mode_name(mode));
-  gelu_amax_scale_cuda(pre, Fp8Format::e4m3, meta, stream);
-  quantize_transpose_gelu_cuda(pre, Fp8Format::e4m3, meta, q, qt, stream);
-}
-
 void check_saved(const LinearSavedCuda& s, std::int64_t m, std::int64_t k, std::int64_t n,
                  const std::string& name) {
   check_view(s.xq, DType::e4m3, {m, k}, name + " saved xq");
@@ -146,12 +136,9 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
   return s;
 }
 
-namespace {
-
-// linear_forward_cuda, and with gelu_input its FP8 forward of x = GELU(input).
-void forward(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
-             const TensorView& w, const TensorView& y, LinearSavedCuda& saved, cudaStream_t stream,
-             const Fp8Meta* x_amax, bool gelu_input) {
+void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
+                         const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
+                         cudaStream_t stream, const Fp8Meta* x_amax) {
   const std::string& name = config.name;
   const auto [m, k, n] = check_forward_inputs(x, w, name);
   const bool want_y = y.data != nullptr;  // null: only the backward's state (a recompute)
@@ -178,11 +165,8 @@ void forward(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorVie
                     ov ? ov->side : stream);
   if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   phase("linear_forward fp8: x cast");
-  if (gelu_input)
-    cast_both_layouts_gelu(config.mode, x, saved.meta + kMetaX, saved.xq, saved.xq_t, stream);
-  else
-    cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
-                      stream, x_amax);
+  cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
+                    stream, x_amax);
   if (ov) {
     phase("linear_forward fp8: W wait");
     FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
@@ -192,24 +176,6 @@ void forward(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorVie
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
               {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {.fast_accum = config.fast_accum},
               stream);
-}
-
-}  // namespace
-
-void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
-                         const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, const Fp8Meta* x_amax) {
-  forward(gemm, config, x, w, y, saved, stream, x_amax, /*gelu_input=*/false);
-}
-
-void linear_forward_gelu_input_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
-                                    const TensorView& pre, const TensorView& w,
-                                    const TensorView& y, LinearSavedCuda& saved,
-                                    cudaStream_t stream) {
-  FP8LAB_CHECK(config.mode == LinearCudaMode::fp8_fused,
-               "{}: a forward from GELU's input runs in fp8-fused mode only, not {}", config.name,
-               linear_cuda_mode_name(config.mode));
-  forward(gemm, config, pre, w, y, saved, stream, nullptr, /*gelu_input=*/true);
 }
 
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
