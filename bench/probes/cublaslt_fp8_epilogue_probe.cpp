@@ -55,7 +55,8 @@ void run_case(cublasLtHandle_t handle, const Case& c, const Buffers& buf) {
       set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, buf.aux);
       set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(kN));
       if (c.aux_type >= 0)
-        set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, static_cast<std::int32_t>(c.aux_type));
+        set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE,
+            static_cast<std::int32_t>(c.aux_type));
       if (c.aux_type == CUDA_R_8F_E4M3)
         set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER,
             static_cast<const float*>(buf.scales + 12));
@@ -68,7 +69,8 @@ void run_case(cublasLtHandle_t handle, const Case& c, const Buffers& buf) {
   if (c.amax_d) set(desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, static_cast<void*>(buf.amax));
   if (c.aux_amax)
     set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER, static_cast<void*>(buf.amax + 8));
-  // Row-major out[M, N] = A[M, K] B[N, K]^T as the column-major outᵀ = B Aᵀ (gemm_cublaslt.cpp).
+  // Row-major out[M, N] = A[M, K] B[N, K]^T as the column-major out^T = B A^T
+  // (gemm_cublaslt.cpp).
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
   cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, kK, kN, kK);
   cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, kK, kM, kK);

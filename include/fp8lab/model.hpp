@@ -104,7 +104,7 @@ class GptModel {
   // The attention's share of it (its output into attn.proj, its backward's d_qkv into qkv's
   // dY), on by default while fuse_amax is on. Off: attn.proj and qkv read their input for the
   // amax, the other producers keep theirs. For an A/B of the attention kernels' amax epilogue
-  // against the linears' own pass (docs/perf-notes.md v18); the same bits either way.
+  // against the linears' own pass (docs/perf-notes.md v19); the same bits either way.
   void set_fuse_attention_amax(bool on) { fuse_attention_amax_ = on; }
   bool fuse_attention_amax() const { return fuse_attention_amax_; }
 

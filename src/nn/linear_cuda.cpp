@@ -76,6 +76,11 @@ void check_backward_views(const TensorView& dy, const TensorView& dx, const Tens
                     "{}.dw must be f32 or bf16, got {}", name, dw.describe());
 }
 
+// Tells the caller's phase hook (LinearCudaConfig::phase) that the phase `label` starts.
+void announce(const LinearCudaConfig& config, const char* label) {
+  if (config.phase) config.phase(label);
+}
+
 }  // namespace
 
 LinearCudaOverlap::LinearCudaOverlap() {
@@ -152,9 +157,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
     return;
   }
   check_saved(saved, m, k, n, name);
-  const auto phase = [&config](const char* label) {
-    if (config.phase) config.phase(label);
-  };
+  const auto phase = [&config](const char* label) { announce(config, label); };
   LinearCudaOverlap* ov = config.overlap;
   if (ov) {  // W on the side stream, after everything already queued on the main one
     FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
@@ -207,9 +210,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
   check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
   Fp8Meta* meta = saved.meta;
-  const auto phase = [&config](const char* label) {
-    if (config.phase) config.phase(label);
-  };
+  const auto phase = [&config](const char* label) { announce(config, label); };
   phase("linear_backward fp8: dY cast");
   cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
                     stream, dy_amax);
