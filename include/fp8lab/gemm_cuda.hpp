@@ -85,7 +85,6 @@ class CublasLtGemm {
 
   // Applies to plans picked from now on; already picked plans keep their algorithm.
   void set_algo_choice(GemmAlgoChoice choice) { choice_ = choice; }
-  GemmAlgoChoice algo_choice() const { return choice_; }
   static constexpr int kTimedLaunches = 5;
   // One record per plan picked by timing, in the order they were picked.
   const std::vector<GemmTuningRecord>& tuning_records() const { return tuning_; }

@@ -157,25 +157,24 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
     return;
   }
   check_saved(saved, m, k, n, name);
-  const auto phase = [&config](const char* label) { announce(config, label); };
   LinearCudaOverlap* ov = config.overlap;
   if (ov) {  // W on the side stream, after everything already queued on the main one
     FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
     FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(ov->side, ov->fork, 0));
   }
-  if (!ov) phase("linear_forward fp8: W cast");
+  if (!ov) announce(config, "linear_forward fp8: W cast");
   cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
                     ov ? ov->side : stream);
   if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
-  phase("linear_forward fp8: x cast");
+  announce(config, "linear_forward fp8: x cast");
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
                     stream, x_amax);
   if (ov) {
-    phase("linear_forward fp8: W wait");
+    announce(config, "linear_forward fp8: W wait");
     FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
   }
   if (!want_y) return;
-  phase("linear_forward fp8: GEMM");
+  announce(config, "linear_forward fp8: GEMM");
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
               {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {.fast_accum = config.fast_accum},
               stream);
@@ -210,15 +209,14 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
   check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
   Fp8Meta* meta = saved.meta;
-  const auto phase = [&config](const char* label) { announce(config, label); };
-  phase("linear_backward fp8: dY cast");
+  announce(config, "linear_backward fp8: dY cast");
   cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
                     stream, dy_amax);
-  phase("linear_backward fp8: dX GEMM");
+  announce(config, "linear_backward fp8: dX GEMM");
   gemm.matmul({scratch.dyq, true, &meta[kMetaDy].inv_scale},
               {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {.fast_accum = config.fast_accum},
               stream);
-  phase("linear_backward fp8: dW GEMM");
+  announce(config, "linear_backward fp8: dW GEMM");
   gemm.matmul({scratch.dyq_t, true, &meta[kMetaDy].inv_scale},
               {saved.xq_t, true, &meta[kMetaX].inv_scale}, dw, dw_options, stream);
 }
