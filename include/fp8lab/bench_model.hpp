@@ -28,12 +28,14 @@ struct ModelBenchArm {
   bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off (v15)
   bool fuse_gelu_backward = false;  // GptModel::set_fuse_gelu_backward; "+dgelu" turns it on
   bool timed_gemm = false;  // CUDA: GemmAlgoChoice::timed; "+timed-gemm" turns it on
+  // CUDA: CudaBackend::set_w_cast_overlap; "+serial-w-cast" turns it off
+  bool w_cast_overlap = true;
 };
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+unfused-amax" or "+unfused-attention-amax", then optionally "+unfused-norm", then
-// optionally "+unfused-gelu" or "+dgelu", then optionally "+timed-gemm"; throws naming bad
-// names.
+// optionally "+unfused-gelu" or "+dgelu", then optionally "+serial-w-cast", then optionally
+// "+timed-gemm"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {

@@ -30,9 +30,11 @@ Fp8Meta* alloc_fp8_meta(DeviceArena& arena, int count, cudaStream_t stream);
 // amax of x (f32 or bf16, any shape) and the scale for `format`, written into *meta.
 void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaStream_t stream);
 
-// q = satfinite_rne(x * meta->scale): x f32/bf16, q fp8_dtype(format) of x's shape.
+// q = satfinite_rne(x * meta->scale): x f32/bf16, q fp8_dtype(format) of x's shape. `work`
+// (fp8_meta.hpp): take the scale from a producer's meta instead, and flag a non-finite amax,
+// inside the same launch.
 void quantize_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
-                   cudaStream_t stream);
+                   cudaStream_t stream, const CastMetaWork& work = {});
 
 // qt [cols, rows] = transpose of the fp8 tensor q [rows, cols].
 void transpose_fp8_cuda(const TensorView& q, const TensorView& qt, cudaStream_t stream);
@@ -40,7 +42,8 @@ void transpose_fp8_cuda(const TensorView& q, const TensorView& qt, cudaStream_t 
 // One read of 2-D x: q [rows, cols] and qt [cols, rows] with the same bytes as quantize_cuda +
 // transpose_fp8_cuda.
 void quantize_transpose_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta,
-                             const TensorView& q, const TensorView& qt, cudaStream_t stream);
+                             const TensorView& q, const TensorView& qt, cudaStream_t stream,
+                             const CastMetaWork& work = {});
 
 // Host view of a meta (synchronises the stream).
 struct Fp8MetaHost {

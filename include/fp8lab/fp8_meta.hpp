@@ -20,4 +20,18 @@ struct alignas(16) Fp8Meta {
   std::uint32_t blocks_done;      // last-block ticket: 0 between kernels
 };
 
+// What a cast kernel does besides casting, so that a linear needs no separate launches for it
+// (each was a few microseconds of an otherwise idle GPU, hundreds of times a step).
+struct CastMetaWork {
+  // A producer-fused amax (AmaxSlot in backend.hpp): the cast takes its scale from *given, and
+  // its first thread copies given's inv_scale, scale, amax and non-finite flag into the cast's
+  // own meta. The caller has zeroed that meta (its counters and scratch stay the cast's).
+  // Null: the cast's meta already holds the scale (amax_scale_cuda filled it).
+  const Fp8Meta* given = nullptr;
+  // Non-null: when the scale's amax was NaN or inf, atomicMin(first_nonfinite, nonfinite_id),
+  // the order-free "which tensor went bad first" of the CUDA backend.
+  int* first_nonfinite = nullptr;
+  int nonfinite_id = 0;
+};
+
 }  // namespace fp8lab

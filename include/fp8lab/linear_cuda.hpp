@@ -16,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -58,6 +59,10 @@ struct LinearCudaConfig {
   // `overlap` the W casts run on the side stream meanwhile and "W wait" is the main stream's
   // wait for them; without it they come first, as "linear_forward fp8: W cast".
   std::function<void(const char* phase)> phase;
+  // Optional, FP8 modes: each cast of x, W and dY flags a non-finite amax here, inside its own
+  // launch (CastMetaWork::first_nonfinite), with the id nonfinite_ids[0], [1], [2].
+  int* first_nonfinite = nullptr;
+  std::array<int, 3> nonfinite_ids{};
 };
 
 struct LinearSavedCuda {
@@ -76,7 +81,8 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 // y.data == nullptr: fill `saved` (the casts) without the GEMM, for a backward-only recompute.
 // x_amax (fp8 modes, optional): a device meta that already holds x's amax and e4m3 scale (a
 // producer-fused amax, AmaxSlot in backend.hpp); it is copied into saved.meta[0] instead of
-// reading x for its amax. dy_amax likewise for dY (e5m2) in the backward.
+// reading x for its amax (by the cast kernel itself: no launch of its own). dy_amax likewise for
+// dY (e5m2) in the backward.
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
                          cudaStream_t stream, const Fp8Meta* x_amax = nullptr);

@@ -12,8 +12,9 @@ constexpr int kCastThreads = 256;
 // body); any remainder is cast one element at a time by the same threads.
 template <typename In, Fp8Format F, bool kHw>
 __global__ void __launch_bounds__(kCastThreads)
-    quantize_kernel(const In* x, std::int64_t n, bool vec, Fp8Meta* meta, std::uint8_t* q) {
-  const float scale = meta->scale;
+    quantize_kernel(const In* x, std::int64_t n, bool vec, Fp8Meta* meta, CastMetaWork work,
+                    std::uint8_t* q) {
+  const float scale = cast_scale_and_meta_work(meta, work);
   CastTally t;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -34,24 +35,26 @@ __global__ void __launch_bounds__(kCastThreads)
 
 template <typename In>
 void quantize_typed(const In* x, std::int64_t n, Fp8Format format, bool hw, Fp8Meta* meta,
-                    std::uint8_t* q, int sm_count, cudaStream_t stream) {
+                    const CastMetaWork& work, std::uint8_t* q, int sm_count, cudaStream_t stream) {
   const bool vec = aligned16(x) && aligned16(q);
   const std::int64_t chunks =
       std::max<std::int64_t>(1, (n + 16 * kCastThreads - 1) / (16 * kCastThreads));
   const int grid = static_cast<int>(std::min<std::int64_t>(chunks, 16LL * sm_count));
   dispatch_cast(format, hw, [&]<Fp8Format F, bool kHw>() {
-    quantize_kernel<In, F, kHw><<<grid, kCastThreads, 0, stream>>>(x, n, vec, meta, q);
+    quantize_kernel<In, F, kHw><<<grid, kCastThreads, 0, stream>>>(x, n, vec, meta, work, q);
   });
 }
 
 }  // namespace
 
 void launch_quantize(const void* x, ElemType type, std::int64_t n, Fp8Format format, bool hw,
-                     Fp8Meta* meta, std::uint8_t* q, int sm_count, cudaStream_t stream) {
+                     Fp8Meta* meta, const CastMetaWork& work, std::uint8_t* q, int sm_count,
+                     cudaStream_t stream) {
   if (type == ElemType::bf16)
-    quantize_typed(static_cast<const std::uint16_t*>(x), n, format, hw, meta, q, sm_count, stream);
+    quantize_typed(static_cast<const std::uint16_t*>(x), n, format, hw, meta, work, q, sm_count,
+                   stream);
   else
-    quantize_typed(static_cast<const float*>(x), n, format, hw, meta, q, sm_count, stream);
+    quantize_typed(static_cast<const float*>(x), n, format, hw, meta, work, q, sm_count, stream);
 }
 
 }  // namespace fp8lab::detail

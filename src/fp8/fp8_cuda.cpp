@@ -33,6 +33,10 @@ void check_meta(const Fp8Meta* meta, const char* what) {
   FP8LAB_CHECK(meta != nullptr, "{}: the Fp8Meta pointer is null", what);
 }
 
+bool has_meta_work(const CastMetaWork& work) {
+  return work.given != nullptr || work.first_nonfinite != nullptr;
+}
+
 }  // namespace
 
 Fp8Meta* alloc_fp8_meta(DeviceArena& arena, int count, cudaStream_t stream) {
@@ -50,14 +54,14 @@ void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaS
 }
 
 void quantize_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, const CastMetaWork& work) {
   const detail::ElemType type = cast_input_type(x, "quantize input");
   check_device(q, Device::cuda, "quantize output");
   check_dtype(q, fp8_dtype(format), "quantize output");
   check_shape(q, x.shape, "quantize output");
   check_meta(meta, "quantize_cuda");
-  if (x.numel() == 0) return;
-  detail::launch_quantize(x.data, type, x.numel(), format, fp8_hw_conversion_exact(), meta,
+  if (x.numel() == 0 && !has_meta_work(work)) return;  // else one block does just the meta work
+  detail::launch_quantize(x.data, type, x.numel(), format, fp8_hw_conversion_exact(), meta, work,
                           q.as<std::uint8_t>(), cuda_sm_count(), stream);
   FP8LAB_LAUNCH_CHECK("quantize_kernel");
 }
@@ -80,7 +84,8 @@ void transpose_fp8_cuda(const TensorView& q, const TensorView& qt, cudaStream_t 
 }
 
 void quantize_transpose_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta,
-                             const TensorView& q, const TensorView& qt, cudaStream_t stream) {
+                             const TensorView& q, const TensorView& qt, cudaStream_t stream,
+                             const CastMetaWork& work) {
   const detail::ElemType type = cast_input_type(x, "cast-transpose input");
   check_rank(x, 2, "cast-transpose input");
   check_device(q, Device::cuda, "cast-transpose row-major output");
@@ -91,10 +96,16 @@ void quantize_transpose_cuda(const TensorView& x, Fp8Format format, Fp8Meta* met
   check_dtype(qt, fp8_dtype(format), "cast-transpose transposed output");
   check_meta(meta, "quantize_transpose_cuda");
   const std::int64_t rows = x.shape[0], cols = x.shape[1];
-  if (rows == 0 || cols == 0) return;
+  if (rows == 0 || cols == 0) {
+    if (has_meta_work(work)) {  // the plain cast of nothing: one block, just the meta work
+      detail::launch_quantize(x.data, type, 0, format, false, meta, work, nullptr, 1, stream);
+      FP8LAB_LAUNCH_CHECK("quantize_kernel (meta work of an empty cast-transpose)");
+    }
+    return;
+  }
   check_grid_rows(rows, cols, "cast-transpose");
   detail::launch_cast_transpose(x.data, type, rows, cols, format, fp8_hw_conversion_exact(),
-                                tiled_ok(rows, cols, x.data, q.data, qt.data), meta,
+                                tiled_ok(rows, cols, x.data, q.data, qt.data), meta, work,
                                 q.as<std::uint8_t>(), qt.as<std::uint8_t>(), stream);
   FP8LAB_LAUNCH_CHECK("cast_transpose");
 }

@@ -109,6 +109,23 @@ __device__ __forceinline__ std::uint8_t cast1(float x, float scale, CastTally& t
   return code;
 }
 
+// The scale a cast kernel multiplies by, and the side work of CastMetaWork done by the grid's
+// first thread. No other thread reads the fields it writes, so no ordering is needed.
+__device__ __forceinline__ float cast_scale_and_meta_work(Fp8Meta* meta, const CastMetaWork& w) {
+  const Fp8Meta* from = w.given != nullptr ? w.given : meta;
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
+    if (w.given != nullptr) {
+      meta->inv_scale = from->inv_scale;
+      meta->scale = from->scale;
+      meta->amax = from->amax;
+      meta->nonfinite = from->nonfinite;
+    }
+    if (w.first_nonfinite != nullptr && from->nonfinite != 0u)
+      atomicMin(w.first_nonfinite, w.nonfinite_id);
+  }
+  return from->scale;
+}
+
 // Calls f.template operator()<F, kHw>() for the runtime format and conversion choice: the one
 // place the cast kernels dispatch on them.
 template <typename Fn>

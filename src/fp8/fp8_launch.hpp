@@ -20,12 +20,14 @@ void launch_amax_scale(const void* x, ElemType type, std::int64_t n, Fp8Format f
                        Fp8Meta* meta, int sm_count, cudaStream_t stream);
 
 void launch_quantize(const void* x, ElemType type, std::int64_t n, Fp8Format format, bool hw,
-                     Fp8Meta* meta, std::uint8_t* q, int sm_count, cudaStream_t stream);
+                     Fp8Meta* meta, const CastMetaWork& work, std::uint8_t* q, int sm_count,
+                     cudaStream_t stream);
 
 // tiled: rows, cols multiples of 16, pointers 16-byte aligned, rows / 64 <= 65535 (caller checks).
 void launch_cast_transpose(const void* x, ElemType type, std::int64_t rows, std::int64_t cols,
-                           Fp8Format format, bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q,
-                           std::uint8_t* qt, cudaStream_t stream);
+                           Fp8Format format, bool hw, bool tiled, Fp8Meta* meta,
+                           const CastMetaWork& work, std::uint8_t* q, std::uint8_t* qt,
+                           cudaStream_t stream);
 
 void launch_transpose_fp8(const std::uint8_t* q, std::int64_t rows, std::int64_t cols, bool tiled,
                           std::uint8_t* qt, cudaStream_t stream);

@@ -28,9 +28,9 @@ struct Raw16 {
 template <typename In, Fp8Format F, bool kHw>
 __global__ void __launch_bounds__(kTileThreads)
     cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
-                         std::uint8_t* q, std::uint8_t* qt) {
+                         CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
   __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
-  const float scale = meta->scale;
+  const float scale = cast_scale_and_meta_work(meta, work);
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
   CastTally t;
@@ -87,9 +87,10 @@ constexpr int kSmall = 32;
 template <typename In, Fp8Format F, bool kHw, bool kCast>
 __global__ void __launch_bounds__(kSmall * 8)
     transpose_generic(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
-                      std::uint8_t* q, std::uint8_t* qt) {
+                      CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
   __shared__ std::uint8_t tile[kSmall][kSmall + 1];
-  const float scale = kCast ? meta->scale : 1.0f;
+  float scale = 1.0f;
+  if constexpr (kCast) scale = cast_scale_and_meta_work(meta, work);
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kSmall;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kSmall;
   const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
@@ -117,31 +118,34 @@ __global__ void __launch_bounds__(kSmall * 8)
 
 template <typename In>
 void cast_transpose_typed(const In* x, std::int64_t rows, std::int64_t cols, Fp8Format format,
-                          bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q, std::uint8_t* qt,
-                          cudaStream_t s) {
+                          bool hw, bool tiled, Fp8Meta* meta, const CastMetaWork& work,
+                          std::uint8_t* q, std::uint8_t* qt, cudaStream_t s) {
   const dim3 big(static_cast<unsigned>((cols + kTile - 1) / kTile),
                  static_cast<unsigned>((rows + kTile - 1) / kTile));
   const dim3 small(static_cast<unsigned>((cols + kSmall - 1) / kSmall),
                    static_cast<unsigned>((rows + kSmall - 1) / kSmall));
   dispatch_cast(format, hw, [&]<Fp8Format F, bool kHw>() {
     if (tiled)
-      cast_transpose_tiled<In, F, kHw><<<big, kTileThreads, 0, s>>>(x, rows, cols, meta, q, qt);
+      cast_transpose_tiled<In, F, kHw>
+          <<<big, kTileThreads, 0, s>>>(x, rows, cols, meta, work, q, qt);
     else
-      transpose_generic<In, F, kHw, true><<<small, kSmall * 8, 0, s>>>(x, rows, cols, meta, q, qt);
+      transpose_generic<In, F, kHw, true>
+          <<<small, kSmall * 8, 0, s>>>(x, rows, cols, meta, work, q, qt);
   });
 }
 
 }  // namespace
 
 void launch_cast_transpose(const void* x, ElemType type, std::int64_t rows, std::int64_t cols,
-                           Fp8Format format, bool hw, bool tiled, Fp8Meta* meta, std::uint8_t* q,
-                           std::uint8_t* qt, cudaStream_t stream) {
+                           Fp8Format format, bool hw, bool tiled, Fp8Meta* meta,
+                           const CastMetaWork& work, std::uint8_t* q, std::uint8_t* qt,
+                           cudaStream_t stream) {
   if (type == ElemType::bf16)
     cast_transpose_typed(static_cast<const std::uint16_t*>(x), rows, cols, format, hw, tiled, meta,
-                         q, qt, stream);
+                         work, q, qt, stream);
   else
-    cast_transpose_typed(static_cast<const float*>(x), rows, cols, format, hw, tiled, meta, q, qt,
-                         stream);
+    cast_transpose_typed(static_cast<const float*>(x), rows, cols, format, hw, tiled, meta, work,
+                         q, qt, stream);
 }
 
 void launch_transpose_fp8(const std::uint8_t* q, std::int64_t rows, std::int64_t cols, bool tiled,
@@ -154,7 +158,7 @@ void launch_transpose_fp8(const std::uint8_t* q, std::int64_t rows, std::int64_t
     const dim3 grid(static_cast<unsigned>((cols + kSmall - 1) / kSmall),
                     static_cast<unsigned>((rows + kSmall - 1) / kSmall));
     transpose_generic<std::uint8_t, Fp8Format::e4m3, false, false>
-        <<<grid, kSmall * 8, 0, stream>>>(q, rows, cols, nullptr, nullptr, qt);
+        <<<grid, kSmall * 8, 0, stream>>>(q, rows, cols, nullptr, {}, nullptr, qt);
   }
 }
 

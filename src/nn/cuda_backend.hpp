@@ -140,6 +140,9 @@ class CudaBackend final : public Backend {
   void set_fast_accum(bool on) { fast_accum_ = on; }  // FP8 GEMMs (default off: precise)
   void set_op_timing(bool on) { op_timing_ = on; }
   bool op_timing() const { return op_timing_; }
+  // The FP8 linears' W casts on a side stream, beside the x cast (default), or on the main
+  // stream before it (off: an A/B of that overlap; the bytes are the same).
+  void set_w_cast_overlap(bool on) { w_cast_overlap_ = on; }
   // The GEMMs: e.g. set_algo_choice(GemmAlgoChoice::timed) and its tuning_records().
   CublasLtGemm& gemm() { return *gemm_; }
   std::vector<OpTime> take_op_times();  // synchronises; sums per op, in first-seen order
@@ -183,6 +186,7 @@ class CudaBackend final : public Backend {
 
   friend class OpTimer;
   bool op_timing_ = false;
+  bool w_cast_overlap_ = true;
   struct TimedOp {
     const char* name;
     cudaEvent_t start, stop;

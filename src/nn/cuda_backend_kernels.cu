@@ -7,15 +7,6 @@
 namespace fp8lab::cuda_ops {
 namespace {
 
-__global__ void record_nonfinite_kernel(const Fp8Meta* metas, int count, int id, int* first_bad) {
-  for (int i = 0; i < count; ++i) {
-    if (metas[i].nonfinite != 0u) {
-      atomicMin(first_bad, id);  // integer min: the same answer whatever the order
-      return;
-    }
-  }
-}
-
 // 8 elements per thread per iteration with 16-byte accesses (n % 8 == 0, aligned pointers);
 // the general kernel below takes everything else.
 template <typename B>
@@ -76,11 +67,6 @@ void add_f32(const float* a, const void* b, ElemType b_type, float* out, std::in
     return;
   }
   add_f32_scalar_kernel<<<blocks, threads, 0, stream>>>(a, b, b_type == ElemType::bf16, out, n);
-}
-
-void record_nonfinite(const Fp8Meta* metas, int count, int id, int* first_bad,
-                      cudaStream_t stream) {
-  record_nonfinite_kernel<<<1, 1, 0, stream>>>(metas, count, id, first_bad);
 }
 
 }  // namespace fp8lab::cuda_ops

@@ -7,9 +7,9 @@
 // given back as soon as the forward GEMM is queued. That halves what an FP8 linear keeps
 // between forward and backward: M·K bytes for its input against 2·M·K for a bf16 input.
 //
-// A producer-fused amax (AmaxSlot) replaces the amax pass over x or dY by a copy of the slot
-// into the linear's own meta, so the metas, the non-finite flags ("<name>.x", "<name>.dy") and
-// the statistics work the same either way.
+// A producer-fused amax (AmaxSlot) replaces the amax pass over x or dY: the cast kernel copies
+// the slot into the linear's own meta, so the metas, the non-finite flags ("<name>.x",
+// "<name>.dy", set by the casts themselves) and the statistics work the same either way.
 #if defined(FP8LAB_HAVE_CUDA)
 #include <algorithm>
 #include <optional>
@@ -29,7 +29,6 @@ struct CudaLinearContext final : LinearContext {
   LinearCudaConfig config;
   LinearSavedCuda saved;
   PoolBlock kept;  // fp8: Xqᵀ, Wqᵀ, metas
-  int dy_flag_id = 0;
 };
 
 // Carves consecutive 256-byte aligned views out of one pool block.
@@ -103,7 +102,8 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   check_rank(x, 2, "linear x");
   check_rank(w, 2, "linear w");
   const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
+  auto ctx = new_linear_context(mode, name, fast_accum_,
+                                w_cast_overlap_ ? overlap_.get() : nullptr);
   if (mode == LinearMode::bf16) {
     linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
     return ctx;
@@ -124,16 +124,15 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   s.wq = scratch_w.tensor(DType::e4m3, {n, k});
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
+  // The casts flag their non-finite amaxes themselves (no launches of their own).
+  ctx->config.first_nonfinite = flag_first_nonfinite();
+  ctx->config.nonfinite_ids = {nonfinite_id(ctx->config.name + ".x"),
+                               nonfinite_id(ctx->config.name + ".w"),
+                               nonfinite_id(ctx->config.name + ".dy")};
   {
     PhaseTimers phases(*this, ctx->config);
     linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
   }
-  cuda_ops::record_nonfinite(s.meta + 0, 1, nonfinite_id(ctx->config.name + ".x"),
-                             flag_first_nonfinite(), stream_);
-  cuda_ops::record_nonfinite(s.meta + 1, 1, nonfinite_id(ctx->config.name + ".w"),
-                             flag_first_nonfinite(), stream_);
-  check_launch("record_nonfinite", __FILE__, __LINE__);
-  ctx->dy_flag_id = nonfinite_id(ctx->config.name + ".dy");
   s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
   return ctx;
@@ -163,9 +162,6 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
     linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true,
                          stream_, dy_amax.meta);
   }
-  cuda_ops::record_nonfinite(ctx->saved.meta + 2, 1, ctx->dy_flag_id, flag_first_nonfinite(),
-                             stream_);
-  check_launch("record_nonfinite", __FILE__, __LINE__);
 }
 
 std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(

@@ -159,11 +159,4 @@ void loss_reduce(const float* loss, const std::int32_t* targets, int ignore_inde
 void add_f32(const float* a, const void* b, ElemType b_type, float* out, std::int64_t n,
              cudaStream_t stream);
 
-// ---- FP8 bookkeeping (src/nn/cuda_backend_kernels.cu) ----------------------------------------
-// *first_bad = min(*first_bad, id) when any of metas[0..count).nonfinite is set (device ints,
-// *first_bad starts at INT_MAX). Lets the backend name the first linear with a non-finite
-// amax at its next synchronisation point without a host round trip per linear.
-void record_nonfinite(const Fp8Meta* metas, int count, int id, int* first_bad,
-                      cudaStream_t stream);
-
 }  // namespace fp8lab::cuda_ops

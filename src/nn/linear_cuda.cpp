@@ -23,22 +23,25 @@ void check_view(const TensorView& t, DType dtype, const Shape& shape, const std:
 }
 
 // amax + cast + transpose (plain) or amax + cast-transpose (fused): the same bytes either way.
-// With `given_amax` (a meta the producer of x filled) the amax pass is a 48-byte copy instead.
+// With work.given (a meta the producer of x filled) there is no amax pass: the cast takes the
+// scale from there and copies it into `meta` (whose counters the caller zeroed).
 void cast_both_layouts(LinearCudaMode mode, const TensorView& x, Fp8Format format, Fp8Meta* meta,
                        const TensorView& q, const TensorView& qt, cudaStream_t stream,
-                       const Fp8Meta* given_amax = nullptr) {
-  if (given_amax) {
-    FP8LAB_CUDA_CHECK(
-        cudaMemcpyAsync(meta, given_amax, sizeof(Fp8Meta), cudaMemcpyDeviceToDevice, stream));
-  } else {
-    amax_scale_cuda(x, format, meta, stream);
-  }
+                       const CastMetaWork& work) {
+  if (!work.given) amax_scale_cuda(x, format, meta, stream);
   if (mode == LinearCudaMode::fp8_fused) {
-    quantize_transpose_cuda(x, format, meta, q, qt, stream);
+    quantize_transpose_cuda(x, format, meta, q, qt, stream, work);
   } else {
-    quantize_cuda(x, format, meta, q, stream);
+    quantize_cuda(x, format, meta, q, stream, work);
     transpose_fp8_cuda(q, qt, stream);
   }
+}
+
+// The side work of the cast of operand `which` (kMetaX, kMetaW, kMetaDy).
+CastMetaWork cast_work(const LinearCudaConfig& config, int which, const Fp8Meta* given) {
+  return {.given = given,
+          .first_nonfinite = config.first_nonfinite,
+          .nonfinite_id = config.nonfinite_ids[static_cast<std::size_t>(which)]};
 }
 
 void check_saved(const LinearSavedCuda& s, std::int64_t m, std::int64_t k, std::int64_t n,
@@ -164,11 +167,11 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   }
   if (!ov) announce(config, "linear_forward fp8: W cast");
   cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
-                    ov ? ov->side : stream);
+                    ov ? ov->side : stream, cast_work(config, kMetaW, nullptr));
   if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   announce(config, "linear_forward fp8: x cast");
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
-                    stream, x_amax);
+                    stream, cast_work(config, kMetaX, x_amax));
   if (ov) {
     announce(config, "linear_forward fp8: W wait");
     FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
@@ -211,7 +214,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   Fp8Meta* meta = saved.meta;
   announce(config, "linear_backward fp8: dY cast");
   cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
-                    stream, dy_amax);
+                    stream, cast_work(config, kMetaDy, dy_amax));
   announce(config, "linear_backward fp8: dX GEMM");
   gemm.matmul({scratch.dyq, true, &meta[kMetaDy].inv_scale},
               {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {.fast_accum = config.fast_accum},

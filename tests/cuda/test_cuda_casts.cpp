@@ -2,6 +2,7 @@
 // the fused cast-transpose, the non-finite flag, and the hardware conversion probe.
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
@@ -178,6 +179,77 @@ TEST(CudaCastsEdges, MisalignedViewsTakeTheGenericPathWithTheSameBytes) {
   quantize_transpose_cuda(dx.view(), Fp8Format::e4m3, meta, dq, dqt, nullptr);
   expect_same_bytes(q.view(), dq, "misaligned q");
   expect_same_bytes(qt.view(), dqt, "misaligned qt");
+}
+
+// CastMetaWork: the cast takes its scale from a producer's meta (`given`) and copies it into its
+// own, and flags a non-finite amax, all inside its launch. The given scale is that of 2·x, half
+// x's own, so bytes cast with the cast meta's (zero) scale or with x's own cannot pass.
+TEST(CudaCastsMetaWork, GivenScaleIsCastWithCopiedAndItsNonFiniteFlagged) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  // A tiled shape, a generic one, and empty ones (the meta work alone).
+  const Shape shapes[] = {{272, 512}, {17, 677}, {0, 512}, {48, 0}};
+  for (const Shape& shape : shapes) {
+    for (Fp8Format format : {Fp8Format::e4m3, Fp8Format::e5m2}) {
+      SCOPED_TRACE(::testing::Message() << "[" << shape[0] << ", " << shape[1] << "] "
+                                        << (format == Fp8Format::e4m3 ? "e4m3" : "e5m2"));
+      const std::int64_t rows = shape[0], cols = shape[1];
+      const HostTensor x = cast_input(DType::bf16, shape, seed, 1.5f);
+      HostTensor x2(DType::bf16, shape);
+      for (std::int64_t i = 0; i < x2.numel(); ++i)
+        x2.as<std::uint16_t>()[i] = float_to_bf16(2.0f * bf16_to_float(x.as<std::uint16_t>()[i]));
+      const Fp8Scale given = current_scale_cpu(x2.view(), format, "2x");
+      HostTensor q(fp8_dtype(format), shape), qt(fp8_dtype(format), {cols, rows});
+      const CastCounts want_counts = quantize_cpu(x.view(), given.scale, format, q.view());
+      transpose_fp8_cpu(q.view(), qt.view());
+
+      DeviceArena arena(std::size_t{16} << 20);
+      Fp8Meta* meta = alloc_fp8_meta(arena, 3, nullptr);  // [0] given, [1] plain, [2] fused
+      auto* flag = static_cast<int*>(arena.allocate(sizeof(int), "first_nonfinite"));
+      const int none = std::numeric_limits<int>::max();
+      FP8LAB_CUDA_CHECK(cudaMemcpy(flag, &none, sizeof(int), cudaMemcpyHostToDevice));
+      const DeviceTensor dx = to_device(x.view()), dx2 = to_device(x2.view());
+      amax_scale_cuda(dx2.view(), format, meta, nullptr);  // the producer's slot
+      DeviceTensor dq = poisoned_device(fp8_dtype(format), shape);
+      DeviceTensor fq = poisoned_device(fp8_dtype(format), shape);
+      DeviceTensor fqt = poisoned_device(fp8_dtype(format), {cols, rows});
+      const CastMetaWork work{.given = meta, .first_nonfinite = flag, .nonfinite_id = 7};
+      quantize_cuda(dx.view(), format, meta + 1, dq.view(), nullptr, work);
+      quantize_transpose_cuda(dx.view(), format, meta + 2, fq.view(), fqt.view(), nullptr, work);
+      const auto metas = read_fp8_meta(meta, 3, nullptr);
+      for (int i = 1; i < 3; ++i) {
+        expect_scale_equal(metas[i].scale, given, i == 1 ? "plain cast's copy" : "fused copy");
+        EXPECT_FALSE(metas[i].nonfinite);
+        EXPECT_EQ(metas[i].counts, want_counts);
+      }
+      expect_same_bytes(q.view(), dq.view(), "quantize_cuda with a given scale");
+      expect_same_bytes(q.view(), fq.view(), "quantize_transpose_cuda q with a given scale");
+      expect_same_bytes(qt.view(), fqt.view(), "quantize_transpose_cuda qt with a given scale");
+      int got = 0;
+      FP8LAB_CUDA_CHECK(cudaMemcpy(&got, flag, sizeof(int), cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, none) << "a finite amax raised the flag";
+
+      // A NaN in the producer's tensor: flagged with the smallest id of the casts that saw it.
+      if (x2.numel() == 0) continue;  // an empty producer has a finite amax
+      HostTensor bad(DType::bf16, shape);
+      std::memcpy(bad.as<std::uint16_t>(), x2.as<std::uint16_t>(), x2.nbytes());
+      bad.as<std::uint16_t>()[0] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());
+      const DeviceTensor dbad = to_device(bad.view());
+      amax_scale_cuda(dbad.view(), format, meta, nullptr);
+      quantize_transpose_cuda(dx.view(), format, meta + 2, fq.view(), fqt.view(), nullptr,
+                              {.given = meta, .first_nonfinite = flag, .nonfinite_id = 9});
+      quantize_cuda(dx.view(), format, meta + 1, dq.view(), nullptr,
+                    {.given = meta, .first_nonfinite = flag, .nonfinite_id = 4});
+      quantize_transpose_cuda(dx.view(), format, meta + 2, fq.view(), fqt.view(), nullptr,
+                              {.given = meta, .first_nonfinite = flag, .nonfinite_id = 6});
+      FP8LAB_CUDA_CHECK(cudaMemcpy(&got, flag, sizeof(int), cudaMemcpyDeviceToHost));
+      EXPECT_EQ(got, 4);
+      const auto flagged = read_fp8_meta(meta, 3, nullptr);
+      EXPECT_TRUE(flagged[1].nonfinite);
+      EXPECT_TRUE(flagged[2].nonfinite);
+      EXPECT_TRUE(std::isnan(flagged[2].scale.amax));
+    }
+  }
 }
 
 TEST(CudaCastsEdges, BadArgumentsNameTheTensors) {

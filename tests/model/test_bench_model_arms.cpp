@@ -65,6 +65,35 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
 }
 
+TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
+  const ModelBenchArm serial = parse_model_bench_arm("fp8-linears+serial-w-cast");
+  EXPECT_FALSE(serial.w_cast_overlap);
+  EXPECT_FALSE(serial.timed_gemm);
+  EXPECT_EQ(serial.precision.policy, parse_policy("fp8-linears"));
+  const ModelBenchArm both = parse_model_bench_arm("fp8-mlp+recompute+serial-w-cast+timed-gemm");
+  EXPECT_FALSE(both.w_cast_overlap);
+  EXPECT_TRUE(both.timed_gemm);
+  EXPECT_TRUE(both.precision.mlp_recompute);
+  EXPECT_TRUE(parse_model_bench_arm("fp8-mlp").w_cast_overlap);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+timed-gemm+serial-w-cast"), Error);
+
+  ModelBenchConfig c;
+  c.backend = "cpu";
+  c.preset = "tiny";
+  c.batch = 1;
+  c.seq_len = 16;
+  c.repeats = 1;
+  c.arms = {parse_model_bench_arm("fp8-mlp+serial-w-cast")};
+  try {
+    run_model_bench(c);
+    ADD_FAILURE() << "the CPU backend took a CUDA switch";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+    EXPECT_NE(e.message().find("+serial-w-cast"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("cpu"), std::string::npos) << e.what();
+  }
+}
+
 ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) {
   ModelBenchConfig c;
   c.backend = "cpu";
