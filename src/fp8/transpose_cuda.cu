@@ -26,32 +26,35 @@ struct Raw16 {
 };
 
 template <typename In, Fp8Format F, bool kHw>
-__global__ void __launch_bounds__(kTileThreads)
+__global__ void __launch_bounds__(kTileThreads, 4)
     cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
                          CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
   __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
   const float scale = cast_scale_and_meta_work(meta, work);
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  // A thread's chunks share their column chunk and lie kRowsPerPass rows apart: one base
+  // pointer per tensor and a constant stride keep the registers to 4 CTAs per SM.
+  constexpr int kRowsPerPass = kTileThreads / kChunksPerRow;  // 32
+  const int chunk = static_cast<int>(threadIdx.x) % kChunksPerRow;
+  const int row0 = static_cast<int>(threadIdx.x) / kChunksPerRow;
+  const std::int64_t offset = (r0 + row0) * cols + c0 + chunk * 16;
+  const std::int64_t step = kRowsPerPass * cols;
+  // Chunk i exists when its row and column lie inside x.
+  const std::int64_t rows_here = c0 + chunk * 16 < cols ? rows - r0 - row0 : 0;
   CastTally t;
   Raw16<In> raw[kChunksPerThread];
 #pragma unroll
-  for (int i = 0; i < kChunksPerThread; ++i) {
-    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow,
-              chunk = c % kChunksPerRow;
-    if (r0 + row < rows && c0 + chunk * 16 < cols)
-      raw[i].load(x + (r0 + row) * cols + c0 + chunk * 16);
-  }
+  for (int i = 0; i < kChunksPerThread; ++i)
+    if (i * kRowsPerPass < rows_here) raw[i].load(x + offset + i * step);
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    const int c = threadIdx.x + i * kTileThreads, row = c / kChunksPerRow,
-              chunk = c % kChunksPerRow;
-    if (r0 + row >= rows || c0 + chunk * 16 >= cols) continue;
+    if (i * kRowsPerPass >= rows_here) continue;
     float v[16];
     raw[i].to_floats(v);
     const uint4 bytes = cast16<F, kHw>(v, scale, t);
-    *reinterpret_cast<uint4*>(q + (r0 + row) * cols + c0 + chunk * 16) = bytes;
-    tile_put16(tile, row, chunk, bytes);
+    *reinterpret_cast<uint4*>(q + offset + i * step) = bytes;
+    tile_put16(tile, row0 + i * kRowsPerPass, chunk, bytes);
   }
   flush_tally(t, meta);
   __syncthreads();
