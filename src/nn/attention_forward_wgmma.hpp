@@ -11,9 +11,7 @@ namespace fp8lab::cuda_ops {
 inline bool wgmma_forward_supports(int head_dim) { return head_dim == 64 || head_dim == 128; }
 
 // out and lse from qkv, as attention_forward (cuda_ops_launch.hpp); batch, seq_len, n_heads >= 1.
-// wide: steps of 128 keys instead of 64 (AttentionForwardAlgo::wgmma_wide).
 void attention_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
-                             int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax,
-                             bool wide);
+                             int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax);
 
 }  // namespace fp8lab::cuda_ops

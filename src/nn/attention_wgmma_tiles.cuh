@@ -41,13 +41,11 @@ __device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
   return reinterpret_cast<unsigned char*>(raw) + pad;
 }
 
-// A [64 x 8 NB] accumulator tile rounded to bf16 as NB / 2 m64k16 A fragments: two accumulator
-// blocks of 8 columns make one fragment of 16 k (wgmma.cuh).
-template <int NB>
-__device__ __forceinline__ void pack_a_fragments(const float (&v)[NB][4],
-                                                 std::uint32_t (&a)[NB / 2][4]) {
+// A [64 x 64] accumulator tile rounded to bf16 as four m64k16 A fragments: two accumulator blocks
+// of 8 columns make one fragment of 16 k (wgmma.cuh).
+__device__ __forceinline__ void pack_a_fragments(const float (&v)[8][4], std::uint32_t (&a)[4][4]) {
 #pragma unroll
-  for (int kk = 0; kk < NB / 2; ++kk) {
+  for (int kk = 0; kk < 4; ++kk) {
     a[kk][0] = pack_bf16(v[2 * kk][0], v[2 * kk][1]);
     a[kk][1] = pack_bf16(v[2 * kk][2], v[2 * kk][3]);
     a[kk][2] = pack_bf16(v[2 * kk + 1][0], v[2 * kk + 1][1]);

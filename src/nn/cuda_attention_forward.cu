@@ -209,20 +209,19 @@ void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_l
           {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
 }
 
-// FP8LAB_ATTENTION_FWD (read once): "wgmma", "wgmma-wide" or "mma-sync", unset = wgmma
-// (mma-sync where wgmma is not built); anything else is an error rather than a silent default.
-// wgmma is the default: bit-identical to the mma.sync kernel and faster on the H200 (gpt50m,
-// 8 layers: 7.6 against 9.2 ms, docs/perf-notes.md v11). wgmma-wide: docs/perf-notes.md v24.
+// FP8LAB_ATTENTION_FWD (read once): "wgmma" or "mma-sync", unset = wgmma (mma-sync where wgmma
+// is not built); anything else is an error rather than a silent default. wgmma is the default:
+// bit-identical to the mma.sync kernel and faster on the H200 (gpt50m, 8 layers: 7.6 against
+// 9.2 ms, docs/perf-notes.md v11).
 AttentionForwardAlgo forward_algo_from_env() {
   static const AttentionForwardAlgo algo = [] {
     const char* value = std::getenv("FP8LAB_ATTENTION_FWD");
     const std::string_view v = value == nullptr ? "" : value;
     if (v == "wgmma") return AttentionForwardAlgo::wgmma;
-    if (v == "wgmma-wide") return AttentionForwardAlgo::wgmma_wide;
     if (v == "mma-sync") return AttentionForwardAlgo::mma_sync;
     if (v.empty()) return AttentionForwardAlgo::wgmma;
     throw std::invalid_argument("FP8LAB_ATTENTION_FWD='" + std::string(v) +
-                                "': expected 'mma-sync', 'wgmma' or 'wgmma-wide'");
+                                "': expected 'mma-sync' or 'wgmma'");
   }();
   return algo;
 }
@@ -239,10 +238,8 @@ void attention_forward(const void* qkv, void* out, float* lse, int batch, int se
                        int head_dim, cudaStream_t stream, AmaxOut amax, AttentionForwardAlgo algo) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
   if (algo == AttentionForwardAlgo::automatic) algo = forward_algo_from_env();
-  const bool wide = algo == AttentionForwardAlgo::wgmma_wide;
-  if ((algo == AttentionForwardAlgo::wgmma || wide) && wgmma_forward_supports(head_dim))
-    return attention_forward_wgmma(qkv, out, lse, batch, seq_len, n_heads, head_dim, stream, amax,
-                                   wide);
+  if (algo == AttentionForwardAlgo::wgmma && wgmma_forward_supports(head_dim))
+    return attention_forward_wgmma(qkv, out, lse, batch, seq_len, n_heads, head_dim, stream, amax);
   switch (head_dim) {
     case 32:
       return launch_forward<32>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);

@@ -5,11 +5,8 @@
 //   S = Q K^T      (A = the warpgroup's 64 query rows, B = the key tile: both from shared
 //                   memory, K-major)
 //   O += P V       (A = P from registers, B = the value tile N-major)
-// A CTA is two warpgroups (128 query rows); it walks key tiles of BC (64, or 128 for the wide
-// variant) from 0 to the diagonal, double-buffered by cp.async into the sw128 layout
-// (attention_wgmma_tiles.cuh). The wide variant spends each step's fixed work (barrier, tile
-// loads, softmax bookkeeping) on twice the MMAs; its online softmax rescales per 128 keys, so
-// its roundings differ from the 64-key kernels' (not bit-identical to them). Each step
+// A CTA is two warpgroups (128 query rows); it walks key tiles of 64 from 0 to the diagonal,
+// double-buffered by cp.async into the sw128 layout (attention_wgmma_tiles.cuh). Each step
 // waits for its products before the loop's back edge (ptxas serialises every wgmma of a kernel
 // that keeps a group in flight over it: cuda_attention_backward_wgmma.cu); the CTA's two
 // warpgroups, and the two CTAs an SM holds, overlap one another's softmax with their MMAs.
@@ -19,11 +16,10 @@
 namespace fp8lab::cuda_ops {
 namespace {
 
-template <int HD, int BC>
+template <int HD>
 struct WgFwdShape {
-  static_assert(BC == kWgStep || BC == 2 * kWgStep, "keys per step: 64 or 128");
   static constexpr int kBr = 2 * kWgRows;  // queries per CTA
-  static constexpr int kBc = BC;           // keys per step
+  static constexpr int kBc = kWgStep;      // keys per step
   static constexpr int kQueryTileBytes = kBr * HD * 2;
   static constexpr int kKeyTileBytes = kBc * HD * 2;
   // Q, K[2], V[2] (sw128 panels); the epilogue stages each warp's output rows over them.
@@ -34,18 +30,18 @@ struct WgFwdShape {
   static constexpr int kStageBytes = 8 * 16 * kS * 2;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
-  // Two CTAs per SM where the registers allow it (hd 64, 64 keys: O and S take 64 of them).
-  static constexpr int kMinBlocks = HD <= 64 && BC == kWgStep ? 2 : 1;
+  // Two CTAs per SM where the registers allow it (hd 64: O and S take 64 of them).
+  static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
 };
 
-template <int HD, int BC>
-__global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD, BC>::kMinBlocks)
+template <int HD>
+__global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
     attention_forward_wgmma_kernel(const bf16_bits* __restrict__ qkv, bf16_bits* __restrict__ out,
                                    float* __restrict__ lse, int batch_heads, int seq_len,
                                    int n_heads, float scale, float scale_log2,
                                    AmaxCommit out_amax) {
-  using C = WgFwdShape<HD, BC>;
-  constexpr int Br = C::kBr, Bc = C::kBc, NB = Bc / 8;
+  using C = WgFwdShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
   auto* s_q = reinterpret_cast<bf16_bits*>(smem);
@@ -91,13 +87,13 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD, BC>::kMinBlocks)
     const std::uint32_t k_tile = a_k + buf * C::kKeyTileBytes;
     const std::uint32_t v_tile = a_v + buf * C::kKeyTileBytes;
 
-    float s[NB][4];  // raw scores q . k, then P: [64 queries x Bc keys]
+    float s[8][4];  // raw scores q . k, then P: [64 queries x 64 keys]
     wgmma_fence();
-    wgmma_ss_overwrite<Bc>(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
+    wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
                            sw128_desc_kmajor(k_tile, Bc, 0, 0));
 #pragma unroll
     for (int k = 1; k < HD / 16; ++k)
-      wgmma_ss<Bc>(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
+      wgmma_ss_n64(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
                    sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
     wgmma_commit();
     wgmma_wait<0>();
@@ -105,7 +101,7 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD, BC>::kMinBlocks)
 
     if (k0 + Bc - 1 > row_wg0) {  // the tile crosses the diagonal of some row of ours
 #pragma unroll
-      for (int jj = 0; jj < NB; ++jj)
+      for (int jj = 0; jj < 8; ++jj)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int row = row_w0 + g + (e >> 1) * 8;
@@ -116,7 +112,7 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD, BC>::kMinBlocks)
 
     online_softmax_step(s, o, row_max, row_sum, scale_log2);  // attention_tiles.cuh
 
-    std::uint32_t a_p[NB / 2][4];  // P rounded to bf16 (as FlashAttention-2 does)
+    std::uint32_t a_p[4][4];  // P rounded to bf16 (as FlashAttention-2 does)
     pack_a_fragments(s, a_p);
     wgmma_fence();
 #pragma unroll
@@ -153,15 +149,15 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD, BC>::kMinBlocks)
   out_amax(key);
 }
 
-template <int HD, int BC>
+template <int HD>
 void launch_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
                           int n_heads, cudaStream_t stream, AmaxOut amax) {
-  using C = WgFwdShape<HD, BC>;
+  using C = WgFwdShape<HD>;
   const int batch_heads = batch * n_heads;
   const float scale = softmax_scale(HD);
   const int tiles = (seq_len + C::kBr - 1) / C::kBr;
-  allow_dynamic_smem(attention_forward_wgmma_kernel<HD, BC>, C::kSmemBytes);
-  attention_forward_wgmma_kernel<HD, BC>
+  allow_dynamic_smem(attention_forward_wgmma_kernel<HD>, C::kSmemBytes);
+  attention_forward_wgmma_kernel<HD>
       <<<attention_grid(tiles, batch_heads), kWgThreads, C::kSmemBytes, stream>>>(
           static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
           seq_len, n_heads, scale, scale * kLog2e,
@@ -171,16 +167,11 @@ void launch_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int
 }  // namespace
 
 void attention_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
-                             int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax,
-                             bool wide) {
-  if (head_dim == 64 && !wide)
-    return launch_forward_wgmma<64, 64>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
+                             int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax) {
   if (head_dim == 64)
-    return launch_forward_wgmma<64, 128>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
-  if (head_dim == 128 && !wide)
-    return launch_forward_wgmma<128, 64>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
+    return launch_forward_wgmma<64>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
   if (head_dim == 128)
-    return launch_forward_wgmma<128, 128>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
+    return launch_forward_wgmma<128>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
 }
 
 }  // namespace fp8lab::cuda_ops
