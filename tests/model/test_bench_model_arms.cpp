@@ -65,6 +65,21 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
 }
 
+// A frozen-only bench of the tiny preset on the CPU backend, one repeat.
+ModelBenchConfig tiny_cpu_bench(const std::vector<std::string>& arms) {
+  ModelBenchConfig c;
+  c.backend = "cpu";
+  c.preset = "tiny";
+  c.batch = 2;
+  c.seq_len = 32;
+  c.warmup = 0;
+  c.repeats = 1;
+  c.train_step = false;
+  c.loss_chunk_rows = 64;
+  for (const std::string& arm : arms) c.arms.push_back(parse_model_bench_arm(arm));
+  return c;
+}
+
 TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
   const ModelBenchArm serial = parse_model_bench_arm("fp8-linears+serial-w-cast");
   EXPECT_FALSE(serial.w_cast_overlap);
@@ -77,15 +92,8 @@ TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
   EXPECT_TRUE(parse_model_bench_arm("fp8-mlp").w_cast_overlap);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+timed-gemm+serial-w-cast"), Error);
 
-  ModelBenchConfig c;
-  c.backend = "cpu";
-  c.preset = "tiny";
-  c.batch = 1;
-  c.seq_len = 16;
-  c.repeats = 1;
-  c.arms = {parse_model_bench_arm("fp8-mlp+serial-w-cast")};
   try {
-    run_model_bench(c);
+    run_model_bench(tiny_cpu_bench({"fp8-mlp+serial-w-cast"}));
     ADD_FAILURE() << "the CPU backend took a CUDA switch";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
@@ -95,17 +103,7 @@ TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
 }
 
 ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) {
-  ModelBenchConfig c;
-  c.backend = "cpu";
-  c.preset = "tiny";
-  c.batch = 2;
-  c.seq_len = 32;
-  c.warmup = 0;
-  c.repeats = 1;
-  c.train_step = false;
-  c.loss_chunk_rows = 64;
-  c.arms = {parse_model_bench_arm(fused), parse_model_bench_arm(unfused)};
-  return run_model_bench(c);
+  return run_model_bench(tiny_cpu_bench({fused, unfused}));
 }
 
 TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
