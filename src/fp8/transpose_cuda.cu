@@ -1,6 +1,6 @@
 // FP8 transpose and the fused cast-transpose (quantize_transpose_cuda).
 //
-// Fast path (both dims multiples of 16, 16-byte aligned pointers): 64x64 tiles, 16-byte loads
+// Fast path (both dims multiples of 16, 16-byte aligned pointers): 128x128 tiles, 16-byte loads
 // and stores (see transpose_tile.cuh). The fused kernel reads each input element once, writes
 // its fp8 byte to q directly from registers and to qt through the shared-memory tile. Any other
 // shape takes the generic 32x32 kernels (one element per thread step), same bytes.
