@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "nn/attention_forward_wgmma.hpp"
+#include "nn/attention_forward_ws.hpp"
 #include "nn/attention_tiles.cuh"
 
 namespace fp8lab::cuda_ops {
@@ -209,19 +210,20 @@ void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_l
           {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
 }
 
-// FP8LAB_ATTENTION_FWD (read once): "wgmma" or "mma-sync", unset = wgmma (mma-sync where wgmma
-// is not built); anything else is an error rather than a silent default. wgmma is the default:
-// bit-identical to the mma.sync kernel and faster on the H200 (gpt50m, 8 layers: 7.6 against
-// 9.2 ms, docs/perf-notes.md v11).
+// FP8LAB_ATTENTION_FWD (read once): "wgmma", "wgmma-ws" or "mma-sync", unset = wgmma (mma-sync
+// where wgmma is not built); anything else is an error rather than a silent default. wgmma is
+// the default: bit-identical to the mma.sync kernel and faster on the H200 (gpt50m, 8 layers:
+// 7.6 against 9.2 ms, docs/perf-notes.md v11). wgmma-ws: docs/perf-notes.md v25.
 AttentionForwardAlgo forward_algo_from_env() {
   static const AttentionForwardAlgo algo = [] {
     const char* value = std::getenv("FP8LAB_ATTENTION_FWD");
     const std::string_view v = value == nullptr ? "" : value;
     if (v == "wgmma") return AttentionForwardAlgo::wgmma;
+    if (v == "wgmma-ws") return AttentionForwardAlgo::wgmma_ws;
     if (v == "mma-sync") return AttentionForwardAlgo::mma_sync;
     if (v.empty()) return AttentionForwardAlgo::wgmma;
     throw std::invalid_argument("FP8LAB_ATTENTION_FWD='" + std::string(v) +
-                                "': expected 'mma-sync' or 'wgmma'");
+                                "': expected 'mma-sync', 'wgmma' or 'wgmma-ws'");
   }();
   return algo;
 }
@@ -238,7 +240,11 @@ void attention_forward(const void* qkv, void* out, float* lse, int batch, int se
                        int head_dim, cudaStream_t stream, AmaxOut amax, AttentionForwardAlgo algo) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
   if (algo == AttentionForwardAlgo::automatic) algo = forward_algo_from_env();
-  if (algo == AttentionForwardAlgo::wgmma && wgmma_forward_supports(head_dim))
+  if (algo == AttentionForwardAlgo::wgmma_ws &&
+      attention_forward_ws(qkv, out, lse, batch, seq_len, n_heads, head_dim, stream, amax))
+    return;
+  if ((algo == AttentionForwardAlgo::wgmma || algo == AttentionForwardAlgo::wgmma_ws) &&
+      wgmma_forward_supports(head_dim))
     return attention_forward_wgmma(qkv, out, lse, batch, seq_len, n_heads, head_dim, stream, amax);
   switch (head_dim) {
     case 32:

@@ -111,10 +111,12 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
 // matrix). qkv [B*T, 3*H*hd] bf16 (q | k | v, heads of hd columns); out [B*T, H*hd] bf16;
 // lse [B, H, T] f32 (natural log of the row's sum of exp(score), scores scaled by 1/sqrt(hd)).
 // head_dim 32, 64 or 128; any seq_len >= 1. `amax`: the producer-fused amax of out (all of it).
-// Two forward kernels: mma_sync (cuda_attention_forward.cu, every head dim) and wgmma (Hopper's
-// warpgroup MMA, hd 64 and 128; other head dims run mma_sync), bit-identical. automatic = wgmma,
-// unless the environment variable FP8LAB_ATTENTION_FWD (mma-sync | wgmma) says otherwise.
-enum class AttentionForwardAlgo { automatic, mma_sync, wgmma };
+// Forward kernels, all bit-identical: mma_sync (cuda_attention_forward.cu, every head dim), wgmma
+// (Hopper's warpgroup MMA, hd 64 and 128; other head dims run mma_sync) and wgmma_ws (the wgmma
+// kernel with TMA loads and warp-specialised stages, hd 128; other head dims run wgmma).
+// automatic = wgmma, unless the environment variable FP8LAB_ATTENTION_FWD (mma-sync | wgmma |
+// wgmma-ws) says otherwise.
+enum class AttentionForwardAlgo { automatic, mma_sync, wgmma, wgmma_ws };
 bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
                        int head_dim, cudaStream_t stream, AmaxOut amax = {},

@@ -30,6 +30,7 @@
 
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
+#include "fp8lab/fp8_cuda.hpp"
 #include "nn/cuda_ops_launch.hpp"
 
 namespace fp8lab {
@@ -45,6 +46,19 @@ constexpr double kBoundAlgos = 1e-3;
 
 using cuda_ops::AttentionBackwardAlgo;
 using cuda_ops::AttentionForwardAlgo;
+
+const char* forward_name(AttentionForwardAlgo algo) {
+  switch (algo) {
+    case AttentionForwardAlgo::mma_sync:
+      return "mma.sync";
+    case AttentionForwardAlgo::wgmma:
+      return "wgmma";
+    case AttentionForwardAlgo::wgmma_ws:
+      return "wgmma-ws";
+    default:
+      return "automatic";
+  }
+}
 
 const char* algo_name(AttentionBackwardAlgo algo) {
   switch (algo) {
@@ -170,8 +184,7 @@ struct DeviceAttention {
 
 void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo,
                      AttentionForwardAlgo fwd = AttentionForwardAlgo::automatic) {
-  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo) +
-               (fwd == AttentionForwardAlgo::wgmma ? ", forward wgmma" : ""));
+  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo) + ", forward " + forward_name(fwd));
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
@@ -292,6 +305,38 @@ void check_forward_against_mma_sync(const AttentionShape& s) {
   expect_identical(lse.view(), to_host(d_lse2.view()).view(), s, "wgmma forward lse");
 }
 
+// Forward `algo` against forward `ref` on the same inputs: the same bytes of out and lse, and
+// the same producer-fused amax of out (each into a zeroed meta of its own).
+void check_forward_identical(const AttentionShape& s, AttentionForwardAlgo algo,
+                             AttentionForwardAlgo ref) {
+  SCOPED_TRACE(s.describe() + " forward " + forward_name(algo) + " vs " + forward_name(ref));
+  const std::uint64_t seed = testing::fresh_seed();
+  const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
+  const Shape lse_shape{s.batch, s.heads, s.seq};
+  const DeviceTensor qkv =
+      to_device(testing::random_normal(DType::bf16, qkv_shape, seed, 1).view());
+  DeviceArena arena(std::size_t{1} << 20);
+  Fp8Meta* metas = alloc_fp8_meta(arena, 2, nullptr);
+  DeviceTensor outs[2] = {poisoned_device(DType::bf16, out_shape),
+                          poisoned_device(DType::bf16, out_shape)};
+  DeviceTensor lses[2] = {poisoned_device(DType::f32, lse_shape),
+                          poisoned_device(DType::f32, lse_shape)};
+  const AttentionForwardAlgo algos[2] = {algo, ref};
+  for (int i = 0; i < 2; ++i) {
+    cuda_ops::attention_forward(qkv.view().data, outs[i].view().data, lses[i].view().as<float>(),
+                                s.batch, s.seq, s.heads, s.head_dim, nullptr,
+                                {metas + i, Fp8Format::e4m3}, algos[i]);
+    FP8LAB_LAUNCH_CHECK("attention_forward");
+  }
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  expect_identical(to_host(outs[0].view()).view(), to_host(outs[1].view()).view(), s, "out");
+  expect_identical(to_host(lses[0].view()).view(), to_host(lses[1].view()).view(), s, "lse");
+  const auto m = read_fp8_meta(metas, 2, nullptr);
+  EXPECT_EQ(float_bits(m[0].scale.amax), float_bits(m[1].scale.amax)) << "out amax";
+  EXPECT_EQ(float_bits(m[0].scale.scale), float_bits(m[1].scale.scale)) << "out scale";
+  EXPECT_GT(m[1].scale.amax, 0.f) << "the reference committed no amax";
+}
+
 using AttentionParam = std::tuple<int, int>;  // head_dim, seq_len
 
 std::string param_name(const ::testing::TestParamInfo<AttentionParam>& param_info) {
@@ -365,6 +410,22 @@ TEST_P(CudaAttentionBackward, WgmmaForwardMatchesMmaSync) {
   check_forward_against_mma_sync(shape_for(head_dim, seq));
 }
 
+// The warp-specialised forward (TMA loads, mbarrier stages; hd 128, other head dims run the
+// wgmma kernel): the wgmma kernel's bits, so against the CPU bounds and equal to wgmma.
+TEST_P(CudaAttentionBackward, WgmmaWsForwardMatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma,
+                  AttentionForwardAlgo::wgmma_ws);
+}
+
+TEST_P(CudaAttentionBackward, WgmmaWsForwardEqualsWgmma) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_forward_identical(shape_for(head_dim, seq), AttentionForwardAlgo::wgmma_ws,
+                          AttentionForwardAlgo::wgmma);
+}
+
 TEST_P(CudaAttentionBackward, WgmmaMatchesTwoPass) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
@@ -408,6 +469,10 @@ TEST(CudaAttentionLong, WgmmaAtModelShape) {
   check_attention({1, 1, 1000, 128}, AttentionBackwardAlgo::wgmma, AttentionForwardAlgo::wgmma);
   check_forward_against_mma_sync({16, 8, 2048, 64});
   check_forward_against_mma_sync({4, 8, 2048, 128});
+  check_forward_identical({4, 8, 2048, 128}, AttentionForwardAlgo::wgmma_ws,
+                          AttentionForwardAlgo::wgmma);
+  check_forward_identical({3, 5, 1000, 128}, AttentionForwardAlgo::wgmma_ws,
+                          AttentionForwardAlgo::wgmma);
 }
 
 }  // namespace

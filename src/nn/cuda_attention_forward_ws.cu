@@ -1,0 +1,239 @@
+// The causal attention forward at head dim 128 with warp-specialised loads: the wgmma kernel's
+// arithmetic (cuda_attention_forward_wgmma.cu: the same products, softmax and epilogue, in the
+// same order, so the same bits), with its tiles brought in by the TMA unit instead of by every
+// thread's cp.async, and handed over through mbarriers instead of a CTA barrier per step.
+//
+// Why (docs/perf-notes.md, Nsight Compute of session 9): at hd 128 the wgmma forward holds 8
+// warps per SM and waits; the CTA barrier of each step is its largest stall (1.43 of 5.55
+// cycles per issued instruction), ahead of the softmax's dependent arithmetic, while the
+// tensor pipe runs 36% of the time.
+//
+// The CTA: warpgroup 0 is the producer (one thread issues every load), warpgroups 1 and 2 are
+// the consumers, each owning 64 of the CTA's 128 query rows as in the wgmma kernel. Key and
+// value tiles of 64 rows go through a ring of kStages stages:
+//   full[s]:  the producer's expect_tx arrival + the TMA bytes of K and V;
+//   empty[s]: every consumer thread arrives once it is done with the stage (its products have
+//             retired), and the producer waits for that before refilling the stage.
+// Every consumer waits for every tile, also the ones it skips (its rows all precede the keys):
+// an early "empty" arrival could otherwise count towards the stage's previous use.
+// The tensor map is 3-D over qkv [B][T][3 H hd], box [1][64][64] with the 128-byte swizzle,
+// which is exactly the sw128 panel layout of wgmma.cuh; rows past T are zero-filled.
+#include <cudaTypedefs.h>
+
+#include "nn/attention_forward_ws.hpp"
+#include "nn/attention_wgmma_tiles.cuh"
+#include "nn/tma.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
+constexpr int kStages = 3;       // K/V ring depth
+constexpr int kBoxRows = 64;     // rows per TMA box (and per key tile)
+constexpr int kBoxCols = 64;     // bf16 columns per box: one 128-byte swizzle panel
+
+template <int HD>
+struct WsShape {
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
+  static constexpr int kBc = kBoxRows;     // keys per step
+  static constexpr int kPanels = HD / kBoxCols;
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr int kOffK = kQueryTileBytes;
+  static constexpr int kOffV = kOffK + kStages * kKeyTileBytes;
+  static constexpr int kOffBars = kOffV + kStages * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;  // the consumers' epilogue staging
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+  static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    attention_forward_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
+                                bf16_bits* __restrict__ out, float* __restrict__ lse,
+                                int batch_heads, int seq_len, int n_heads, float scale,
+                                float scale_log2, AmaxCommit out_amax) {
+  using C = WsShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
+  std::uint64_t* q_full = bars;
+  std::uint64_t* full = bars + 1;
+  std::uint64_t* empty = bars + 1 + kStages;
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int b = bh / n_heads, h = bh % n_heads;
+  const int q0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
+  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  if (tid == 0) {
+    mbarrier_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&empty[s], 2 * 128);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  const int d_model = n_heads * HD;
+  std::uint32_t key = 0;  // the amax key of what this thread stored
+  if (tid < 128) {
+    // ---- producer: one thread issues every load ------------------------------------------
+    if (tid == 0) {
+      mbarrier_arrive_expect_tx(q_full, C::kQueryTileBytes);
+      for (int p = 0; p < C::kPanels; ++p)
+        for (int rb = 0; rb < Br / kBoxRows; ++rb)
+          tma_load_3d(s_q + p * Br * kBoxCols + rb * kBoxRows * kBoxCols, &qkv_map,
+                      h * HD + p * kBoxCols, q0 + rb * kBoxRows, b, q_full);
+      for (int j = 0; j < n_tiles; ++j) {
+        const int s = j % kStages;
+        if (j >= kStages) mbarrier_wait(&empty[s], static_cast<unsigned>((j / kStages - 1) & 1));
+        mbarrier_arrive_expect_tx(&full[s], 2 * C::kKeyTileBytes);
+        for (int p = 0; p < C::kPanels; ++p) {
+          tma_load_3d(s_k + s * Bc * HD + p * Bc * kBoxCols, &qkv_map,
+                      d_model + h * HD + p * kBoxCols, j * Bc, b, &full[s]);
+          tma_load_3d(s_v + s * Bc * HD + p * Bc * kBoxCols, &qkv_map,
+                      2 * d_model + h * HD + p * kBoxCols, j * Bc, b, &full[s]);
+        }
+      }
+    }
+  } else {
+    // ---- consumers: the wgmma kernel's step, tiles from the ring -----------------------
+    const int ctid = tid - 128;
+    const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
+    const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
+    const int row_wg0 = q0 + wg * kWgRows;
+    const int row_w0 = row_wg0 + (warp % 4) * 16;
+    const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+    float o[HD / 8][4] = {};
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+    mbarrier_wait(q_full, 0);
+
+    for (int j = 0; j < n_tiles; ++j) {
+      const int s = j % kStages;
+      mbarrier_wait(&full[s], static_cast<unsigned>((j / kStages) & 1));
+      const int k0 = j * Bc;
+      if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
+        const std::uint32_t k_tile = a_k + s * C::kKeyTileBytes;
+        const std::uint32_t v_tile = a_v + s * C::kKeyTileBytes;
+        float sc[8][4];  // raw scores q . k, then P: [64 queries x 64 keys]
+        wgmma_fence();
+        wgmma_ss_n64_overwrite(sc, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
+                               sw128_desc_kmajor(k_tile, Bc, 0, 0));
+#pragma unroll
+        for (int k = 1; k < HD / 16; ++k)
+          wgmma_ss_n64(sc, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
+                       sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_fence_operands(sc);
+        if (k0 + Bc - 1 > row_wg0) {  // the tile crosses the diagonal of some row of ours
+#pragma unroll
+          for (int jj = 0; jj < 8; ++jj)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int row = row_w0 + g + (e >> 1) * 8;
+              const int col = k0 + jj * 8 + 2 * c + (e & 1);
+              if (col > row) sc[jj][e] = -INFINITY;
+            }
+        }
+        online_softmax_step(sc, o, row_max, row_sum, scale_log2);  // attention_tiles.cuh
+        std::uint32_t a_p[4][4];  // P rounded to bf16 (as FlashAttention-2 does)
+        pack_a_fragments(sc, a_p);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < Bc / 16; ++kk)
+          wgmma_rs_bmn<HD>(o, a_p[kk], sw128_desc_nmajor(v_tile, Bc, kk), 1);
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_fence_operands(o);
+      }
+      mbarrier_arrive(&empty[s]);  // this thread's products that read stage s have retired
+    }
+
+    // Epilogue as the wgmma kernel's: O / rowsum -> out (staged per warp over the tiles, once
+    // every consumer is done with them), lse = max + log(sum).
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    float inv[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[r];
+      sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+      sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+      row_sum[r] = sum;
+      inv[r] = 1.f / sum;
+    }
+    constexpr int S = C::kS;
+    const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+    key = store_warp_rows<HD, S, HD / 8>(o, inv, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
+                                         out + hv.out_head, d_model, row_w0, seq_len, lane);
+    if (c == 0) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = row_w0 + g + 8 * r;
+        if (row < seq_len)
+          lse[static_cast<std::int64_t>(bh) * seq_len + row] =
+              row_max[r] * scale + logf(row_sum[r]);
+      }
+    }
+  }
+  out_amax(key);  // every thread of the CTA (contains __syncthreads)
+}
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda);
+// null when the driver has none.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+}  // namespace
+
+bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                          int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax) {
+  if (head_dim != 128) return false;
+  constexpr int HD = 128;
+  using C = WsShape<HD>;
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t width = 3ull * static_cast<cuuint64_t>(n_heads) * HD;  // elements per token
+  const cuuint64_t dims[3] = {width, static_cast<cuuint64_t>(seq_len),
+                              static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[2] = {width * 2, width * 2 * static_cast<cuuint64_t>(seq_len)};
+  const cuuint32_t box[3] = {kBoxCols, kBoxRows, 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  CUtensorMap map;
+  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(qkv), dims, strides,
+             box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+    return false;
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
+  allow_dynamic_smem(attention_forward_ws_kernel<HD>, C::kSmemBytes);
+  attention_forward_ws_kernel<HD>
+      <<<attention_grid(tiles, batch_heads), kWsThreads, C::kSmemBytes, stream>>>(
+          map, static_cast<bf16_bits*>(out), lse, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
+  return true;
+}
+
+}  // namespace fp8lab::cuda_ops

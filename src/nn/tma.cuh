@@ -1,0 +1,65 @@
+// Hopper's tensor memory accelerator (TMA) and shared-memory mbarriers, for kernels whose tiles
+// are loaded by one producer thread instead of by every thread (cuda_attention_forward_ws.cu).
+// sm_90a only.
+//
+// A transaction barrier (mbarrier) completes a phase when its expected arrivals have arrived
+// and the bytes announced with expect_tx have landed; waiters name the phase by its parity
+// (the k-th completion has parity k & 1). TMA loads count their bytes against the barrier
+// they name, so a consumer that has seen the phase complete sees the tile.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "nn/attention_tiles.cuh"  // smem_addr
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(arrivals)
+               : "memory");
+}
+
+// After the barriers' initialisation, before any thread or the TMA unit uses them (followed by
+// a CTA barrier).
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival that also announces `bytes` more to land in this phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+
+// Blocks until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT:\n"  // labels are local to the braces' scope
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// The box at coordinates (c0, c1, c2) of the 3-D tensor map into shared memory at `dst`
+// (aligned as the map's swizzle needs), its bytes counted against `bar`.
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1,
+                                            int c2, std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
+      : "memory");
+}
+
+}  // namespace
+}  // namespace fp8lab::cuda_ops
