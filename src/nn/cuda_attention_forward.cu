@@ -210,10 +210,11 @@ void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_l
           {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
 }
 
-// FP8LAB_ATTENTION_FWD (read once): "wgmma", "wgmma-ws" or "mma-sync", unset = wgmma (mma-sync
-// where wgmma is not built); anything else is an error rather than a silent default. wgmma is
-// the default: bit-identical to the mma.sync kernel and faster on the H200 (gpt50m, 8 layers:
-// 7.6 against 9.2 ms, docs/perf-notes.md v11). wgmma-ws: docs/perf-notes.md v25.
+// FP8LAB_ATTENTION_FWD (read once): "wgmma-ws", "wgmma" or "mma-sync", unset = wgmma-ws (wgmma
+// where wgmma-ws is not built, mma-sync where wgmma is not); anything else is an error rather
+// than a silent default. All three give the same bits. wgmma beat mma.sync on the H200 (gpt50m,
+// 8 layers: 7.6 against 9.2 ms, docs/perf-notes.md v11), and wgmma-ws, built for hd 128, beat
+// wgmma there (gpt1.3b, 24 layers: 9.1 against 11.2 ms, v25).
 AttentionForwardAlgo forward_algo_from_env() {
   static const AttentionForwardAlgo algo = [] {
     const char* value = std::getenv("FP8LAB_ATTENTION_FWD");
@@ -221,7 +222,7 @@ AttentionForwardAlgo forward_algo_from_env() {
     if (v == "wgmma") return AttentionForwardAlgo::wgmma;
     if (v == "wgmma-ws") return AttentionForwardAlgo::wgmma_ws;
     if (v == "mma-sync") return AttentionForwardAlgo::mma_sync;
-    if (v.empty()) return AttentionForwardAlgo::wgmma;
+    if (v.empty()) return AttentionForwardAlgo::wgmma_ws;
     throw std::invalid_argument("FP8LAB_ATTENTION_FWD='" + std::string(v) +
                                 "': expected 'mma-sync', 'wgmma' or 'wgmma-ws'");
   }();

@@ -114,8 +114,8 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
 // Forward kernels, all bit-identical: mma_sync (cuda_attention_forward.cu, every head dim), wgmma
 // (Hopper's warpgroup MMA, hd 64 and 128; other head dims run mma_sync) and wgmma_ws (the wgmma
 // kernel with TMA loads and warp-specialised stages, hd 128; other head dims run wgmma).
-// automatic = wgmma, unless the environment variable FP8LAB_ATTENTION_FWD (mma-sync | wgmma |
-// wgmma-ws) says otherwise.
+// automatic = wgmma_ws (so wgmma at hd 64, mma_sync at hd 32), unless the environment variable
+// FP8LAB_ATTENTION_FWD (mma-sync | wgmma | wgmma-ws) says otherwise.
 enum class AttentionForwardAlgo { automatic, mma_sync, wgmma, wgmma_ws };
 bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,

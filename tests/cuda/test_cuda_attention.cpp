@@ -354,8 +354,8 @@ AttentionShape shape_for(int head_dim, int seq) {
   return {batch, 1 + (seq / 7) % 3, seq, head_dim};
 }
 
-// The default kernels (wgmma forward and backward for hd 64 and 128; mma.sync forward and the
-// two-pass backward for hd 32).
+// The default kernels (the warp-specialised forward for hd 128, the wgmma forward for hd 64, the
+// wgmma backward for both; mma.sync forward and the two-pass backward for hd 32).
 class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
 
 TEST_P(CudaAttention, MatchesCpuReference) {
