@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fp8lab/config.hpp"
@@ -90,7 +92,13 @@ struct ModelBenchResult {
   std::vector<ModelBenchArmResult> arms;
   nlohmann::json peer;  // null when no peer JSON was given
   std::string device;
+  // The environment variables that pick CUDA kernels (docs/cuda-backend.md) as the run saw
+  // them, each name with its value or nullopt when unset: they change what ran.
+  std::vector<std::pair<std::string, std::optional<std::string>>> kernel_env;
 };
+
+// Names of the environment variables recorded in ModelBenchResult::kernel_env.
+const std::vector<std::string>& kernel_env_names();
 
 ModelBenchResult run_model_bench(const ModelBenchConfig& config);
 std::string model_bench_report(const ModelBenchResult& result);

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 namespace fp8lab {
@@ -252,9 +253,19 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   return arm;
 }
 
+const std::vector<std::string>& kernel_env_names() {
+  static const std::vector<std::string> names = {"FP8LAB_ATTENTION_FWD", "FP8LAB_ATTENTION_BWD",
+                                                 "FP8LAB_CUDA_SYNC"};
+  return names;
+}
+
 ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   ModelBenchResult result;
   result.config = config;
+  for (const std::string& name : kernel_env_names()) {
+    const char* value = std::getenv(name.c_str());
+    result.kernel_env.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
+  }
   ModelBenchConfig& cfg = result.config;
   if (cfg.batch == 0) cfg.batch = preset_batch(cfg.preset);
   FP8LAB_CHECK(cfg.batch > 0, "--batch {} must be positive", cfg.batch);
@@ -297,6 +308,10 @@ std::string model_bench_report(const ModelBenchResult& r) {
                 static_cast<long long>(c.batch), static_cast<long long>(r.model.seq_len),
                 static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(), c.repeats);
   out += line;
+  std::string selected;  // the kernel-selecting variables that were set
+  for (const auto& [name, value] : r.kernel_env)
+    if (value) selected += " " + name + "=" + *value;
+  out += "kernel selection:" + (selected.empty() ? std::string(" defaults") : selected) + "\n";
   if (!r.arms.empty()) {
     std::snprintf(line, sizeof line, "weights sha256 %.16s…  inputs %.16s…  targets %.16s…\n",
                   r.arms[0].weights_sha256.c_str(), r.arms[0].inputs_sha256.c_str(),
@@ -412,6 +427,9 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
                     {"inputs_sha256", a.inputs_sha256},
                     {"targets_sha256", a.targets_sha256}});
   }
+  nlohmann::json kernel_env = nlohmann::json::object();
+  for (const auto& [name, value] : r.kernel_env)
+    kernel_env[name] = value ? nlohmann::json(*value) : nlohmann::json(nullptr);
   const auto& c = r.config;
   return {{"benchmark", "fp8lab bench model"},
           {"commit", c.commit},
@@ -426,6 +444,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
           {"loss_chunk_rows", c.loss_chunk_rows},
           {"seed", c.seed},
           {"checkpoint", c.checkpoint},
+          {"kernel_env", kernel_env},
           {"arms", arms},
           {"peer", r.peer}};
 }

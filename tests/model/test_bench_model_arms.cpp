@@ -1,11 +1,18 @@
 // `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
 // arm with and without "+unfused-amax" (v4), "+unfused-norm" (v7), "+recompute-pointwise"
 // (v9) or "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
-// the same loss on the same problem.
+// the same loss on the same problem; the switches of the CUDA backend need that backend; the
+// environment variables that pick kernels are recorded with the results.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace fp8lab {
 namespace {
@@ -100,6 +107,51 @@ TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
     EXPECT_NE(e.message().find("+serial-w-cast"), std::string::npos) << e.what();
     EXPECT_NE(e.message().find("cpu"), std::string::npos) << e.what();
   }
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// The kernel-selecting variables go into the results: they change what ran.
+TEST(BenchModelArms, RecordsTheKernelSelectingEnvironment) {
+  const ModelBenchConfig c = tiny_cpu_bench({"bf16"});
+  std::vector<std::unique_ptr<ScopedEnv>> unset;
+  for (const std::string& name : kernel_env_names())
+    unset.push_back(std::make_unique<ScopedEnv>(name.c_str(), nullptr));
+  const ModelBenchResult plain = run_model_bench(c);
+  EXPECT_NE(model_bench_report(plain).find("kernel selection: defaults"), std::string::npos);
+  EXPECT_TRUE(model_bench_json(plain)["kernel_env"]["FP8LAB_ATTENTION_FWD"].is_null());
+
+  const ScopedEnv fwd("FP8LAB_ATTENTION_FWD", "wgmma");
+  const ModelBenchResult chosen = run_model_bench(c);
+  EXPECT_NE(model_bench_report(chosen).find("kernel selection: FP8LAB_ATTENTION_FWD=wgmma\n"),
+            std::string::npos)
+      << model_bench_report(chosen);
+  const nlohmann::json env = model_bench_json(chosen)["kernel_env"];
+  EXPECT_EQ(env["FP8LAB_ATTENTION_FWD"], "wgmma");
+  EXPECT_TRUE(env["FP8LAB_ATTENTION_BWD"].is_null());
+  EXPECT_EQ(env.size(), kernel_env_names().size());
 }
 
 ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) {
