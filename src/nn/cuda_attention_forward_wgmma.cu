@@ -10,8 +10,10 @@
 // waits for its products before the loop's back edge (ptxas serialises every wgmma of a kernel
 // that keeps a group in flight over it: cuda_attention_backward_wgmma.cu); the CTA's two
 // warpgroups, and the two CTAs an SM holds, overlap one another's softmax with their MMAs.
+// The step and the epilogue are attention_forward_step.cuh's, shared with the TMA-fed kernel
+// (cuda_attention_forward_ws.cu).
 #include "nn/attention_forward_wgmma.hpp"
-#include "nn/attention_wgmma_tiles.cuh"
+#include "nn/attention_forward_step.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -84,68 +86,17 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
     }
     const int k0 = j * Bc;
     if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
-    const std::uint32_t k_tile = a_k + buf * C::kKeyTileBytes;
-    const std::uint32_t v_tile = a_v + buf * C::kKeyTileBytes;
-
-    float s[8][4];  // raw scores q . k, then P: [64 queries x 64 keys]
-    wgmma_fence();
-    wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
-                           sw128_desc_kmajor(k_tile, Bc, 0, 0));
-#pragma unroll
-    for (int k = 1; k < HD / 16; ++k)
-      wgmma_ss_n64(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
-                   sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
-    wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_operands(s);
-
-    if (k0 + Bc - 1 > row_wg0) {  // the tile crosses the diagonal of some row of ours
-#pragma unroll
-      for (int jj = 0; jj < 8; ++jj)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = row_w0 + g + (e >> 1) * 8;
-          const int col = k0 + jj * 8 + 2 * c + (e & 1);
-          if (col > row) s[jj][e] = -INFINITY;
-        }
-    }
-
-    online_softmax_step(s, o, row_max, row_sum, scale_log2);  // attention_tiles.cuh
-
-    std::uint32_t a_p[4][4];  // P rounded to bf16 (as FlashAttention-2 does)
-    pack_a_fragments(s, a_p);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Bc / 16; ++kk)
-      wgmma_rs_bmn<HD>(o, a_p[kk], sw128_desc_nmajor(v_tile, Bc, kk), 1);
-    wgmma_commit();
-    wgmma_wait<0>();  // nothing stays in flight over the loop's back edge
-    wgmma_fence_operands(o);
+    wgmma_forward_step<HD, Br>(a_q, wg, a_k + buf * C::kKeyTileBytes,
+                               a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
+                               scale_log2, o, row_max, row_sum);
   }
 
   // Epilogue: O / rowsum -> out (staged per warp over the tiles), lse = max + log(sum).
   __syncthreads();  // every warpgroup is done with the tiles
-  float inv[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
-    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
-    row_sum[r] = sum;
-    inv[r] = 1.f / sum;
-  }
   constexpr int S = C::kS;
-  const std::uint32_t key =
-      store_warp_rows<HD, S, HD / 8>(o, inv, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
-                                     out + hv.out_head, d_model, row_w0, seq_len, lane);
-  if (c == 0) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = row_w0 + g + 8 * r;
-      if (row < seq_len)
-        lse[static_cast<std::int64_t>(bh) * seq_len + row] = row_max[r] * scale + logf(row_sum[r]);
-    }
-  }
+  const std::uint32_t key = wgmma_forward_epilogue<HD, S>(
+      o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S, out + hv.out_head,
+      d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
   out_amax(key);
 }
 

@@ -1,7 +1,7 @@
 // The causal attention forward at head dim 128 with warp-specialised loads: the wgmma kernel's
-// arithmetic (cuda_attention_forward_wgmma.cu: the same products, softmax and epilogue, in the
-// same order, so the same bits), with its tiles brought in by the TMA unit instead of by every
-// thread's cp.async, and handed over through mbarriers instead of a CTA barrier per step.
+// step and epilogue (attention_forward_step.cuh, shared with cuda_attention_forward_wgmma.cu:
+// the same bits), with its tiles brought in by the TMA unit instead of by every thread's
+// cp.async, and handed over through mbarriers instead of a CTA barrier per step.
 //
 // Why (docs/perf-notes.md, Nsight Compute of session 9): at hd 128 the wgmma forward holds 8
 // warps per SM and waits; the CTA barrier of each step is its largest stall (1.43 of 5.55
@@ -21,7 +21,7 @@
 #include <cudaTypedefs.h>
 
 #include "nn/attention_forward_ws.hpp"
-#include "nn/attention_wgmma_tiles.cuh"
+#include "nn/attention_forward_step.cuh"
 #include "nn/tma.cuh"
 
 namespace fp8lab::cuda_ops {
@@ -36,6 +36,7 @@ template <int HD>
 struct WsShape {
   static constexpr int kBr = 2 * kWgRows;  // queries per CTA
   static constexpr int kBc = kBoxRows;     // keys per step
+  static_assert(kBc == kWgStep, "one TMA box of keys is one step of wgmma_forward_step");
   static constexpr int kPanels = HD / kBoxCols;
   static constexpr int kQueryTileBytes = kBr * HD * 2;
   static constexpr int kKeyTileBytes = kBc * HD * 2;
@@ -123,68 +124,20 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       mbarrier_wait(&full[s], static_cast<unsigned>((j / kStages) & 1));
       const int k0 = j * Bc;
       if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
-        const std::uint32_t k_tile = a_k + s * C::kKeyTileBytes;
-        const std::uint32_t v_tile = a_v + s * C::kKeyTileBytes;
-        float sc[8][4];  // raw scores q . k, then P: [64 queries x 64 keys]
-        wgmma_fence();
-        wgmma_ss_n64_overwrite(sc, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
-                               sw128_desc_kmajor(k_tile, Bc, 0, 0));
-#pragma unroll
-        for (int k = 1; k < HD / 16; ++k)
-          wgmma_ss_n64(sc, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
-                       sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_fence_operands(sc);
-        if (k0 + Bc - 1 > row_wg0) {  // the tile crosses the diagonal of some row of ours
-#pragma unroll
-          for (int jj = 0; jj < 8; ++jj)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int row = row_w0 + g + (e >> 1) * 8;
-              const int col = k0 + jj * 8 + 2 * c + (e & 1);
-              if (col > row) sc[jj][e] = -INFINITY;
-            }
-        }
-        online_softmax_step(sc, o, row_max, row_sum, scale_log2);  // attention_tiles.cuh
-        std::uint32_t a_p[4][4];  // P rounded to bf16 (as FlashAttention-2 does)
-        pack_a_fragments(sc, a_p);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < Bc / 16; ++kk)
-          wgmma_rs_bmn<HD>(o, a_p[kk], sw128_desc_nmajor(v_tile, Bc, kk), 1);
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_fence_operands(o);
+        wgmma_forward_step<HD, Br>(a_q, wg, a_k + s * C::kKeyTileBytes,
+                                   a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
+                                   scale_log2, o, row_max, row_sum);
       }
       mbarrier_arrive(&empty[s]);  // this thread's products that read stage s have retired
     }
 
-    // Epilogue as the wgmma kernel's: O / rowsum -> out (staged per warp over the tiles, once
-    // every consumer is done with them), lse = max + log(sum).
+    // The wgmma kernel's epilogue, once every consumer is done with the tiles.
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    float inv[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float sum = row_sum[r];
-      sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
-      sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
-      row_sum[r] = sum;
-      inv[r] = 1.f / sum;
-    }
     constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-    key = store_warp_rows<HD, S, HD / 8>(o, inv, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
-                                         out + hv.out_head, d_model, row_w0, seq_len, lane);
-    if (c == 0) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int row = row_w0 + g + 8 * r;
-        if (row < seq_len)
-          lse[static_cast<std::int64_t>(bh) * seq_len + row] =
-              row_max[r] * scale + logf(row_sum[r]);
-      }
-    }
+    key = wgmma_forward_epilogue<HD, S>(
+        o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S, out + hv.out_head,
+        d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
   }
   out_amax(key);  // every thread of the CTA (contains __syncthreads)
 }
