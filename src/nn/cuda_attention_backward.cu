@@ -15,6 +15,7 @@
 #include "nn/attention_backward_fused.hpp"
 #include "nn/attention_backward_step.cuh"
 #include "nn/attention_backward_wgmma.hpp"
+#include "nn/attention_backward_ws.hpp"
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -239,7 +240,11 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
     return attention_backward_fused(qkv, lse, dout, ws.row_dot, ws.tiles_done, ws.dq_accum, dqkv,
                                     batch, seq_len, n_heads, HD, stream, amax);
   }
-  if (algo == AttentionBackwardAlgo::wgmma) {
+  if (algo == AttentionBackwardAlgo::wgmma_ws &&
+      attention_backward_ws(qkv, lse, dout, ws.row_dot, dqkv, batch, seq_len, n_heads, HD, stream,
+                            amax))
+    return;
+  if (algo == AttentionBackwardAlgo::wgmma || algo == AttentionBackwardAlgo::wgmma_ws) {
     return attention_backward_wgmma(qkv, lse, dout, ws.row_dot, dqkv, batch, seq_len, n_heads, HD,
                                     stream, amax);
   }
@@ -264,22 +269,23 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
           scale * kLog2e, dqkv_amax);
 }
 
-// FP8LAB_ATTENTION_BWD (read once): "wgmma", "two-pass" or "fused", unset = wgmma (two-pass
-// where wgmma is not built); anything else is an error rather than a silent default. wgmma is
-// the default: bit-identical to the two-pass kernels and faster on the H200 (gpt50m, 8 layers:
-// 31.6 against 36.5 ms, docs/perf-notes.md v11). The fused kernel measured no faster than
-// two-pass (36.4 against 36.9 ms) while it needs an f32 dQ workspace and relies on in-order CTA
-// dispatch.
+// FP8LAB_ATTENTION_BWD (read once): "wgmma-ws", "wgmma", "two-pass" or "fused", unset = wgmma-ws
+// (wgmma where wgmma-ws is not built, two-pass where wgmma is not); anything else is an error
+// rather than a silent default. wgmma beat two-pass on the H200 (gpt50m, 8 layers: 31.6 against
+// 36.5 ms, docs/perf-notes.md v11) with the same bits, and wgmma-ws gives wgmma's bits with
+// TMA-fed, warp-specialised kernels (v26). The fused kernel measured no faster than two-pass
+// (36.4 against 36.9 ms) while it needs an f32 dQ workspace and relies on in-order CTA dispatch.
 AttentionBackwardAlgo algo_from_env() {
   static const AttentionBackwardAlgo algo = [] {
     const char* value = std::getenv("FP8LAB_ATTENTION_BWD");
     const std::string_view v = value == nullptr ? "" : value;
     if (v == "fused") return AttentionBackwardAlgo::fused;
     if (v == "wgmma") return AttentionBackwardAlgo::wgmma;
+    if (v == "wgmma-ws") return AttentionBackwardAlgo::wgmma_ws;
     if (v == "two-pass") return AttentionBackwardAlgo::two_pass;
-    if (v.empty()) return AttentionBackwardAlgo::wgmma;
+    if (v.empty()) return AttentionBackwardAlgo::wgmma_ws;
     throw std::invalid_argument("FP8LAB_ATTENTION_BWD='" + std::string(v) +
-                                "': expected 'two-pass', 'fused' or 'wgmma'");
+                                "': expected 'two-pass', 'fused', 'wgmma' or 'wgmma-ws'");
   }();
   return algo;
 }
@@ -290,7 +296,8 @@ AttentionBackwardAlgo resolve_algo(AttentionBackwardAlgo algo, int head_dim) {
   if (algo == AttentionBackwardAlgo::automatic) algo = algo_from_env();
   if (algo == AttentionBackwardAlgo::fused && !fused_backward_supports(head_dim))
     return AttentionBackwardAlgo::two_pass;
-  if (algo == AttentionBackwardAlgo::wgmma && !wgmma_backward_supports(head_dim))
+  if ((algo == AttentionBackwardAlgo::wgmma || algo == AttentionBackwardAlgo::wgmma_ws) &&
+      !wgmma_backward_supports(head_dim))
     return AttentionBackwardAlgo::two_pass;
   return algo;
 }

@@ -17,37 +17,14 @@
 // fragment from shared memory per 16-row warp tile (docs/perf-notes.md, ncu of session 4);
 // wgmma reads each B tile once per 64 rows and runs asynchronously to the softmax arithmetic.
 //
-// Overlap inside a warpgroup (wgmma groups complete in order): S and dP are committed as two
-// groups, so the exponentials of P run while dP is still in the tensor cores, and (dK/dV
-// kernel) dS while dV is. Each step waits for all its products before the loop's back edge:
-// with a group still in flight there, ptxas serialises every wgmma of the kernel (C7515,
-// seen with -Xptxas -v), which costs more than that overlap would win. So the tile refilled
-// at the top of a step (two buffers, one step ahead) is free once the barrier passes.
+// The steps and the dK/dV epilogue are attention_backward_wgmma_step.cuh's, shared with the
+// warp-specialised kernels (cuda_attention_backward_ws.cu), which say how the steps overlap.
 #include "nn/attention_backward_step.cuh"
 #include "nn/attention_backward_wgmma.hpp"
-#include "nn/attention_wgmma_tiles.cuh"
+#include "nn/attention_backward_wgmma_step.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
-
-// The per-query statistic (lse or Di, a step's row in shared memory) of accumulator element e of
-// block j in the dK/dV kernel's transposed tiles: queries 8j + 2c and 8j + 2c + 1 of this lane,
-// read as one 8-byte pair (one shared load per block instead of two).
-__device__ __forceinline__ float query_pair(const float* stat, int j, int c, int e) {
-  const float2 pair = *reinterpret_cast<const float2*>(stat + j * 8 + 2 * c);
-  return (e & 1) ? pair.y : pair.x;
-}
-
-// dS = P * (dP - Di) in place of dP, and its bf16 A fragments; dot(j, e) is the query's Di.
-template <typename Dot>
-__device__ __forceinline__ void dprobs(const float (&p)[8][4], float (&dp)[8][4],
-                                       std::uint32_t (&a_ds)[4][4], Dot dot) {
-#pragma unroll
-  for (int j = 0; j < 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dp[j][e] = p[j][e] * (dp[j][e] - dot(j, e));
-  pack_a_fragments(dp, a_ds);
-}
 
 // ---- dK, dV ----------------------------------------------------------------------------------
 
@@ -126,65 +103,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
     }
     const int q0 = i * Br;
     if (key_wg0 >= seq_len || q0 + Br - 1 < key_wg0) continue;  // all queries precede our keys
-    const std::uint32_t q_tile = a_q + buf * C::kQueryTileBytes;
-    const std::uint32_t do_tile = a_do + buf * C::kQueryTileBytes;
-
-    float st[8][4], dpt[8][4];  // S^T then P^T, dP^T then dS^T: [64 keys x 64 queries]
-    wgmma_fence();
-    wgmma_ss_n64_overwrite(st, sw128_desc_kmajor(a_k, Bc, wg * kWgRows, 0),
-                           sw128_desc_kmajor(q_tile, Br, 0, 0));
-#pragma unroll
-    for (int k = 1; k < HD / 16; ++k)
-      wgmma_ss_n64(st, sw128_desc_kmajor(a_k, Bc, wg * kWgRows, k),
-                   sw128_desc_kmajor(q_tile, Br, 0, k), 1);
-    wgmma_commit();
-    wgmma_ss_n64_overwrite(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, 0),
-                           sw128_desc_kmajor(do_tile, Br, 0, 0));
-#pragma unroll
-    for (int k = 1; k < HD / 16; ++k)
-      wgmma_ss_n64(dpt, sw128_desc_kmajor(a_v, Bc, wg * kWgRows, k),
-                   sw128_desc_kmajor(do_tile, Br, 0, k), 1);
-    wgmma_commit();
-    wgmma_wait<1>();  // S^T done; dP^T may still run
-    wgmma_fence_operands(st);
-
-    // Masked: key > query (causal) or query >= seq_len.
-    const float* lse_t = s_lse + buf * Br;
-    const float* dot_t = s_dot + buf * Br;
-    const bool need_mask = q0 < key_wg0 + kWgRows - 1 || q0 + Br > seq_len;
-    float lse_log2[8][2];  // read once for both copies of the probabilities (masked, not)
-#pragma unroll
-    for (int j = 0; j < 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) lse_log2[j][e] = query_pair(lse_t, j, c, e) * kLog2e;
-    probs(
-        st, scale_log2, need_mask,
-        [&](int j, int e) {
-          const int query = q0 + j * 8 + 2 * c + (e & 1);
-          const int key = key_w0 + g + (e >> 1) * 8;
-          return query < key || query >= seq_len;
-        },
-        [&](int j, int e) { return lse_log2[j][e & 1]; });
-    std::uint32_t a_p[4][4];
-    pack_a_fragments(st, a_p);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Br / 16; ++kk)
-      wgmma_rs_bmn<HD>(dv, a_p[kk], sw128_desc_nmajor(do_tile, Br, kk), 1);
-    wgmma_commit();
-
-    wgmma_wait<1>();  // dP^T done; dV may still run
-    wgmma_fence_operands(dpt);
-    std::uint32_t a_ds[4][4];
-    dprobs(st, dpt, a_ds, [&](int j, int e) { return query_pair(dot_t, j, c, e); });
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Br / 16; ++kk)
-      wgmma_rs_bmn<HD>(dk, a_ds[kk], sw128_desc_nmajor(q_tile, Br, kk), 1);
-    wgmma_commit();
-    wgmma_wait<0>();            // nothing stays in flight over the loop's back edge (see the top)
-    wgmma_keep_fragments(a_p);  // dV read them while dS^T was computed
-    wgmma_keep_fragments(a_ds);
+    wgmma_dkdv_step<HD, Bc>(a_k, a_v, wg, a_q + buf * C::kQueryTileBytes,
+                            a_do + buf * C::kQueryTileBytes, s_lse + buf * Br, s_dot + buf * Br,
+                            q0, key_wg0, key_w0, g, c, seq_len, scale_log2, dk, dv);
   }
   wgmma_fence_operands(dk);
   wgmma_fence_operands(dv);
@@ -192,13 +113,8 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
   constexpr int S = C::kS;
   auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 2 * 16 * S;
-  const float k_mul[2] = {scale, scale}, v_mul[2] = {1.f, 1.f};
-  bf16_bits* dk_head = dqkv + hv.qkv_head + d_model;
-  const std::uint32_t k_key = store_warp_rows<HD, S, HD / 8>(dk, k_mul, stage, dk_head,
-                                                             hv.qkv_stride, key_w0, seq_len, lane);
-  const std::uint32_t v_key = store_warp_rows<HD, S, HD / 8>(
-      dv, v_mul, stage + 16 * S, dk_head + d_model, hv.qkv_stride, key_w0, seq_len, lane);
-  dqkv_amax(max(k_key, v_key));
+  dqkv_amax(wgmma_dkdv_epilogue<HD, S>(dk, dv, stage, dqkv + hv.qkv_head + d_model,
+                                        hv.qkv_stride, d_model, key_w0, seq_len, lane, scale));
 }
 
 // ---- dQ ------------------------------------------------------------------------------------
@@ -283,47 +199,9 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
     }
     const int k0 = j * Bc;
     if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
-    const std::uint32_t k_tile = a_k + buf * C::kKeyTileBytes;
-    const std::uint32_t v_tile = a_v + buf * C::kKeyTileBytes;
-
-    float s[8][4], dp[8][4];  // S then P, dP then dS: [64 queries x 64 keys]
-    wgmma_fence();
-    wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, 0),
-                           sw128_desc_kmajor(k_tile, Bc, 0, 0));
-#pragma unroll
-    for (int k = 1; k < HD / 16; ++k)
-      wgmma_ss_n64(s, sw128_desc_kmajor(a_q, Br, wg * kWgRows, k),
-                   sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
-    wgmma_commit();
-    wgmma_ss_n64_overwrite(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, 0),
-                           sw128_desc_kmajor(v_tile, Bc, 0, 0));
-#pragma unroll
-    for (int k = 1; k < HD / 16; ++k)
-      wgmma_ss_n64(dp, sw128_desc_kmajor(a_do, Br, wg * kWgRows, k),
-                   sw128_desc_kmajor(v_tile, Bc, 0, k), 1);
-    wgmma_commit();
-    wgmma_wait<1>();  // S done; dP may still run
-    wgmma_fence_operands(s);
-
-    const bool need_mask = k0 + Bc - 1 > row_wg0;  // the diagonal tile(s)
-    probs(
-        s, scale_log2, need_mask,
-        [&](int jj, int e) {
-          const int row = row_w0 + g + (e >> 1) * 8;
-          const int key = k0 + jj * 8 + 2 * c + (e & 1);
-          return key > row;
-        },
-        [&](int, int e) { return lse_log2[e >> 1]; });
-    wgmma_wait<0>();  // dP done
-    wgmma_fence_operands(dp);
-    std::uint32_t a_ds[4][4];
-    dprobs(s, dp, a_ds, [&](int, int e) { return dot[e >> 1]; });
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Bc / 16; ++kk)
-      wgmma_rs_bmn<HD>(dq, a_ds[kk], sw128_desc_nmajor(k_tile, Bc, kk), 1);
-    wgmma_commit();
-    wgmma_wait<0>();  // nothing stays in flight over the loop's back edge (see the top)
+    wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + buf * C::kKeyTileBytes,
+                          a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
+                          lse_log2, dot, dq);
   }
   wgmma_fence_operands(dq);
 

@@ -18,10 +18,9 @@
 // an early "empty" arrival could otherwise count towards the stage's previous use.
 // The tensor map is 3-D over qkv [B][T][3 H hd], box [1][64][64] with the 128-byte swizzle,
 // which is exactly the sw128 panel layout of wgmma.cuh; rows past T are zero-filled.
-#include <cudaTypedefs.h>
-
 #include "nn/attention_forward_ws.hpp"
 #include "nn/attention_forward_step.cuh"
+#include "nn/tensor_map.hpp"
 #include "nn/tma.cuh"
 
 namespace fp8lab::cuda_ops {
@@ -29,8 +28,8 @@ namespace {
 
 constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
 constexpr int kStages = 3;       // K/V ring depth
-constexpr int kBoxRows = 64;     // rows per TMA box (and per key tile)
-constexpr int kBoxCols = 64;     // bf16 columns per box: one 128-byte swizzle panel
+constexpr int kBoxRows = kTmaBoxRows;  // rows per TMA box (and per key tile)
+constexpr int kBoxCols = kTmaBoxCols;  // bf16 columns per box: one 128-byte swizzle panel
 
 template <int HD>
 struct WsShape {
@@ -142,21 +141,6 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   out_amax(key);  // every thread of the CTA (contains __syncthreads)
 }
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no link against libcuda);
-// null when the driver has none.
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encode;
-}
-
 }  // namespace
 
 bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int seq_len,
@@ -164,19 +148,9 @@ bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int
   if (head_dim != 128) return false;
   constexpr int HD = 128;
   using C = WsShape<HD>;
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr) return false;
-  const cuuint64_t width = 3ull * static_cast<cuuint64_t>(n_heads) * HD;  // elements per token
-  const cuuint64_t dims[3] = {width, static_cast<cuuint64_t>(seq_len),
-                              static_cast<cuuint64_t>(batch)};
-  const cuuint64_t strides[2] = {width * 2, width * 2 * static_cast<cuuint64_t>(seq_len)};
-  const cuuint32_t box[3] = {kBoxCols, kBoxRows, 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
   CUtensorMap map;
-  if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(qkv), dims, strides,
-             box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-             CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+  if (!encode_token_tile_map(&map, qkv, 3ull * static_cast<std::uint64_t>(n_heads) * HD, seq_len,
+                             batch))
     return false;
   const int batch_heads = batch * n_heads;
   const float scale = softmax_scale(HD);

@@ -121,17 +121,18 @@ bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
                        int head_dim, cudaStream_t stream, AmaxOut amax = {},
                        AttentionForwardAlgo algo = AttentionForwardAlgo::automatic);
-// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Three
+// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Four
 // algorithms: two_pass (dK/dV and dQ from separate mma.sync kernels), wgmma (the same two passes
-// on Hopper's warpgroup MMA; hd 64 and 128) and fused (FlashAttention-2 style, one pass; dQ summed
-// over key tiles in a fixed order through an f32 accumulator in the workspace; hd 64 and 128).
-// Head dims an algorithm is not built for run two_pass; wgmma and two_pass give the same bits.
-// automatic = wgmma, unless the environment variable FP8LAB_ATTENTION_BWD (two-pass | fused |
-// wgmma) says otherwise. The
+// on Hopper's warpgroup MMA; hd 64 and 128), wgmma_ws (wgmma's passes with TMA loads and
+// warp-specialised mbarrier stages; wgmma's bits) and fused (FlashAttention-2 style, one pass;
+// dQ summed over key tiles in a fixed order through an f32 accumulator in the workspace; hd 64
+// and 128). Head dims an algorithm is not built for run two_pass; wgmma, wgmma_ws and two_pass
+// give the same bits. automatic = wgmma_ws, unless the environment variable FP8LAB_ATTENTION_BWD
+// (two-pass | fused | wgmma | wgmma-ws) says otherwise. The
 // workspace size depends on the algorithm: ask with the same `algo`. `amax`: the producer-fused
 // amax of all of dqkv, reduced over the kernels that write its parts and finalised once, after the
 // last of them.
-enum class AttentionBackwardAlgo { automatic, fused, two_pass, wgmma };
+enum class AttentionBackwardAlgo { automatic, fused, two_pass, wgmma, wgmma_ws };
 std::size_t attention_backward_workspace_bytes(
     int batch, int seq_len, int n_heads, int head_dim,
     AttentionBackwardAlgo algo = AttentionBackwardAlgo::automatic);

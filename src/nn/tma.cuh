@@ -61,5 +61,20 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// Warp specialisation's register split (setmaxnreg): a producer warpgroup that only issues loads
+// gives registers back, and the consumer warpgroups take them, so a CTA of 384 threads (168
+// registers each at entry, from __launch_bounds__(384, 1)) can run consumers at up to 240. Every
+// thread of the warpgroup executes the same one; the counts must keep the CTA within the
+// register file (24 + 2 * 240 = 3 * 168). ptxas compiles the code after each for its count.
+template <int REGS>
+__device__ __forceinline__ void warpgroup_release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+template <int REGS>
+__device__ __forceinline__ void warpgroup_claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
 }  // namespace
 }  // namespace fp8lab::cuda_ops

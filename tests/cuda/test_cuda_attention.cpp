@@ -68,6 +68,8 @@ const char* algo_name(AttentionBackwardAlgo algo) {
       return "two-pass";
     case AttentionBackwardAlgo::wgmma:
       return "wgmma";
+    case AttentionBackwardAlgo::wgmma_ws:
+      return "wgmma-ws";
     default:
       return "automatic";
   }
@@ -173,11 +175,12 @@ struct DeviceAttention {
     FP8LAB_LAUNCH_CHECK("attention_forward");
   }
   // The scratch is poisoned first: a run must not depend on what an earlier one left there.
-  void backward(const DeviceTensor& out, const DeviceTensor& lse, DeviceTensor& dqkv) const {
+  void backward(const DeviceTensor& out, const DeviceTensor& lse, DeviceTensor& dqkv,
+                cuda_ops::AmaxOut amax = {}) const {
     fill_bytes_cuda(workspace.view(), 0xFF);
     cuda_ops::attention_backward(qkv.view().data, out.view().data, lse.view().as<const float>(),
                                  dout.view().data, dqkv.view().data, s.batch, s.seq, s.heads,
-                                 s.head_dim, workspace.view().data, nullptr, algo);
+                                 s.head_dim, workspace.view().data, nullptr, algo, amax);
     FP8LAB_LAUNCH_CHECK("attention_backward");
   }
 };
@@ -337,6 +340,32 @@ void check_forward_identical(const AttentionShape& s, AttentionForwardAlgo algo,
   EXPECT_GT(m[1].scale.amax, 0.f) << "the reference committed no amax";
 }
 
+// Backward `algo` against backward `ref` on the same inputs and forward: the same bytes of dqkv
+// and the same producer-fused amax of it (each into a zeroed meta of its own).
+void check_backward_identical(const AttentionShape& s, AttentionBackwardAlgo algo,
+                              AttentionBackwardAlgo ref) {
+  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo) + " vs " + algo_name(ref));
+  const std::uint64_t seed = testing::fresh_seed();
+  const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
+  const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
+  const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
+  const DeviceAttention devs[2] = {{s, algo, qkv, dout}, {s, ref, qkv, dout}};
+  DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
+  DeviceTensor d_lse = poisoned_device(DType::f32, {s.batch, s.heads, s.seq});
+  devs[1].forward(d_out, d_lse);
+  DeviceArena arena(std::size_t{1} << 20);
+  Fp8Meta* metas = alloc_fp8_meta(arena, 2, nullptr);
+  DeviceTensor dqkvs[2] = {poisoned_device(DType::bf16, qkv_shape),
+                           poisoned_device(DType::bf16, qkv_shape)};
+  for (int i = 0; i < 2; ++i) devs[i].backward(d_out, d_lse, dqkvs[i], {metas + i, Fp8Format::e5m2});
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  expect_identical(to_host(dqkvs[0].view()).view(), to_host(dqkvs[1].view()).view(), s, "dqkv");
+  const auto m = read_fp8_meta(metas, 2, nullptr);
+  EXPECT_EQ(float_bits(m[0].scale.amax), float_bits(m[1].scale.amax)) << "dqkv amax";
+  EXPECT_EQ(float_bits(m[0].scale.scale), float_bits(m[1].scale.scale)) << "dqkv scale";
+  EXPECT_GT(m[1].scale.amax, 0.f) << "the reference committed no amax";
+}
+
 using AttentionParam = std::tuple<int, int>;  // head_dim, seq_len
 
 std::string param_name(const ::testing::TestParamInfo<AttentionParam>& param_info) {
@@ -355,7 +384,7 @@ AttentionShape shape_for(int head_dim, int seq) {
 }
 
 // The default kernels (the warp-specialised forward for hd 128, the wgmma forward for hd 64, the
-// wgmma backward for both; mma.sync forward and the two-pass backward for hd 32).
+// warp-specialised backward for both; mma.sync forward and the two-pass backward for hd 32).
 class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
 
 TEST_P(CudaAttention, MatchesCpuReference) {
@@ -426,6 +455,21 @@ TEST_P(CudaAttentionBackward, WgmmaWsForwardEqualsWgmma) {
                           AttentionForwardAlgo::wgmma);
 }
 
+// The warp-specialised backward (TMA loads, mbarrier stages, setmaxnreg; hd 64 and 128): the
+// wgmma kernels' bits, so against the CPU bounds and equal to wgmma.
+TEST_P(CudaAttentionBackward, WgmmaWsBackwardMatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma_ws);
+}
+
+TEST_P(CudaAttentionBackward, WgmmaWsBackwardEqualsWgmma) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [head_dim, seq] = GetParam();
+  check_backward_identical(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma_ws,
+                           AttentionBackwardAlgo::wgmma);
+}
+
 TEST_P(CudaAttentionBackward, WgmmaMatchesTwoPass) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
@@ -473,6 +517,10 @@ TEST(CudaAttentionLong, WgmmaAtModelShape) {
                           AttentionForwardAlgo::wgmma);
   check_forward_identical({3, 5, 1000, 128}, AttentionForwardAlgo::wgmma_ws,
                           AttentionForwardAlgo::wgmma);
+  for (const AttentionShape& s : {AttentionShape{16, 8, 2048, 64}, AttentionShape{4, 8, 2048, 128},
+                                  AttentionShape{3, 5, 1000, 64}, AttentionShape{3, 5, 1000, 128}})
+    check_backward_identical(s, AttentionBackwardAlgo::wgmma_ws, AttentionBackwardAlgo::wgmma);
+  check_against_two_pass({4, 8, 2048, 128}, AttentionBackwardAlgo::wgmma_ws, 3);
 }
 
 }  // namespace
