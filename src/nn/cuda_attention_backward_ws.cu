@@ -19,6 +19,7 @@
 // dK/dV: each step also needs the 64 queries' lse and Di. The producer warp's 32 lanes copy
 // them into the stage (rows past T as 0, as the cp.async kernel's zero fill) and each arrives on
 // full[s] (32 arrivals, one of them with the expected TMA bytes), which publishes their stores.
+#include "nn/attention_backward_wgmma.hpp"
 #include "nn/attention_backward_wgmma_step.cuh"
 #include "nn/attention_backward_ws.hpp"
 #include "nn/tensor_map.hpp"
@@ -27,7 +28,7 @@
 namespace fp8lab::cuda_ops {
 namespace {
 
-constexpr int kWsThreads = 384;     // producer warpgroup + two consumer warpgroups
+constexpr int kWsThreads = 384;     // producer warpgroup + two consumer warpgroups (dK/dV)
 constexpr int kStages = 4;          // walked-tile ring depth
 constexpr int kProducerRegs = 24;   // setmaxnreg: 24 + 2 * 240 = 3 * 168
 constexpr int kConsumerRegs = 240;
@@ -182,7 +183,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
 template <int HD>
 struct WsQShape {
-  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
+  // Consumer warpgroups, each owning 64 query rows. hd 64: three, at 160 registers (the CTA
+  // of 512 threads gets 128 each at entry; 24 + 3 * 160 <= 4 * 128), so that the SM holds 12
+  // consumer warps: the wgmma dQ kernel runs 16 there, in two CTAs of 128 registers, and
+  // two CTAs of this kernel would leave 112 (ptxas then spills and serialises the wgmma,
+  // C7512). hd 128: two, at 240, as the dK/dV kernel.
+  static constexpr int kConsumers = HD <= 64 ? 3 : 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kRegs = HD <= 64 ? 160 : kConsumerRegs;  // per consumer thread
+  static constexpr int kBr = kConsumers * kWgRows;  // queries per CTA
   static constexpr int kBc = kWgStep;      // keys per step
   static_assert(kBc == kTmaBoxRows, "one step of keys is one box of rows");
   static constexpr int kQueryTileBytes = kBr * HD * 2;
@@ -194,14 +203,14 @@ struct WsQShape {
   static constexpr int kOffBars = kOffV + kStages * kKeyTileBytes;
   static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
   static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = 8 * 16 * kS * 2;
+  static constexpr int kStageBytes = 4 * kConsumers * 16 * kS * 2;
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
   static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
 };
 
 template <int HD>
-__global__ void __launch_bounds__(kWsThreads, 1)
+__global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     attention_backward_dq_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
                                     const __grid_constant__ CUtensorMap dout_map,
                                     const float* __restrict__ lse,
@@ -233,7 +242,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], 2 * 128);
+      mbarrier_init(&empty[s], C::kConsumers * 128);
     }
     mbarrier_init_fence();
   }
@@ -259,7 +268,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     }
   } else {
     // ---- consumers: the wgmma kernel's step, key tiles from the ring ------------------------
-    warpgroup_claim_registers<kConsumerRegs>();
+    warpgroup_claim_registers<C::kRegs>();
     const int ctid = tid - 128;
     const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
     const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
@@ -291,7 +300,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     }
     wgmma_fence_operands(dq);
 
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    asm volatile("bar.sync 1, %0;\n" ::"r"(C::kConsumers * 128) : "memory");
     constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
     const float q_mul[2] = {scale, scale};
@@ -301,12 +310,18 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   dqkv_amax(key);  // every thread of the CTA (contains __syncthreads)
 }
 
+// Whether the dQ pass is this file's (hd 128) or the wgmma kernel's (hd 64). At hd 64 the wgmma
+// dQ kernel runs two CTAs (16 warps) per SM at 128 registers, where a CTA of this file holds 8
+// consumer warps; two such CTAs per SM would leave the consumers 112 registers, and ptxas then
+// spills and serialises the wgmma (C7512). The split measured faster (docs/perf-notes.md v26).
+template <int HD>
+constexpr bool kWsDq = true;
+
 template <int HD>
 bool launch_ws(const void* qkv, const float* lse, const void* dout, const float* row_dot,
                bf16_bits* dqkv, int batch, int seq_len, int n_heads, cudaStream_t stream,
                AmaxOut amax) {
   using Kv = WsKvShape<HD>;
-  using Q = WsQShape<HD>;
   const auto d_model = static_cast<std::uint64_t>(n_heads) * HD;
   CUtensorMap qkv_map, dout_map;
   if (!encode_token_tile_map(&qkv_map, qkv, 3 * d_model, seq_len, batch) ||
@@ -314,21 +329,35 @@ bool launch_ws(const void* qkv, const float* lse, const void* dout, const float*
     return false;
   const int batch_heads = batch * n_heads;
   const float scale = softmax_scale(HD);
-  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
-  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax{
-      amax.meta, amax.format,
-      committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads)};
-  allow_dynamic_smem(attention_backward_dkdv_ws_kernel<HD>, Kv::kSmemBytes);
-  attention_backward_dkdv_ws_kernel<HD>
-      <<<attention_grid(kv_tiles, batch_heads), kWsThreads, Kv::kSmemBytes, stream>>>(
-          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, dqkv_amax);
-  allow_dynamic_smem(attention_backward_dq_ws_kernel<HD>, Q::kSmemBytes);
-  attention_backward_dq_ws_kernel<HD>
-      <<<attention_grid(q_tiles, batch_heads), kWsThreads, Q::kSmemBytes, stream>>>(
-          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, dqkv_amax);
+  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc;
+  const unsigned kv_blocks = committing_blocks(kv_tiles, batch_heads);
+  const auto launch_dkdv = [&](const AmaxCommit& dqkv_amax) {
+    allow_dynamic_smem(attention_backward_dkdv_ws_kernel<HD>, Kv::kSmemBytes);
+    attention_backward_dkdv_ws_kernel<HD>
+        <<<attention_grid(kv_tiles, batch_heads), kWsThreads, Kv::kSmemBytes, stream>>>(
+            qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
+            scale * kLog2e, dqkv_amax);
+  };
+  if constexpr (!kWsDq<HD>) {
+    // One amax over both kernels' stores: the tickets count the CTAs of both grids.
+    const unsigned blocks =
+        kv_blocks + attention_backward_wgmma_dq_blocks(batch, seq_len, n_heads, HD);
+    launch_dkdv({amax.meta, amax.format, blocks});
+    attention_backward_wgmma_dq(qkv, lse, dout, row_dot, dqkv, batch, seq_len, n_heads, HD, stream,
+                                amax, blocks);
+  } else {
+    using Q = WsQShape<HD>;
+    const int q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
+    // One amax over both kernels' stores: the tickets count the CTAs of both grids.
+    const AmaxCommit dqkv_amax{amax.meta, amax.format,
+                               kv_blocks + committing_blocks(q_tiles, batch_heads)};
+    launch_dkdv(dqkv_amax);
+    allow_dynamic_smem(attention_backward_dq_ws_kernel<HD>, Q::kSmemBytes);
+    attention_backward_dq_ws_kernel<HD>
+        <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
+            qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
+            scale * kLog2e, dqkv_amax);
+  }
   return true;
 }
 
