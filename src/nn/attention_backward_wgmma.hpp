@@ -18,14 +18,4 @@ void attention_backward_wgmma(const void* qkv, const float* lse, const void* dou
                               const float* row_dot, void* dqkv, int batch, int seq_len, int n_heads,
                               int head_dim, cudaStream_t stream, AmaxOut amax);
 
-// The dQ pass alone, for the warp-specialised backward at head dims where it runs its own dK/dV
-// pass but this dQ kernel (cuda_attention_backward_ws.cu's kWsDq says where). amax_blocks: the
-// CTAs of every kernel that commits into the same amax, this pass's included (its own count is
-// attention_backward_wgmma_dq_blocks), so that the amax is finalised once, after the last.
-unsigned attention_backward_wgmma_dq_blocks(int batch, int seq_len, int n_heads, int head_dim);
-void attention_backward_wgmma_dq(const void* qkv, const float* lse, const void* dout,
-                                 const float* row_dot, void* dqkv, int batch, int seq_len,
-                                 int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax,
-                                 unsigned amax_blocks);
-
 }  // namespace fp8lab::cuda_ops

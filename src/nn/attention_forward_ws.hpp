@@ -10,7 +10,7 @@ namespace fp8lab::cuda_ops {
 
 // out and lse from qkv, as attention_forward (cuda_ops_launch.hpp), with the same bits as the
 // wgmma kernel; batch, seq_len, n_heads >= 1. False (nothing launched) where it is not built:
-// head dims other than 64 and 128, or a driver without cuTensorMapEncodeTiled.
+// head dims other than 128, or a driver without cuTensorMapEncodeTiled.
 bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int seq_len,
                           int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax);
 

@@ -214,52 +214,28 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
 }
 
 template <int HD>
-int dkdv_tiles(int seq_len) {
-  return (seq_len + WgKvShape<HD>::kBc - 1) / WgKvShape<HD>::kBc;
-}
-
-template <int HD>
-int dq_tiles(int seq_len) {
-  return (seq_len + WgQShape<HD>::kBr - 1) / WgQShape<HD>::kBr;
-}
-
-template <int HD>
-void launch_dkdv(const bf16_bits* qkv, const float* lse, const bf16_bits* dout,
-                 const float* row_dot, bf16_bits* dqkv, int batch_heads, int seq_len, int n_heads,
-                 cudaStream_t stream, const AmaxCommit& dqkv_amax) {
-  using Kv = WgKvShape<HD>;
-  const float scale = softmax_scale(HD);
-  allow_dynamic_smem(attention_backward_dkdv_wgmma_kernel<HD>, Kv::kSmemBytes);
-  attention_backward_dkdv_wgmma_kernel<HD>
-      <<<attention_grid(dkdv_tiles<HD>(seq_len), batch_heads), kWgThreads, Kv::kSmemBytes,
-         stream>>>(qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
-                   scale * kLog2e, dqkv_amax);
-}
-
-template <int HD>
-void launch_dq(const bf16_bits* qkv, const float* lse, const bf16_bits* dout,
-               const float* row_dot, bf16_bits* dqkv, int batch_heads, int seq_len, int n_heads,
-               cudaStream_t stream, const AmaxCommit& dqkv_amax) {
-  using Q = WgQShape<HD>;
-  const float scale = softmax_scale(HD);
-  allow_dynamic_smem(attention_backward_dq_wgmma_kernel<HD>, Q::kSmemBytes);
-  attention_backward_dq_wgmma_kernel<HD>
-      <<<attention_grid(dq_tiles<HD>(seq_len), batch_heads), kWgThreads, Q::kSmemBytes, stream>>>(
-          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
-          dqkv_amax);
-}
-
-template <int HD>
 void launch_wgmma(const bf16_bits* qkv, const float* lse, const bf16_bits* dout,
                   const float* row_dot, bf16_bits* dqkv, int batch, int seq_len, int n_heads,
                   cudaStream_t stream, AmaxOut amax) {
+  using Kv = WgKvShape<HD>;
+  using Q = WgQShape<HD>;
   const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
   // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax{amax.meta, amax.format,
-                             committing_blocks(dkdv_tiles<HD>(seq_len), batch_heads) +
-                                 committing_blocks(dq_tiles<HD>(seq_len), batch_heads)};
-  launch_dkdv<HD>(qkv, lse, dout, row_dot, dqkv, batch_heads, seq_len, n_heads, stream, dqkv_amax);
-  launch_dq<HD>(qkv, lse, dout, row_dot, dqkv, batch_heads, seq_len, n_heads, stream, dqkv_amax);
+  const AmaxCommit dqkv_amax{
+      amax.meta, amax.format,
+      committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads)};
+  allow_dynamic_smem(attention_backward_dkdv_wgmma_kernel<HD>, Kv::kSmemBytes);
+  attention_backward_dkdv_wgmma_kernel<HD>
+      <<<attention_grid(kv_tiles, batch_heads), kWgThreads, Kv::kSmemBytes, stream>>>(
+          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+          dqkv_amax);
+  allow_dynamic_smem(attention_backward_dq_wgmma_kernel<HD>, Q::kSmemBytes);
+  attention_backward_dq_wgmma_kernel<HD>
+      <<<attention_grid(q_tiles, batch_heads), kWgThreads, Q::kSmemBytes, stream>>>(
+          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+          dqkv_amax);
 }
 
 }  // namespace
@@ -276,28 +252,6 @@ void attention_backward_wgmma(const void* qkv, const float* lse, const void* dou
   if (head_dim == 128)
     return launch_wgmma<128>(qkv_b, lse, dout_b, row_dot, dqkv_b, batch, seq_len, n_heads, stream,
                              amax);
-}
-
-unsigned attention_backward_wgmma_dq_blocks(int batch, int seq_len, int n_heads, int head_dim) {
-  const int tiles = head_dim == 64 ? dq_tiles<64>(seq_len) : dq_tiles<128>(seq_len);
-  return committing_blocks(tiles, batch * n_heads);
-}
-
-void attention_backward_wgmma_dq(const void* qkv, const float* lse, const void* dout,
-                                 const float* row_dot, void* dqkv, int batch, int seq_len,
-                                 int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax,
-                                 unsigned amax_blocks) {
-  const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
-  const auto* dout_b = static_cast<const bf16_bits*>(dout);
-  auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
-  const int batch_heads = batch * n_heads;
-  const AmaxCommit dqkv_amax{amax.meta, amax.format, amax_blocks};
-  if (head_dim == 64)
-    return launch_dq<64>(qkv_b, lse, dout_b, row_dot, dqkv_b, batch_heads, seq_len, n_heads,
-                         stream, dqkv_amax);
-  if (head_dim == 128)
-    return launch_dq<128>(qkv_b, lse, dout_b, row_dot, dqkv_b, batch_heads, seq_len, n_heads,
-                          stream, dqkv_amax);
 }
 
 }  // namespace fp8lab::cuda_ops

@@ -6,10 +6,11 @@
 // and handed over through mbarriers instead of a CTA barrier per step. The forward's
 // cuda_attention_forward_ws.cu did the same for the forward and took 19% off it (v25).
 //
-// A CTA is 3 warpgroups. Warpgroup 0 is the producer: it gives its registers to the others
+// A CTA is 3 or 4 warpgroups. Warpgroup 0 is the producer: it gives its registers to the others
 // (setmaxnreg, tma.cuh), and in its first warp one thread issues every tile load as TMA boxes.
-// Warpgroups 1 and 2 are the consumers, each owning 64 of the CTA's 128 rows as in the wgmma
-// kernels, at 240 registers (the wgmma dK/dV kernel needs up to 255 at hd 128).
+// The other warpgroups are the consumers, each owning 64 of the CTA's rows as in the wgmma
+// kernels: two at 240 registers (the wgmma dK/dV kernel needs up to 255 at hd 128), or, in the
+// dQ kernel at hd 64, three at 160 (WsQShape says why).
 // The walked tiles go through a ring of kStages stages:
 //   full[s]:  the producer's arrivals + the TMA bytes of the stage's tiles;
 //   empty[s]: every consumer thread arrives once it is done with the stage (its products have
@@ -19,7 +20,6 @@
 // dK/dV: each step also needs the 64 queries' lse and Di. The producer warp's 32 lanes copy
 // them into the stage (rows past T as 0, as the cp.async kernel's zero fill) and each arrives on
 // full[s] (32 arrivals, one of them with the expected TMA bytes), which publishes their stores.
-#include "nn/attention_backward_wgmma.hpp"
 #include "nn/attention_backward_wgmma_step.cuh"
 #include "nn/attention_backward_ws.hpp"
 #include "nn/tensor_map.hpp"
@@ -187,7 +187,8 @@ struct WsQShape {
   // of 512 threads gets 128 each at entry; 24 + 3 * 160 <= 4 * 128), so that the SM holds 12
   // consumer warps: the wgmma dQ kernel runs 16 there, in two CTAs of 128 registers, and
   // two CTAs of this kernel would leave 112 (ptxas then spills and serialises the wgmma,
-  // C7512). hd 128: two, at 240, as the dK/dV kernel.
+  // C7512). Measured at gpt50m: 1.00 ms per layer against the wgmma kernel's 1.05 (Nsight
+  // Compute, docs/perf-notes.md v26). hd 128: two, at 240, as the dK/dV kernel.
   static constexpr int kConsumers = HD <= 64 ? 3 : 2;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kRegs = HD <= 64 ? 160 : kConsumerRegs;  // per consumer thread
@@ -310,18 +311,12 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
   dqkv_amax(key);  // every thread of the CTA (contains __syncthreads)
 }
 
-// Whether the dQ pass is this file's (hd 128) or the wgmma kernel's (hd 64). At hd 64 the wgmma
-// dQ kernel runs two CTAs (16 warps) per SM at 128 registers, where a CTA of this file holds 8
-// consumer warps; two such CTAs per SM would leave the consumers 112 registers, and ptxas then
-// spills and serialises the wgmma (C7512). The split measured faster (docs/perf-notes.md v26).
-template <int HD>
-constexpr bool kWsDq = true;
-
 template <int HD>
 bool launch_ws(const void* qkv, const float* lse, const void* dout, const float* row_dot,
                bf16_bits* dqkv, int batch, int seq_len, int n_heads, cudaStream_t stream,
                AmaxOut amax) {
   using Kv = WsKvShape<HD>;
+  using Q = WsQShape<HD>;
   const auto d_model = static_cast<std::uint64_t>(n_heads) * HD;
   CUtensorMap qkv_map, dout_map;
   if (!encode_token_tile_map(&qkv_map, qkv, 3 * d_model, seq_len, batch) ||
@@ -329,35 +324,21 @@ bool launch_ws(const void* qkv, const float* lse, const void* dout, const float*
     return false;
   const int batch_heads = batch * n_heads;
   const float scale = softmax_scale(HD);
-  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc;
-  const unsigned kv_blocks = committing_blocks(kv_tiles, batch_heads);
-  const auto launch_dkdv = [&](const AmaxCommit& dqkv_amax) {
-    allow_dynamic_smem(attention_backward_dkdv_ws_kernel<HD>, Kv::kSmemBytes);
-    attention_backward_dkdv_ws_kernel<HD>
-        <<<attention_grid(kv_tiles, batch_heads), kWsThreads, Kv::kSmemBytes, stream>>>(
-            qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
-            scale * kLog2e, dqkv_amax);
-  };
-  if constexpr (!kWsDq<HD>) {
-    // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-    const unsigned blocks =
-        kv_blocks + attention_backward_wgmma_dq_blocks(batch, seq_len, n_heads, HD);
-    launch_dkdv({amax.meta, amax.format, blocks});
-    attention_backward_wgmma_dq(qkv, lse, dout, row_dot, dqkv, batch, seq_len, n_heads, HD, stream,
-                                amax, blocks);
-  } else {
-    using Q = WsQShape<HD>;
-    const int q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
-    // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-    const AmaxCommit dqkv_amax{amax.meta, amax.format,
-                               kv_blocks + committing_blocks(q_tiles, batch_heads)};
-    launch_dkdv(dqkv_amax);
-    allow_dynamic_smem(attention_backward_dq_ws_kernel<HD>, Q::kSmemBytes);
-    attention_backward_dq_ws_kernel<HD>
-        <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
-            qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
-            scale * kLog2e, dqkv_amax);
-  }
+  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
+  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
+  const AmaxCommit dqkv_amax{amax.meta, amax.format,
+                             committing_blocks(kv_tiles, batch_heads) +
+                                 committing_blocks(q_tiles, batch_heads)};
+  allow_dynamic_smem(attention_backward_dkdv_ws_kernel<HD>, Kv::kSmemBytes);
+  attention_backward_dkdv_ws_kernel<HD>
+      <<<attention_grid(kv_tiles, batch_heads), kWsThreads, Kv::kSmemBytes, stream>>>(
+          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, dqkv_amax);
+  allow_dynamic_smem(attention_backward_dq_ws_kernel<HD>, Q::kSmemBytes);
+  attention_backward_dq_ws_kernel<HD>
+      <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
+          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, dqkv_amax);
   return true;
 }
 

@@ -1,17 +1,15 @@
-// The causal attention forward at head dims 64 and 128 with warp-specialised loads: the wgmma
-// kernel's step and epilogue (attention_forward_step.cuh, shared with
-// cuda_attention_forward_wgmma.cu: the same bits), with its tiles brought in by the TMA unit
-// instead of by every thread's cp.async, and handed over through mbarriers instead of a CTA
-// barrier per step.
+// The causal attention forward at head dim 128 with warp-specialised loads: the wgmma kernel's
+// step and epilogue (attention_forward_step.cuh, shared with cuda_attention_forward_wgmma.cu:
+// the same bits), with its tiles brought in by the TMA unit instead of by every thread's
+// cp.async, and handed over through mbarriers instead of a CTA barrier per step.
 //
 // Why (docs/perf-notes.md, Nsight Compute of session 9): at hd 128 the wgmma forward holds 8
 // warps per SM and waits; the CTA barrier of each step is its largest stall (1.43 of 5.55
 // cycles per issued instruction), ahead of the softmax's dependent arithmetic, while the
 // tensor pipe runs 36% of the time.
 //
-// The CTA: warpgroup 0 is the producer (one thread issues every load), the others are the
-// consumers (two at hd 128, three at hd 64: WsShape says why), each owning 64 of the CTA's
-// query rows as in the wgmma kernel. Key and
+// The CTA: warpgroup 0 is the producer (one thread issues every load), warpgroups 1 and 2 are
+// the consumers, each owning 64 of the CTA's 128 query rows as in the wgmma kernel. Key and
 // value tiles of 64 rows go through a ring of kStages stages:
 //   full[s]:  the producer's expect_tx arrival + the TMA bytes of K and V;
 //   empty[s]: every consumer thread arrives once it is done with the stage (its products have
@@ -28,18 +26,14 @@
 namespace fp8lab::cuda_ops {
 namespace {
 
-constexpr int kStages = 3;  // K/V ring depth
+constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
+constexpr int kStages = 3;       // K/V ring depth
 constexpr int kBoxRows = kTmaBoxRows;  // rows per TMA box (and per key tile)
 constexpr int kBoxCols = kTmaBoxCols;  // bf16 columns per box: one 128-byte swizzle panel
 
 template <int HD>
 struct WsShape {
-  // Consumer warpgroups, each owning 64 query rows. hd 64: three, so that the SM holds 12
-  // consumer warps in one CTA of 512 threads (128 registers each; the step needs 116): the
-  // wgmma kernel runs 16 there, in two CTAs. hd 128: two (135 registers; a CTA per SM).
-  static constexpr int kConsumers = HD <= 64 ? 3 : 2;
-  static constexpr int kThreads = 128 * (1 + kConsumers);  // + the producer warpgroup
-  static constexpr int kBr = kConsumers * kWgRows;         // queries per CTA
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
   static constexpr int kBc = kBoxRows;     // keys per step
   static_assert(kBc == kWgStep, "one TMA box of keys is one step of wgmma_forward_step");
   static constexpr int kPanels = HD / kBoxCols;
@@ -50,14 +44,14 @@ struct WsShape {
   static constexpr int kOffBars = kOffV + kStages * kKeyTileBytes;
   static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
   static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = 4 * kConsumers * 16 * kS * 2;  // the epilogue's staging
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;  // the consumers' epilogue staging
   static constexpr int kSmemBytes =
       (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
   static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
 };
 
 template <int HD>
-__global__ void __launch_bounds__(WsShape<HD>::kThreads, 1)
+__global__ void __launch_bounds__(kWsThreads, 1)
     attention_forward_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
                                 bf16_bits* __restrict__ out, float* __restrict__ lse,
                                 int batch_heads, int seq_len, int n_heads, float scale,
@@ -84,7 +78,7 @@ __global__ void __launch_bounds__(WsShape<HD>::kThreads, 1)
     mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], C::kConsumers * 128);
+      mbarrier_init(&empty[s], 2 * 128);
     }
     mbarrier_init_fence();
   }
@@ -137,7 +131,7 @@ __global__ void __launch_bounds__(WsShape<HD>::kThreads, 1)
     }
 
     // The wgmma kernel's epilogue, once every consumer is done with the tiles.
-    asm volatile("bar.sync 1, %0;\n" ::"r"(C::kConsumers * 128) : "memory");
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
     constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
     key = wgmma_forward_epilogue<HD, S>(
@@ -147,9 +141,12 @@ __global__ void __launch_bounds__(WsShape<HD>::kThreads, 1)
   out_amax(key);  // every thread of the CTA (contains __syncthreads)
 }
 
-template <int HD>
-bool launch_ws(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
-               cudaStream_t stream, AmaxOut amax) {
+}  // namespace
+
+bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                          int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax) {
+  if (head_dim != 128) return false;
+  constexpr int HD = 128;
   using C = WsShape<HD>;
   CUtensorMap map;
   if (!encode_token_tile_map(&map, qkv, 3ull * static_cast<std::uint64_t>(n_heads) * HD, seq_len,
@@ -160,21 +157,10 @@ bool launch_ws(const void* qkv, void* out, float* lse, int batch, int seq_len, i
   const int tiles = (seq_len + C::kBr - 1) / C::kBr;
   allow_dynamic_smem(attention_forward_ws_kernel<HD>, C::kSmemBytes);
   attention_forward_ws_kernel<HD>
-      <<<attention_grid(tiles, batch_heads), C::kThreads, C::kSmemBytes, stream>>>(
+      <<<attention_grid(tiles, batch_heads), kWsThreads, C::kSmemBytes, stream>>>(
           map, static_cast<bf16_bits*>(out), lse, batch_heads, seq_len, n_heads, scale,
           scale * kLog2e, {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
   return true;
-}
-
-}  // namespace
-
-bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int seq_len,
-                          int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax) {
-  if (head_dim == 64)
-    return launch_ws<64>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
-  if (head_dim == 128)
-    return launch_ws<128>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
-  return false;
 }
 
 }  // namespace fp8lab::cuda_ops

@@ -113,8 +113,8 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
 // head_dim 32, 64 or 128; any seq_len >= 1. `amax`: the producer-fused amax of out (all of it).
 // Forward kernels, all bit-identical: mma_sync (cuda_attention_forward.cu, every head dim), wgmma
 // (Hopper's warpgroup MMA, hd 64 and 128; other head dims run mma_sync) and wgmma_ws (the wgmma
-// kernel with TMA loads and warp-specialised stages, hd 64 and 128; hd 32 runs mma_sync).
-// automatic = wgmma_ws (so mma_sync at hd 32), unless the environment variable
+// kernel with TMA loads and warp-specialised stages, hd 128; other head dims run wgmma).
+// automatic = wgmma_ws (so wgmma at hd 64, mma_sync at hd 32), unless the environment variable
 // FP8LAB_ATTENTION_FWD (mma-sync | wgmma | wgmma-ws) says otherwise.
 enum class AttentionForwardAlgo { automatic, mma_sync, wgmma, wgmma_ws };
 bool attention_supports_head_dim(int head_dim);
