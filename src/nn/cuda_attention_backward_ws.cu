@@ -33,20 +33,6 @@ constexpr int kStages = 4;          // walked-tile ring depth
 constexpr int kProducerRegs = 24;   // setmaxnreg: 24 + 2 * 240 = 3 * 168
 constexpr int kConsumerRegs = 240;
 
-// The sw128 tile of `rows` (a multiple of kTmaBoxRows) x HD at dst, from the map's columns
-// col0.. and token rows row0.. of batch b: kTmaBoxRows x kTmaBoxCols boxes, panel by panel
-// (wgmma.cuh's layout: panel p holds columns 64p.. of all rows).
-template <int HD, int ROWS>
-__device__ __forceinline__ void tma_load_tile(bf16_bits* dst, const CUtensorMap* map, int col0,
-                                              int row0, int b, std::uint64_t* bar) {
-#pragma unroll
-  for (int p = 0; p < HD / kTmaBoxCols; ++p)
-#pragma unroll
-    for (int rb = 0; rb < ROWS / kTmaBoxRows; ++rb)
-      tma_load_3d(dst + p * ROWS * kTmaBoxCols + rb * kTmaBoxRows * kTmaBoxCols, map,
-                  col0 + p * kTmaBoxCols, row0 + rb * kTmaBoxRows, b, bar);
-}
-
 // ---- dK, dV ----------------------------------------------------------------------------------
 
 template <int HD>
@@ -92,8 +78,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   float* s_dot = s_lse + kStages * Br;
   auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
   std::uint64_t* kv_full = bars;
-  std::uint64_t* full = bars + 1;
-  std::uint64_t* empty = bars + 1 + kStages;
+  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -104,8 +89,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   if (tid == 0) {
     mbarrier_init(kv_full, 1);
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 32);
-      mbarrier_init(&empty[s], 2 * 128);
+      mbarrier_init(&ring.full[s], 32);
+      mbarrier_init(&ring.empty[s], 2 * 128);
     }
     mbarrier_init_fence();
   }
@@ -124,8 +109,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       }
       const std::int64_t stats = static_cast<std::int64_t>(bh) * seq_len;
       for (int i = i_begin; i < i_end; ++i) {
-        const int n = i - i_begin, s = n % kStages;
-        if (n >= kStages) mbarrier_wait(&empty[s], static_cast<unsigned>((n / kStages - 1) & 1));
+        const int n = i - i_begin, s = ring.stage(n);
+        ring.wait_empty(n);
 #pragma unroll
         for (int r = lane; r < Br; r += 32) {
           const int row = i * Br + r;
@@ -133,11 +118,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
           s_dot[s * Br + r] = row < seq_len ? row_dot[stats + row] : 0.f;
         }
         if (lane == 0) {
-          mbarrier_arrive_expect_tx(&full[s], 2 * C::kQueryTileBytes);
-          tma_load_tile<HD, Br>(s_q + s * Br * HD, &qkv_map, h * HD, i * Br, b, &full[s]);
-          tma_load_tile<HD, Br>(s_do + s * Br * HD, &dout_map, h * HD, i * Br, b, &full[s]);
+          mbarrier_arrive_expect_tx(ring.full_bar(n), 2 * C::kQueryTileBytes);
+          tma_load_tile<HD, Br>(s_q + s * Br * HD, &qkv_map, h * HD, i * Br, b, ring.full_bar(n));
+          tma_load_tile<HD, Br>(s_do + s * Br * HD, &dout_map, h * HD, i * Br, b,
+                                ring.full_bar(n));
         } else {
-          mbarrier_arrive(&full[s]);  // publishes this lane's lse and Di
+          mbarrier_arrive(ring.full_bar(n));  // publishes this lane's lse and Di
         }
       }
     }
@@ -155,15 +141,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     mbarrier_wait(kv_full, 0);
 
     for (int i = i_begin; i < i_end; ++i) {
-      const int n = i - i_begin, s = n % kStages;
-      mbarrier_wait(&full[s], static_cast<unsigned>((n / kStages) & 1));
+      const int n = i - i_begin, s = ring.stage(n);
+      ring.wait_full(n);
       const int q0 = i * Br;
       if (key_wg0 < seq_len && q0 + Br - 1 >= key_wg0) {  // some query of the step sees our keys
         wgmma_dkdv_step<HD, Bc>(a_k, a_v, wg, a_q + s * C::kQueryTileBytes,
                                 a_do + s * C::kQueryTileBytes, s_lse + s * Br, s_dot + s * Br,
                                 q0, key_wg0, key_w0, g, c, seq_len, scale_log2, dk, dv);
       }
-      mbarrier_arrive(&empty[s]);  // this thread's products that read stage s have retired
+      ring.release(n);  // this thread's products that read stage s have retired
     }
     wgmma_fence_operands(dk);
     wgmma_fence_operands(dv);
@@ -229,8 +215,7 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
   auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
   auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
   std::uint64_t* q_full = bars;
-  std::uint64_t* full = bars + 1;
-  std::uint64_t* empty = bars + 1 + kStages;
+  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -242,8 +227,8 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
   if (tid == 0) {
     mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], C::kConsumers * 128);
+      mbarrier_init(&ring.full[s], 1);
+      mbarrier_init(&ring.empty[s], C::kConsumers * 128);
     }
     mbarrier_init_fence();
   }
@@ -259,12 +244,13 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
       tma_load_tile<HD, Br>(s_q, &qkv_map, h * HD, q0, b, q_full);
       tma_load_tile<HD, Br>(s_do, &dout_map, h * HD, q0, b, q_full);
       for (int j = 0; j < n_tiles; ++j) {
-        const int s = j % kStages;
-        if (j >= kStages) mbarrier_wait(&empty[s], static_cast<unsigned>((j / kStages - 1) & 1));
-        mbarrier_arrive_expect_tx(&full[s], 2 * C::kKeyTileBytes);
-        tma_load_tile<HD, Bc>(s_k + s * Bc * HD, &qkv_map, d_model + h * HD, j * Bc, b, &full[s]);
+        const int s = ring.stage(j);
+        ring.wait_empty(j);
+        mbarrier_arrive_expect_tx(ring.full_bar(j), 2 * C::kKeyTileBytes);
+        tma_load_tile<HD, Bc>(s_k + s * Bc * HD, &qkv_map, d_model + h * HD, j * Bc, b,
+                              ring.full_bar(j));
         tma_load_tile<HD, Bc>(s_v + s * Bc * HD, &qkv_map, 2 * d_model + h * HD, j * Bc, b,
-                              &full[s]);
+                              ring.full_bar(j));
       }
     }
   } else {
@@ -289,15 +275,15 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     mbarrier_wait(q_full, 0);
 
     for (int j = 0; j < n_tiles; ++j) {
-      const int s = j % kStages;
-      mbarrier_wait(&full[s], static_cast<unsigned>((j / kStages) & 1));
+      const int s = ring.stage(j);
+      ring.wait_full(j);
       const int k0 = j * Bc;
       if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
         wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + s * C::kKeyTileBytes,
                               a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
                               lse_log2, dot, dq);
       }
-      mbarrier_arrive(&empty[s]);  // this thread's products that read stage s have retired
+      ring.release(j);  // this thread's products that read stage s have retired
     }
     wgmma_fence_operands(dq);
 

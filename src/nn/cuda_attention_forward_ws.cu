@@ -28,15 +28,12 @@ namespace {
 
 constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
 constexpr int kStages = 3;       // K/V ring depth
-constexpr int kBoxRows = kTmaBoxRows;  // rows per TMA box (and per key tile)
-constexpr int kBoxCols = kTmaBoxCols;  // bf16 columns per box: one 128-byte swizzle panel
 
 template <int HD>
 struct WsShape {
   static constexpr int kBr = 2 * kWgRows;  // queries per CTA
-  static constexpr int kBc = kBoxRows;     // keys per step
+  static constexpr int kBc = kTmaBoxRows;  // keys per step: one TMA box of rows
   static_assert(kBc == kWgStep, "one TMA box of keys is one step of wgmma_forward_step");
-  static constexpr int kPanels = HD / kBoxCols;
   static constexpr int kQueryTileBytes = kBr * HD * 2;
   static constexpr int kKeyTileBytes = kBc * HD * 2;
   static constexpr int kOffK = kQueryTileBytes;
@@ -65,8 +62,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
   auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
   std::uint64_t* q_full = bars;
-  std::uint64_t* full = bars + 1;
-  std::uint64_t* empty = bars + 1 + kStages;
+  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -77,8 +73,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   if (tid == 0) {
     mbarrier_init(q_full, 1);
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&empty[s], 2 * 128);
+      mbarrier_init(&ring.full[s], 1);
+      mbarrier_init(&ring.empty[s], 2 * 128);
     }
     mbarrier_init_fence();
   }
@@ -90,20 +86,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // ---- producer: one thread issues every load ------------------------------------------
     if (tid == 0) {
       mbarrier_arrive_expect_tx(q_full, C::kQueryTileBytes);
-      for (int p = 0; p < C::kPanels; ++p)
-        for (int rb = 0; rb < Br / kBoxRows; ++rb)
-          tma_load_3d(s_q + p * Br * kBoxCols + rb * kBoxRows * kBoxCols, &qkv_map,
-                      h * HD + p * kBoxCols, q0 + rb * kBoxRows, b, q_full);
+      tma_load_tile<HD, Br>(s_q, &qkv_map, h * HD, q0, b, q_full);
       for (int j = 0; j < n_tiles; ++j) {
-        const int s = j % kStages;
-        if (j >= kStages) mbarrier_wait(&empty[s], static_cast<unsigned>((j / kStages - 1) & 1));
-        mbarrier_arrive_expect_tx(&full[s], 2 * C::kKeyTileBytes);
-        for (int p = 0; p < C::kPanels; ++p) {
-          tma_load_3d(s_k + s * Bc * HD + p * Bc * kBoxCols, &qkv_map,
-                      d_model + h * HD + p * kBoxCols, j * Bc, b, &full[s]);
-          tma_load_3d(s_v + s * Bc * HD + p * Bc * kBoxCols, &qkv_map,
-                      2 * d_model + h * HD + p * kBoxCols, j * Bc, b, &full[s]);
-        }
+        const int s = ring.stage(j);
+        ring.wait_empty(j);
+        mbarrier_arrive_expect_tx(ring.full_bar(j), 2 * C::kKeyTileBytes);
+        tma_load_tile<HD, Bc>(s_k + s * Bc * HD, &qkv_map, d_model + h * HD, j * Bc, b,
+                              ring.full_bar(j));
+        tma_load_tile<HD, Bc>(s_v + s * Bc * HD, &qkv_map, 2 * d_model + h * HD, j * Bc, b,
+                              ring.full_bar(j));
       }
     }
   } else {
@@ -119,15 +110,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     mbarrier_wait(q_full, 0);
 
     for (int j = 0; j < n_tiles; ++j) {
-      const int s = j % kStages;
-      mbarrier_wait(&full[s], static_cast<unsigned>((j / kStages) & 1));
+      const int s = ring.stage(j);
+      ring.wait_full(j);
       const int k0 = j * Bc;
       if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
         wgmma_forward_step<HD, Br>(a_q, wg, a_k + s * C::kKeyTileBytes,
                                    a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
                                    scale_log2, o, row_max, row_sum);
       }
-      mbarrier_arrive(&empty[s]);  // this thread's products that read stage s have retired
+      ring.release(j);  // this thread's products that read stage s have retired
     }
 
     // The wgmma kernel's epilogue, once every consumer is done with the tiles.

@@ -1,5 +1,6 @@
 // Hopper's tensor memory accelerator (TMA) and shared-memory mbarriers, for kernels whose tiles
-// are loaded by one producer thread instead of by every thread (cuda_attention_forward_ws.cu).
+// are loaded by one producer thread instead of by every thread (cuda_attention_forward_ws.cu,
+// cuda_attention_backward_ws.cu).
 // sm_90a only.
 //
 // A transaction barrier (mbarrier) completes a phase when its expected arrivals have arrived
@@ -13,6 +14,7 @@
 #include <cstdint>
 
 #include "nn/attention_tiles.cuh"  // smem_addr
+#include "nn/tensor_map.hpp"       // kTmaBoxRows, kTmaBoxCols
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -60,6 +62,44 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, i
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
       : "memory");
 }
+
+// The sw128 tile of ROWS (a multiple of kTmaBoxRows) x HD at dst, from a token map's columns
+// col0.. and token rows row0.. of batch b (tensor_map.hpp): kTmaBoxRows x kTmaBoxCols boxes,
+// panel by panel (wgmma.cuh's layout: panel p holds columns 64p.. of all rows), their bytes
+// counted against `bar`.
+template <int HD, int ROWS, typename T>
+__device__ __forceinline__ void tma_load_tile(T* dst, const CUtensorMap* map, int col0, int row0,
+                                              int b, std::uint64_t* bar) {
+#pragma unroll
+  for (int p = 0; p < HD / kTmaBoxCols; ++p)
+#pragma unroll
+    for (int rb = 0; rb < ROWS / kTmaBoxRows; ++rb)
+      tma_load_3d(dst + p * ROWS * kTmaBoxCols + rb * kTmaBoxRows * kTmaBoxCols, map,
+                  col0 + p * kTmaBoxCols, row0 + rb * kTmaBoxRows, b, bar);
+}
+
+// A ring of STAGES tile stages handed from a producer to consumers through full and empty
+// mbarriers (the warp-specialised attention kernels). Use n (0, 1, ...) goes to stage n % STAGES;
+// its phases have parity (n / STAGES) & 1.
+template <int STAGES>
+struct StageRing {
+  std::uint64_t* full;   // [STAGES]: the producer's arrivals + the stage's TMA bytes
+  std::uint64_t* empty;  // [STAGES]: every consumer thread, once done with the stage
+
+  static __device__ __forceinline__ int stage(int n) { return n % STAGES; }
+  __device__ __forceinline__ std::uint64_t* full_bar(int n) const { return &full[n % STAGES]; }
+  // Producer, before refilling the stage of use n: the consumers are done with use n - STAGES.
+  __device__ __forceinline__ void wait_empty(int n) const {
+    if (n >= STAGES)
+      mbarrier_wait(&empty[n % STAGES], static_cast<unsigned>((n / STAGES - 1) & 1));
+  }
+  // Consumer: the stage of use n has landed.
+  __device__ __forceinline__ void wait_full(int n) const {
+    mbarrier_wait(&full[n % STAGES], static_cast<unsigned>((n / STAGES) & 1));
+  }
+  // Consumer: done with the stage of use n (its products that read it have retired).
+  __device__ __forceinline__ void release(int n) const { mbarrier_arrive(&empty[n % STAGES]); }
+};
 
 // Warp specialisation's register split (setmaxnreg): a producer warpgroup that only issues loads
 // gives registers back, and the consumer warpgroups take them, so a CTA of 384 threads (168
