@@ -291,8 +291,9 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
     const float q_mul[2] = {scale, scale};
-    key = store_warp_rows<HD, S, HD / 8>(dq, q_mul, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
-                                         dqkv + hv.qkv_head, hv.qkv_stride, row_w0, seq_len, lane);
+    auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S;
+    key = store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dqkv + hv.qkv_head, hv.qkv_stride,
+                                         row_w0, seq_len, lane);
   }
   dqkv_amax(key);  // every thread of the CTA (contains __syncthreads)
 }

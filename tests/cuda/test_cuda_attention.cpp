@@ -357,7 +357,8 @@ void check_backward_identical(const AttentionShape& s, AttentionBackwardAlgo alg
   Fp8Meta* metas = alloc_fp8_meta(arena, 2, nullptr);
   DeviceTensor dqkvs[2] = {poisoned_device(DType::bf16, qkv_shape),
                            poisoned_device(DType::bf16, qkv_shape)};
-  for (int i = 0; i < 2; ++i) devs[i].backward(d_out, d_lse, dqkvs[i], {metas + i, Fp8Format::e5m2});
+  for (int i = 0; i < 2; ++i)
+    devs[i].backward(d_out, d_lse, dqkvs[i], {metas + i, Fp8Format::e5m2});
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   expect_identical(to_host(dqkvs[0].view()).view(), to_host(dqkvs[1].view()).view(), s, "dqkv");
   const auto m = read_fp8_meta(metas, 2, nullptr);
