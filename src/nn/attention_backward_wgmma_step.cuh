@@ -51,19 +51,9 @@ __device__ __forceinline__ void wgmma_dkdv_step(std::uint32_t k_all, std::uint32
   constexpr int Br = kWgStep;
   float st[8][4], dpt[8][4];  // S^T then P^T, dP^T then dS^T: [64 keys x 64 queries]
   wgmma_fence();
-  wgmma_ss_n64_overwrite(st, sw128_desc_kmajor(k_all, BC, wg * kWgRows, 0),
-                         sw128_desc_kmajor(q_tile, Br, 0, 0));
-#pragma unroll
-  for (int k = 1; k < HD / 16; ++k)
-    wgmma_ss_n64(st, sw128_desc_kmajor(k_all, BC, wg * kWgRows, k),
-                 sw128_desc_kmajor(q_tile, Br, 0, k), 1);
+  wgmma_ss_n64_product<HD>(st, k_all, BC, wg * kWgRows, q_tile);
   wgmma_commit();
-  wgmma_ss_n64_overwrite(dpt, sw128_desc_kmajor(v_all, BC, wg * kWgRows, 0),
-                         sw128_desc_kmajor(do_tile, Br, 0, 0));
-#pragma unroll
-  for (int k = 1; k < HD / 16; ++k)
-    wgmma_ss_n64(dpt, sw128_desc_kmajor(v_all, BC, wg * kWgRows, k),
-                 sw128_desc_kmajor(do_tile, Br, 0, k), 1);
+  wgmma_ss_n64_product<HD>(dpt, v_all, BC, wg * kWgRows, do_tile);
   wgmma_commit();
   wgmma_wait<1>();  // S^T done; dP^T may still run
   wgmma_fence_operands(st);
@@ -117,19 +107,9 @@ __device__ __forceinline__ void wgmma_dq_step(std::uint32_t q_all, std::uint32_t
   constexpr int Bc = kWgStep;
   float s[8][4], dp[8][4];  // S then P, dP then dS: [64 queries x 64 keys]
   wgmma_fence();
-  wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(q_all, BR, wg * kWgRows, 0),
-                         sw128_desc_kmajor(k_tile, Bc, 0, 0));
-#pragma unroll
-  for (int k = 1; k < HD / 16; ++k)
-    wgmma_ss_n64(s, sw128_desc_kmajor(q_all, BR, wg * kWgRows, k),
-                 sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
+  wgmma_ss_n64_product<HD>(s, q_all, BR, wg * kWgRows, k_tile);
   wgmma_commit();
-  wgmma_ss_n64_overwrite(dp, sw128_desc_kmajor(do_all, BR, wg * kWgRows, 0),
-                         sw128_desc_kmajor(v_tile, Bc, 0, 0));
-#pragma unroll
-  for (int k = 1; k < HD / 16; ++k)
-    wgmma_ss_n64(dp, sw128_desc_kmajor(do_all, BR, wg * kWgRows, k),
-                 sw128_desc_kmajor(v_tile, Bc, 0, k), 1);
+  wgmma_ss_n64_product<HD>(dp, do_all, BR, wg * kWgRows, v_tile);
   wgmma_commit();
   wgmma_wait<1>();  // S done; dP may still run
   wgmma_fence_operands(s);

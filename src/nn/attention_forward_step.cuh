@@ -24,12 +24,7 @@ __device__ __forceinline__ void wgmma_forward_step(std::uint32_t q_tile, int wg,
   constexpr int Bc = kWgStep;
   float s[8][4];  // raw scores q . k, then P: [64 queries x 64 keys]
   wgmma_fence();
-  wgmma_ss_n64_overwrite(s, sw128_desc_kmajor(q_tile, BR, wg * kWgRows, 0),
-                         sw128_desc_kmajor(k_tile, Bc, 0, 0));
-#pragma unroll
-  for (int k = 1; k < HD / 16; ++k)
-    wgmma_ss_n64(s, sw128_desc_kmajor(q_tile, BR, wg * kWgRows, k),
-                 sw128_desc_kmajor(k_tile, Bc, 0, k), 1);
+  wgmma_ss_n64_product<HD>(s, q_tile, BR, wg * kWgRows, k_tile);
   wgmma_commit();
   wgmma_wait<0>();
   wgmma_fence_operands(s);

@@ -309,6 +309,20 @@ __device__ __forceinline__ QueryTileHead query_tile_head(const bf16_bits* qkv, i
   return {hv, d_model, q, q + d_model, q + 2 * d_model, q0, (min(q0 + BR, seq_len) - 1) / BC + 1};
 }
 
+// The statistics of this lane's two query rows in the dQ kernels (rows g and g + 8 of the warp's
+// 16 from row_w0, head bh): lse in base 2 and Di, both 0 past the end of the sequence.
+__device__ __forceinline__ void lane_row_stats(const float* lse, const float* row_dot, int bh,
+                                               int seq_len, int row_w0, int g,
+                                               float (&lse_log2)[2], float (&dot)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = row_w0 + g + 8 * r;
+    const std::int64_t at = static_cast<std::int64_t>(bh) * seq_len + row;
+    lse_log2[r] = row < seq_len ? lse[at] * kLog2e : 0.f;
+    dot[r] = row < seq_len ? row_dot[at] : 0.f;
+  }
+}
+
 // P (or P^T) of one MMA accumulator tile (NB blocks of 8 columns) in place of S in registers.
 // Per accumulator element e of block j: masked(j, e) (causal or past the end) gives P = 0;
 // lse_log2(j, e) is its query's log-sum-exp in base 2.

@@ -165,13 +165,7 @@ __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
   const int g = lane >> 2, c = lane & 3;
   const int row_w0 = q0 + warp * 16;
   float lse_log2[2], dot[2];  // this lane's rows g and g + 8
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row_w0 + g + 8 * r;
-    const std::int64_t at = static_cast<std::int64_t>(bh) * seq_len + row;
-    lse_log2[r] = row < seq_len ? lse[at] * kLog2e : 0.f;
-    dot[r] = row < seq_len ? row_dot[at] : 0.f;
-  }
+  lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
   float dq[HD / 8][4] = {};
 
   for (int j = 0; j < n_tiles; ++j) {

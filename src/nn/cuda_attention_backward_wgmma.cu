@@ -177,13 +177,7 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   const int row_wg0 = q0 + wg * kWgRows;
   const int row_w0 = row_wg0 + (warp % 4) * 16;
   float lse_log2[2], dot[2];  // this lane's rows g and g + 8
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int row = row_w0 + g + 8 * r;
-    const std::int64_t at = static_cast<std::int64_t>(bh) * seq_len + row;
-    lse_log2[r] = row < seq_len ? lse[at] * kLog2e : 0.f;
-    dot[r] = row < seq_len ? row_dot[at] : 0.f;
-  }
+  lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
   const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
   const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
   float dq[HD / 8][4] = {};

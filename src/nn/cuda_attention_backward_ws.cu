@@ -88,10 +88,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
   if (tid == 0) {
     mbarrier_init(kv_full, 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&ring.full[s], 32);
-      mbarrier_init(&ring.empty[s], 2 * 128);
-    }
+    ring.init(32, 2 * 128);
     mbarrier_init_fence();
   }
   __syncthreads();
@@ -226,10 +223,7 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
   if (tid == 0) {
     mbarrier_init(q_full, 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&ring.full[s], 1);
-      mbarrier_init(&ring.empty[s], C::kConsumers * 128);
-    }
+    ring.init(1, C::kConsumers * 128);
     mbarrier_init_fence();
   }
   __syncthreads();
@@ -262,13 +256,7 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     const int row_wg0 = q0 + wg * kWgRows;
     const int row_w0 = row_wg0 + (warp % 4) * 16;
     float lse_log2[2], dot[2];  // this lane's rows g and g + 8
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = row_w0 + g + 8 * r;
-      const std::int64_t at = static_cast<std::int64_t>(bh) * seq_len + row;
-      lse_log2[r] = row < seq_len ? lse[at] * kLog2e : 0.f;
-      dot[r] = row < seq_len ? row_dot[at] : 0.f;
-    }
+    lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
     const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
     const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
     float dq[HD / 8][4] = {};

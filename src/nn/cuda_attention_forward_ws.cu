@@ -72,10 +72,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
   if (tid == 0) {
     mbarrier_init(q_full, 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&ring.full[s], 1);
-      mbarrier_init(&ring.empty[s], 2 * 128);
-    }
+    ring.init(1, 2 * 128);
     mbarrier_init_fence();
   }
   __syncthreads();

@@ -86,6 +86,13 @@ struct StageRing {
   std::uint64_t* full;   // [STAGES]: the producer's arrivals + the stage's TMA bytes
   std::uint64_t* empty;  // [STAGES]: every consumer thread, once done with the stage
 
+  // By one thread, before the CTA barrier that precedes any use (after mbarrier_init_fence).
+  __device__ __forceinline__ void init(unsigned full_arrivals, unsigned empty_arrivals) const {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(&full[s], full_arrivals);
+      mbarrier_init(&empty[s], empty_arrivals);
+    }
+  }
   static __device__ __forceinline__ int stage(int n) { return n % STAGES; }
   __device__ __forceinline__ std::uint64_t* full_bar(int n) const { return &full[n % STAGES]; }
   // Producer, before refilling the stage of use n: the consumers are done with use n - STAGES.

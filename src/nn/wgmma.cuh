@@ -127,6 +127,21 @@ __device__ __forceinline__ void wgmma_ss_n64_overwrite(float (&d)[8][4], std::ui
       : "l"(desc_a), "l"(desc_b), "r"(0));
 }
 
+// d = A B^T over K = HD, both operands K-major in shared memory: A the 64 rows from a_row0 of the
+// sw128 tile of a_rows rows at a_tile, B the 64-row sw128 tile at b_tile. HD / 16 wgmma, the
+// first overwriting d; the caller fences before and commits after (one group).
+template <int HD>
+__device__ __forceinline__ void wgmma_ss_n64_product(float (&d)[8][4], std::uint32_t a_tile,
+                                                     int a_rows, int a_row0,
+                                                     std::uint32_t b_tile) {
+  wgmma_ss_n64_overwrite(d, sw128_desc_kmajor(a_tile, a_rows, a_row0, 0),
+                         sw128_desc_kmajor(b_tile, 64, 0, 0));
+#pragma unroll
+  for (int k = 1; k < HD / 16; ++k)
+    wgmma_ss_n64(d, sw128_desc_kmajor(a_tile, a_rows, a_row0, k),
+                 sw128_desc_kmajor(b_tile, 64, 0, k), 1);
+}
+
 // Keeps register A fragments alive up to this point: by every thread, after the wgmma_wait that
 // retires the last wgmma reading them. The hardware reads them asynchronously until then, but to
 // the compiler they are dead once the wgmma statement has issued, so without a later use it may
