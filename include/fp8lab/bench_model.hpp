@@ -100,6 +100,22 @@ struct ModelBenchResult {
 // Names of the environment variables recorded in ModelBenchResult::kernel_env.
 const std::vector<std::string>& kernel_env_names();
 
+// One goal of ../shared/targets.md (issue 6) checked against this run: `value` compared with
+// `limit` by `relation` ("<", "<=" or ">="); `detail` names the numbers it came from. Step
+// medians and step peaks, as the goals are stated.
+struct ModelBenchTargetCheck {
+  std::string target;
+  double value = 0, limit = 0;
+  std::string relation;
+  bool met = false;
+  std::string detail;
+};
+
+// The goals this run's arms (and peer) can speak to. A goal stated for one size is checked at
+// that preset only: fp8-mlp against bf16 at gpt50m, fp8-linears against bf16 at gpt1.3b; the
+// others at every preset.
+std::vector<ModelBenchTargetCheck> model_bench_targets(const ModelBenchResult& result);
+
 ModelBenchResult run_model_bench(const ModelBenchConfig& config);
 std::string model_bench_report(const ModelBenchResult& result);
 nlohmann::json model_bench_json(const ModelBenchResult& result);

@@ -2,6 +2,7 @@
 // each arm's peak is its own.
 #include "fp8lab/bench_model.hpp"
 
+#include "bench/model_bench_peer.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/error.hpp"
@@ -26,6 +27,8 @@ namespace fp8lab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using bench::peer_arm;
+using bench::peer_value;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -201,31 +204,6 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   return r;
 }
 
-// The peer's entry (bench/peers/gpt_peer.py: {"preset", "arms": {name: {"frozen", "train"}}})
-// for this preset and arm, or null. The peer names MLP activation checkpointing "-ckpt". Its
-// compiled arms already recompute pointwise ops in the backward (torch.compile's partitioner), so
-// "+recompute-pointwise" compares with the peer's arm without it.
-const nlohmann::json* peer_arm(const nlohmann::json& peer, const std::string& preset,
-                               const std::string& arm) {
-  if (peer.is_null() || peer.value("preset", "") != preset || !peer.contains("arms"))
-    return nullptr;
-  std::string name = arm;
-  const std::string pointwise = "+recompute-pointwise";
-  if (name.size() > pointwise.size() && name.ends_with(pointwise))
-    name.resize(name.size() - pointwise.size());
-  const std::string suffix = "+recompute";
-  if (name.size() > suffix.size() && name.ends_with(suffix))
-    name = name.substr(0, name.size() - suffix.size()) + "-ckpt";
-  const auto& arms = peer.at("arms");
-  if (!arms.contains(name) || arms.at(name).contains("error")) return nullptr;
-  return &arms.at(name);
-}
-
-double peer_value(const nlohmann::json& p, const char* part, const char* key) {
-  if (!p.contains(part)) return 0.0;
-  return p.at(part).value(key, 0.0);
-}
-
 }  // namespace
 
 ModelBenchArm parse_model_bench_arm(const std::string& name) {
@@ -341,6 +319,15 @@ std::string model_bench_report(const ModelBenchResult& r) {
                   vs_peak.c_str());
     out += line;
   }
+  if (const std::vector<ModelBenchTargetCheck> goals = model_bench_targets(r); !goals.empty()) {
+    out += "Targets (../shared/targets.md; step medians and peaks of this run):\n"
+           "| target | measured | limit | met | from |\n|---|---:|---:|---|---|\n";
+    for (const auto& g : goals) {
+      std::snprintf(line, sizeof line, "| %s | %.3f | %s %.2f | %s | %s |\n", g.target.c_str(),
+                    g.value, g.relation.c_str(), g.limit, g.met ? "yes" : "no", g.detail.c_str());
+      out += line;
+    }
+  }
   for (const auto& a : r.arms) {
     if (a.op_times.empty()) continue;
     double total = 0;  // "op: part" entries time pieces of an op already counted
@@ -427,6 +414,14 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
                     {"inputs_sha256", a.inputs_sha256},
                     {"targets_sha256", a.targets_sha256}});
   }
+  nlohmann::json targets = nlohmann::json::array();
+  for (const auto& g : model_bench_targets(r))
+    targets.push_back({{"target", g.target},
+                       {"value", g.value},
+                       {"relation", g.relation},
+                       {"limit", g.limit},
+                       {"met", g.met},
+                       {"detail", g.detail}});
   nlohmann::json kernel_env = nlohmann::json::object();
   for (const auto& [name, value] : r.kernel_env)
     kernel_env[name] = value ? nlohmann::json(*value) : nlohmann::json(nullptr);
@@ -446,6 +441,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
           {"checkpoint", c.checkpoint},
           {"kernel_env", kernel_env},
           {"arms", arms},
+          {"targets", targets},
           {"peer", r.peer}};
 }
 
