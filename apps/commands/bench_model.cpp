@@ -44,8 +44,8 @@ void add_bench_model(CLI::App& bench) {
       "model",
       "Whole-model resource check per precision arm: frozen forward+backward (median ms, peak "
       "MiB, first call, SHA-256 of weights and batch) and the full training step (tokens/s, peak "
-      "MiB), beside the PyTorch peer's JSON, and the goals of ../shared/targets.md that the "
-      "run's arms speak to, each with its limit and verdict");
+      "MiB), beside the PyTorch peer's JSON, and the project's performance goals that the run's "
+      "arms speak to, each with its limit and verdict");
   model->footer(
       "Example, on the GPU machine (the peer first, in the same call):\n"
       "  python3 bench/peers/gpt_peer.py --preset gpt50m --json peer.json\n"

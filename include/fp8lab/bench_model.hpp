@@ -100,9 +100,9 @@ struct ModelBenchResult {
 // Names of the environment variables recorded in ModelBenchResult::kernel_env.
 const std::vector<std::string>& kernel_env_names();
 
-// One goal of ../shared/targets.md (issue 6) checked against this run: `value` compared with
-// `limit` by `relation` ("<", "<=" or ">="); `detail` names the numbers it came from. Step
-// medians and step peaks, as the goals are stated.
+// One of the project's performance goals (docs/perf-notes.md, "Targets") checked against this
+// run: `value` compared with `limit` by `relation` ("<", "<=" or ">="); `detail` names the
+// numbers it came from. Step medians and step peaks, as the goals are stated.
 struct ModelBenchTargetCheck {
   std::string target;
   double value = 0, limit = 0;

@@ -320,7 +320,7 @@ std::string model_bench_report(const ModelBenchResult& r) {
     out += line;
   }
   if (const std::vector<ModelBenchTargetCheck> goals = model_bench_targets(r); !goals.empty()) {
-    out += "Targets (../shared/targets.md; step medians and peaks of this run):\n"
+    out += "Targets (the project's goals; step medians and peaks of this run):\n"
            "| target | measured | limit | met | from |\n|---|---:|---:|---|---|\n";
     for (const auto& g : goals) {
       std::snprintf(line, sizeof line, "| %s | %.3f | %s %.2f | %s | %s |\n", g.target.c_str(),

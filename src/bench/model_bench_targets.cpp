@@ -1,6 +1,6 @@
-// The goals of ../shared/targets.md that `fp8lab bench model` can check from one run
-// (fp8lab/bench_model.hpp): printed under the report's table and written to the JSON, so that a
-// results file says against which limit its numbers were met or missed.
+// The project's performance goals (docs/perf-notes.md, "Targets") that `fp8lab bench model` can
+// check from one run (fp8lab/bench_model.hpp): printed under the report's table and written to
+// the JSON, so that a results file says against which limit its numbers were met or missed.
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -1,6 +1,7 @@
-// The target checks of `fp8lab bench model` (model_bench_targets, bench_model.hpp): which goals
-// of ../shared/targets.md a run's arms speak to, the ratios, the limits, and the verdicts, on
-// results built by hand (the numbers of bench/results/h200_final_session10/).
+// The target checks of `fp8lab bench model` (model_bench_targets, bench_model.hpp): which of
+// the project's goals (docs/perf-notes.md, "Targets") a run's arms speak to, the ratios, the
+// limits and the verdicts, on results built by hand (bench/results/h200_final_session10/'s
+// numbers).
 #include <gtest/gtest.h>
 
 #include <string>
