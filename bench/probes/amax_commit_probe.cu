@@ -19,6 +19,11 @@
 // For each grid size: the median over kLaunches launches of each variant's time, in
 // microseconds, and the difference from `none`. Variants run interleaved, launch by launch.
 //
+// Two occupancies: "many" (the kernel's own: 8 CTAs of 256 threads per SM, like add_rmsnorm),
+// and "one per SM" (each CTA also reserves 120 KiB of shared memory, as the attention kernels'
+// stage rings do). With one CTA per SM, nothing else on the SM runs while the CTA's thread 0
+// waits for its fence and ticket, so the wait is paid in full per CTA.
+//
 // Build: the `amax_commit_probe` target (CUDA builds). Run on the GPU machine
 // (scripts/gpu-session probe); results under bench/results/.
 #include <cuda_runtime_api.h>
@@ -38,19 +43,26 @@ constexpr int kStoresPerThread = 8;  // 32 KiB per CTA: 8 rows of 2,048 bf16, ad
 constexpr int kLaunches = 41;
 
 enum class Variant { none, reduce, max_only, ticket_only, no_fence, read_first, commit };
-constexpr Variant kVariants[] = {Variant::none,     Variant::reduce,     Variant::max_only,
+constexpr Variant kVariants[] = {Variant::none,        Variant::reduce,   Variant::max_only,
                                  Variant::ticket_only, Variant::no_fence, Variant::read_first,
                                  Variant::commit};
 
 const char* name(Variant v) {
   switch (v) {
-    case Variant::none: return "none";
-    case Variant::reduce: return "reduce";
-    case Variant::max_only: return "max-only";
-    case Variant::ticket_only: return "ticket-only";
-    case Variant::no_fence: return "no-fence";
-    case Variant::read_first: return "read-first";
-    case Variant::commit: return "commit";
+    case Variant::none:
+      return "none";
+    case Variant::reduce:
+      return "reduce";
+    case Variant::max_only:
+      return "max-only";
+    case Variant::ticket_only:
+      return "ticket-only";
+    case Variant::no_fence:
+      return "no-fence";
+    case Variant::read_first:
+      return "read-first";
+    case Variant::commit:
+      return "commit";
   }
   return "?";
 }
@@ -68,8 +80,8 @@ __device__ std::uint32_t block_max(std::uint32_t key) {
 }
 
 template <Variant V>
-__global__ void __launch_bounds__(kThreads) probe_kernel(uint4* out, fp8lab::Fp8Meta* meta,
-                                                         std::uint32_t* sink) {
+__global__ void __launch_bounds__(kThreads)
+    probe_kernel(uint4* out, fp8lab::Fp8Meta* meta, std::uint32_t* sink) {
   const std::uint32_t block = blockIdx.x;
   uint4* tile = out + static_cast<std::size_t>(block) * kThreads * kStoresPerThread;
 #pragma unroll
@@ -115,26 +127,43 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
-void launch(Variant v, int blocks, uint4* out, fp8lab::Fp8Meta* meta, std::uint32_t* sink) {
+constexpr int kOnePerSmSmem = 120 * 1024;  // two do not fit in an SM's 228 KiB
+
+template <Variant V>
+void launch_variant(int blocks, int smem, uint4* out, fp8lab::Fp8Meta* meta, std::uint32_t* sink) {
+  static bool opted_in = false;  // the dynamic shared memory beyond 48 KiB needs an opt-in
+  if (!opted_in) {
+    check(cudaFuncSetAttribute(probe_kernel<V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               kOnePerSmSmem),
+          "opt-in to 120 KiB of shared memory");
+    opted_in = true;
+  }
+  probe_kernel<V><<<blocks, kThreads, static_cast<std::size_t>(smem)>>>(out, meta, sink);
+}
+
+void launch(Variant v, int blocks, int smem, uint4* out, fp8lab::Fp8Meta* meta,
+            std::uint32_t* sink) {
   switch (v) {
-    case Variant::none: probe_kernel<Variant::none><<<blocks, kThreads>>>(out, meta, sink); break;
+    case Variant::none:
+      launch_variant<Variant::none>(blocks, smem, out, meta, sink);
+      break;
     case Variant::reduce:
-      probe_kernel<Variant::reduce><<<blocks, kThreads>>>(out, meta, sink);
+      launch_variant<Variant::reduce>(blocks, smem, out, meta, sink);
       break;
     case Variant::max_only:
-      probe_kernel<Variant::max_only><<<blocks, kThreads>>>(out, meta, sink);
+      launch_variant<Variant::max_only>(blocks, smem, out, meta, sink);
       break;
     case Variant::ticket_only:
-      probe_kernel<Variant::ticket_only><<<blocks, kThreads>>>(out, meta, sink);
+      launch_variant<Variant::ticket_only>(blocks, smem, out, meta, sink);
       break;
     case Variant::no_fence:
-      probe_kernel<Variant::no_fence><<<blocks, kThreads>>>(out, meta, sink);
+      launch_variant<Variant::no_fence>(blocks, smem, out, meta, sink);
       break;
     case Variant::read_first:
-      probe_kernel<Variant::read_first><<<blocks, kThreads>>>(out, meta, sink);
+      launch_variant<Variant::read_first>(blocks, smem, out, meta, sink);
       break;
     case Variant::commit:
-      probe_kernel<Variant::commit><<<blocks, kThreads>>>(out, meta, sink);
+      launch_variant<Variant::commit>(blocks, smem, out, meta, sink);
       break;
   }
 }
@@ -156,37 +185,40 @@ int main() {
   check(cudaEventCreate(&stop), "event");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "properties");
-  std::printf("amax_commit_probe: %s, %d SMs; %d threads per CTA, %d KiB stored per CTA, "
-              "median of %d launches (variants interleaved)\n",
-              prop.name, prop.multiProcessorCount, kThreads,
-              kThreads * kStoresPerThread * 16 / 1024, kLaunches);
-  std::printf("| CTAs | variant | us per launch | vs none (us) | vs none per CTA (ns) |\n");
-  std::printf("|---:|---|---:|---:|---:|\n");
-  for (const int blocks : kGrids) {
-    constexpr int kN = sizeof(kVariants) / sizeof(kVariants[0]);
-    std::vector<std::vector<float>> ms(kN);
-    for (int rep = -3; rep < kLaunches; ++rep) {  // 3 warm-up rounds
+  std::printf(
+      "amax_commit_probe: %s, %d SMs; %d threads per CTA, %d KiB stored per CTA, "
+      "median of %d launches (variants interleaved)\n",
+      prop.name, prop.multiProcessorCount, kThreads, kThreads * kStoresPerThread * 16 / 1024,
+      kLaunches);
+  std::printf(
+      "| CTAs per SM | CTAs | variant | us per launch | vs none (us) | vs none per CTA (ns) |\n");
+  std::printf("|---|---:|---|---:|---:|---:|\n");
+  for (const int smem : {0, kOnePerSmSmem})
+    for (const int blocks : kGrids) {
+      constexpr int kN = sizeof(kVariants) / sizeof(kVariants[0]);
+      std::vector<std::vector<float>> ms(kN);
+      for (int rep = -3; rep < kLaunches; ++rep) {  // 3 warm-up rounds
+        for (int k = 0; k < kN; ++k) {
+          check(cudaEventRecord(start), "record");
+          launch(kVariants[k], blocks, smem, out, meta, sink);
+          check(cudaEventRecord(stop), "record");
+          check(cudaEventSynchronize(stop), "sync");
+          float t = 0.f;
+          check(cudaEventElapsedTime(&t, start, stop), "elapsed");
+          if (rep >= 0) ms[k].push_back(t);
+        }
+      }
+      check(cudaGetLastError(), "launch");
+      double none_us = 0;
       for (int k = 0; k < kN; ++k) {
-        check(cudaEventRecord(start), "record");
-        launch(kVariants[k], blocks, out, meta, sink);
-        check(cudaEventRecord(stop), "record");
-        check(cudaEventSynchronize(stop), "sync");
-        float t = 0.f;
-        check(cudaEventElapsedTime(&t, start, stop), "elapsed");
-        if (rep >= 0) ms[k].push_back(t);
+        std::vector<float>& v = ms[k];
+        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+        const double us = 1000.0 * v[v.size() / 2];
+        if (kVariants[k] == Variant::none) none_us = us;
+        std::printf("| %s | %d | %s | %.2f | %+.2f | %+.1f |\n", smem ? "one" : "many", blocks,
+                    name(kVariants[k]), us, us - none_us, 1000.0 * (us - none_us) / blocks);
       }
     }
-    check(cudaGetLastError(), "launch");
-    double none_us = 0;
-    for (int k = 0; k < kN; ++k) {
-      std::vector<float>& v = ms[k];
-      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-      const double us = 1000.0 * v[v.size() / 2];
-      if (kVariants[k] == Variant::none) none_us = us;
-      std::printf("| %d | %s | %.2f | %+.2f | %+.1f |\n", blocks, name(kVariants[k]), us,
-                  us - none_us, 1000.0 * (us - none_us) / blocks);
-    }
-  }
   fp8lab::Fp8Meta host{};
   check(cudaMemcpy(&host, meta, sizeof(host), cudaMemcpyDeviceToHost), "meta back");
   // The last finalising launch was `commit`'s: its amax is the largest key's value.

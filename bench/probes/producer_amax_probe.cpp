@@ -1,0 +1,157 @@
+// What the producer-fused amax costs each producer op on its own, away from the model's other
+// ops (docs/perf-notes.md, "Where the fused amax costs its producers"). In gpt1.3b's op tables
+// the FP8 arm's producers ran ~2 ms per step slower with their amax slots than without, and
+// the neighbouring ops (the side stream's W casts, L2 contents) could not be told apart from
+// the amax itself. Here each op runs alone on the CUDA backend, at a preset's shapes, with an
+// AmaxSlot and without, alternating call by call; each call is timed by CUDA events on the
+// backend's stream. Prints the median of kRounds calls of each, and the difference.
+//
+// Build: the `producer_amax_probe` target (CUDA builds). Run on the GPU machine
+// (scripts/gpu-session probe); results under bench/results/.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fp8lab/backend.hpp"
+#include "fp8lab/cuda_check.hpp"
+#include "fp8lab/fp8_format.hpp"
+#include "nn/cuda_backend.hpp"
+
+namespace fp8lab {
+namespace {
+
+constexpr int kRounds = 25;
+constexpr int kWarmup = 3;
+
+struct Preset {
+  const char* name;
+  std::int64_t batch, seq, dim, heads;
+};
+
+// Random values of `dtype` (bf16 or f32) with standard deviation `sd`, uploaded.
+Buffer random_tensor(Backend& gpu, DType dtype, const Shape& shape, float sd, unsigned seed) {
+  Buffer b = gpu.allocate(MemoryKind::activations, dtype, shape, "probe tensor");
+  const std::int64_t n = b.view().numel();
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, sd);
+  if (dtype == DType::f32) {
+    std::vector<float> host(static_cast<std::size_t>(n));
+    for (float& v : host) v = normal(rng);
+    gpu.upload(b.view(), host.data());
+  } else {
+    std::vector<std::uint16_t> host(static_cast<std::size_t>(n));
+    for (std::uint16_t& v : host) v = float_to_bf16(normal(rng));
+    gpu.upload(b.view(), host.data());
+  }
+  return b;
+}
+
+Buffer empty_tensor(Backend& gpu, DType dtype, const Shape& shape) {
+  return gpu.allocate(MemoryKind::activations, dtype, shape, "probe output");
+}
+
+float median(std::vector<float> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// One op: the median ms of `run(slot)` with an empty slot and with `slot`, calls alternating.
+void time_op(cuda::CudaBackend& gpu, const Preset& p, const char* op, AmaxSlot slot,
+             const std::function<void(AmaxSlot)>& run) {
+  cudaEvent_t start, stop;
+  FP8LAB_CUDA_CHECK(cudaEventCreate(&start));
+  FP8LAB_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<float> plain, fused;
+  for (int round = -kWarmup; round < kRounds; ++round) {
+    for (const bool with_slot : {false, true}) {
+      FP8LAB_CUDA_CHECK(cudaEventRecord(start, gpu.stream()));
+      run(with_slot ? slot : AmaxSlot{});
+      FP8LAB_CUDA_CHECK(cudaEventRecord(stop, gpu.stream()));
+      FP8LAB_CUDA_CHECK(cudaEventSynchronize(stop));
+      float ms = 0.f;
+      FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      if (round >= 0) (with_slot ? fused : plain).push_back(ms);
+    }
+  }
+  gpu.synchronize();  // and the backend's own error flags
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  const float a = median(plain), b = median(fused);
+  std::printf("| %s | %s | %.1f | %.1f | %+.1f | %+.1f%% |\n", p.name, op, 1000.f * a, 1000.f * b,
+              1000.f * (b - a), 100.f * (b - a) / a);
+}
+
+void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
+  const std::int64_t m = p.batch * p.seq, d = p.dim, h = p.heads, t = p.seq;
+  const Buffer slots = allocate_amax_slots(gpu, 2, MemoryKind::workspace, "probe slots");
+  const AmaxSlot x_slot = amax_slot(slots, 0, Fp8Format::e4m3);
+  const AmaxSlot dy_slot = amax_slot(slots, 1, Fp8Format::e5m2);
+  constexpr float eps = 1e-5f;
+
+  {  // the norms: residual stream f32, branch and outputs bf16
+    const Buffer x = random_tensor(gpu, DType::f32, {m, d}, 1.f, 1);
+    const Buffer branch = random_tensor(gpu, DType::bf16, {m, d}, 1.f, 2);
+    const Buffer w = random_tensor(gpu, DType::f32, {d}, 1.f, 3);
+    const Buffer dy = random_tensor(gpu, DType::bf16, {m, d}, 1.f, 4);
+    const Buffer sum = empty_tensor(gpu, DType::f32, {m, d});
+    const Buffer y = empty_tensor(gpu, DType::bf16, {m, d});
+    const Buffer rstd = empty_tensor(gpu, DType::f32, {m});
+    const Buffer dx = empty_tensor(gpu, DType::f32, {m, d});
+    const Buffer dw = empty_tensor(gpu, DType::f32, {d});
+    const Buffer copy = empty_tensor(gpu, DType::bf16, {m, d});
+    gpu.fill_zero(dx);
+    gpu.fill_zero(dw);
+    time_op(gpu, p, "add_rmsnorm_forward", x_slot,
+            [&](AmaxSlot s) { gpu.add_rmsnorm_forward(x, branch, sum, w, eps, y, rstd, s); });
+    time_op(gpu, p, "rmsnorm_backward_and_convert", dy_slot, [&](AmaxSlot s) {
+      gpu.rmsnorm_backward_and_convert(sum, w, rstd, dy, dx, dw, copy, s);
+    });
+  }
+  {  // the MLP's GELU, [M, 4D] (the FP8 arms run it as its own op)
+    const Buffer pre = random_tensor(gpu, DType::bf16, {m, 4 * d}, 1.f, 5);
+    const Buffer dy = random_tensor(gpu, DType::bf16, {m, 4 * d}, 1.f, 6);
+    const Buffer y = empty_tensor(gpu, DType::bf16, {m, 4 * d});
+    const Buffer dx = empty_tensor(gpu, DType::bf16, {m, 4 * d});
+    time_op(gpu, p, "gelu_forward", x_slot, [&](AmaxSlot s) { gpu.gelu_forward(pre, y, s); });
+    time_op(gpu, p, "gelu_backward", dy_slot,
+            [&](AmaxSlot s) { gpu.gelu_backward(pre, dy, dx, s); });
+  }
+  {  // the attention, with the model's kernels (the defaults of FP8LAB_ATTENTION_FWD/BWD)
+    const Buffer qkv = random_tensor(gpu, DType::bf16, {m, 3 * d}, 1.f, 7);
+    const Buffer dout = random_tensor(gpu, DType::bf16, {m, d}, 1.f, 8);
+    const Buffer out = empty_tensor(gpu, DType::bf16, {m, d});
+    const Buffer lse = empty_tensor(gpu, DType::f32, {p.batch * h * t});
+    const Buffer dqkv = empty_tensor(gpu, DType::bf16, {m, 3 * d});
+    const int heads = static_cast<int>(h), seq = static_cast<int>(t);
+    time_op(gpu, p, "attention_forward", x_slot,
+            [&](AmaxSlot s) { gpu.attention_forward(qkv, heads, seq, out, lse, s); });
+    time_op(gpu, p, "attention_backward", dy_slot,
+            [&](AmaxSlot s) { gpu.attention_backward(qkv, out, lse, dout, heads, seq, dqkv, s); });
+  }
+}
+
+}  // namespace
+}  // namespace fp8lab
+
+int main() {
+  using namespace fp8lab;
+  auto backend = make_cuda_backend();
+  auto* gpu = dynamic_cast<cuda::CudaBackend*>(backend.get());
+  if (gpu == nullptr) {
+    std::fprintf(stderr, "producer_amax_probe: no CUDA backend\n");
+    return 1;
+  }
+  std::printf(
+      "producer_amax_probe: each op alone, without and with its amax slot, alternating; "
+      "median of %d calls each (us)\n",
+      kRounds);
+  std::printf("| preset | op | no slot | slot | difference | relative |\n");
+  std::printf("|---|---|---:|---:|---:|---:|\n");
+  for (const Preset& p : {Preset{"gpt1.3b", 8, 2048, 2048, 16}, Preset{"gpt50m", 64, 2048, 512, 8}})
+    probe_preset(*gpu, p);
+  return 0;
+}
