@@ -4,7 +4,10 @@
 // the neighbouring ops (the side stream's W casts, L2 contents) could not be told apart from
 // the amax itself. Here each op runs alone on the CUDA backend, at a preset's shapes, with an
 // AmaxSlot and without, alternating call by call; each call is timed by CUDA events on the
-// backend's stream. Prints the median of kRounds calls of each, and the difference.
+// backend's stream. Prints the median of kRounds calls of each, and the difference. The slot
+// runs both protocols: finalised by the producer (a ticket per CTA) and deferred
+// (AmaxSlot::deferred: the keys only; the slot is not zeroed between calls, which changes
+// nothing about the time).
 //
 // Build: the `producer_amax_probe` target (CUDA builds). Run on the GPU machine
 // (scripts/gpu-session probe); results under bench/results/.
@@ -59,30 +62,34 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-// One op: the median ms of `run(slot)` with an empty slot and with `slot`, calls alternating.
+// One op: the median ms of `run(slot)` with an empty slot, with `slot` finalised by the
+// producer and with it deferred, calls alternating.
 void time_op(cuda::CudaBackend& gpu, const Preset& p, const char* op, AmaxSlot slot,
              const std::function<void(AmaxSlot)>& run) {
   cudaEvent_t start, stop;
   FP8LAB_CUDA_CHECK(cudaEventCreate(&start));
   FP8LAB_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<float> plain, fused;
+  AmaxSlot deferred = slot;
+  deferred.deferred = true;
+  const AmaxSlot arms[] = {AmaxSlot{}, slot, deferred};
+  std::vector<float> ms[3];
   for (int round = -kWarmup; round < kRounds; ++round) {
-    for (const bool with_slot : {false, true}) {
+    for (int arm = 0; arm < 3; ++arm) {
       FP8LAB_CUDA_CHECK(cudaEventRecord(start, gpu.stream()));
-      run(with_slot ? slot : AmaxSlot{});
+      run(arms[arm]);
       FP8LAB_CUDA_CHECK(cudaEventRecord(stop, gpu.stream()));
       FP8LAB_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0.f;
-      FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (round >= 0) (with_slot ? fused : plain).push_back(ms);
+      float t = 0.f;
+      FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+      if (round >= 0) ms[arm].push_back(t);
     }
   }
   gpu.synchronize();  // and the backend's own error flags
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  const float a = median(plain), b = median(fused);
-  std::printf("| %s | %s | %.1f | %.1f | %+.1f | %+.1f%% |\n", p.name, op, 1000.f * a, 1000.f * b,
-              1000.f * (b - a), 100.f * (b - a) / a);
+  const float a = median(ms[0]), b = median(ms[1]), c = median(ms[2]);
+  std::printf("| %s | %s | %.1f | %.1f | %+.1f%% | %.1f | %+.1f%% |\n", p.name, op, 1000.f * a,
+              1000.f * b, 100.f * (b - a) / a, 1000.f * c, 100.f * (c - a) / a);
 }
 
 void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
@@ -146,11 +153,11 @@ int main() {
     return 1;
   }
   std::printf(
-      "producer_amax_probe: each op alone, without and with its amax slot, alternating; "
-      "median of %d calls each (us)\n",
+      "producer_amax_probe: each op alone, without its amax slot, with it finalised by "
+      "the producer and with it deferred, alternating; median of %d calls each (us)\n",
       kRounds);
-  std::printf("| preset | op | no slot | slot | difference | relative |\n");
-  std::printf("|---|---|---:|---:|---:|---:|\n");
+  std::printf("| preset | op | no slot | finalised | vs no slot | deferred | vs no slot |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
   for (const Preset& p : {Preset{"gpt1.3b", 8, 2048, 2048, 16}, Preset{"gpt50m", 64, 2048, 512, 8}})
     probe_preset(*gpu, p);
   return 0;

@@ -97,9 +97,19 @@ struct LossSums {
 // (x, e4m3) or linear_backward (dy, e5m2) makes the linear take its amax from there instead of
 // reading the tensor again; every byte it computes is the same. An empty slot (the default)
 // changes nothing: the producer only produces, the linear computes its own amax.
+//
+// Deferred slots: the producer only accumulates max|stored| into the slot (the CUDA kernels'
+// atomicMax of keys, no finalising ticket), and the linear that reads the slot derives the
+// amax and scale from that, the same bits again. The slot must hold zero before its producer
+// runs (the owner zeroes it, e.g. GptModel once per forward for slots used once per step), and
+// a producer that runs again over the same values leaves it unchanged. Why: on the GPU the
+// ticket's round trip holds each CTA ~0.8 us after its last store, which costs the attention
+// kernels and other one-CTA-per-SM producers 3-17% (docs/perf-notes.md, v27). A backend whose
+// producers always finalise (the CPU) may ignore the flag.
 struct AmaxSlot {
   Fp8Meta* meta = nullptr;             // backend memory; null: no fused amax
   Fp8Format format = Fp8Format::e4m3;  // the cast the scale is for: e4m3 (x) or e5m2 (dy)
+  bool deferred = false;               // see above
   explicit operator bool() const { return meta != nullptr; }
 };
 

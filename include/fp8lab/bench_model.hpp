@@ -26,6 +26,7 @@ struct ModelBenchArm {
   PrecisionConfig precision;
   bool fuse_amax = true;      // GptModel::set_fuse_amax; "+unfused-amax" turns it off (A/B of v4)
   bool fuse_attention_amax = true;  // set_fuse_attention_amax; "+unfused-attention-amax" (v19)
+  bool deferred_amax = true;  // GptModel::set_deferred_amax; "+finalized-amax" turns it off (v27)
   bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off (v7)
   bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off (v15)
   bool fuse_gelu_backward = false;  // GptModel::set_fuse_gelu_backward; "+dgelu" turns it on
@@ -35,7 +36,8 @@ struct ModelBenchArm {
 };
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
-// "+unfused-amax" or "+unfused-attention-amax", then optionally "+unfused-norm", then
+// "+unfused-amax" or "+unfused-attention-amax" or "+finalized-amax", then optionally
+// "+unfused-norm", then
 // optionally "+unfused-gelu" or "+dgelu", then optionally "+serial-w-cast", then optionally
 // "+timed-gemm"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);

@@ -28,10 +28,21 @@ struct CastMetaWork {
   // own meta. The caller has zeroed that meta (its counters and scratch stay the cast's).
   // Null: the cast's meta already holds the scale (amax_scale_cuda filled it).
   const Fp8Meta* given = nullptr;
+  // `given` holds only the producer's accumulated keys (amax_bits_accum; a deferred AmaxSlot):
+  // every thread derives the scale from them, and the first thread writes the amax, scale,
+  // inv_scale and non-finite flag they give into the cast's own meta.
+  bool given_deferred = false;
   // Non-null: when the scale's amax was NaN or inf, atomicMin(first_nonfinite, nonfinite_id),
   // the order-free "which tensor went bad first" of the CUDA backend.
   int* first_nonfinite = nullptr;
   int nonfinite_id = 0;
+};
+
+// A producer-fused amax handed to an FP8 linear (an AmaxSlot's meta and protocol).
+struct GivenAmax {
+  const Fp8Meta* meta = nullptr;
+  bool deferred = false;  // the meta holds only accumulated keys (AmaxSlot::deferred)
+  GivenAmax(const Fp8Meta* m = nullptr, bool d = false) : meta(m), deferred(d) {}  // NOLINT
 };
 
 }  // namespace fp8lab

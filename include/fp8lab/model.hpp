@@ -107,6 +107,13 @@ class GptModel {
   // against the linears' own pass (docs/perf-notes.md v19); the same bits either way.
   void set_fuse_attention_amax(bool on) { fuse_attention_amax_ = on; }
   bool fuse_attention_amax() const { return fuse_attention_amax_; }
+  // The fused amax's slots deferred (AmaxSlot::deferred), on by default: the producers only
+  // accumulate, each FP8 linear finalises its scale as it casts, and every slot (one per block
+  // and linear, for x and for dY) is zeroed once at the start of each forward. Off: each producer
+  // finalises its slot itself with a ticket per CTA (the protocol before v27). The same bits
+  // either way (tests/cuda/test_cuda_fused_amax.cpp).
+  void set_deferred_amax(bool on) { deferred_amax_ = on; }
+  bool deferred_amax() const { return deferred_amax_; }
 
   // The residual add fused into the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
   // every add but the embedding is followed by ln2, the next block's ln1 or ln_f), and the
@@ -167,14 +174,16 @@ class GptModel {
   // The RMSNorm backward (dy -> a.dresid, dw); with `next_dy` (the linear whose backward reads
   // the residual gradient next) also a.d_branch = dresid as that linear's dY, with its amax.
   void norm_backward(const TensorView& x, const ParamInfo& w, const TensorView& rstd,
-                     const TensorView& dy, std::optional<BlockLinear> next_dy);
+                     const TensorView& dy, std::optional<BlockLinear> next_dy,
+                     std::int64_t next_layer);
   // Pointwise recompute: block `layer`'s ln1 (reader attn_qkv) or ln2 (reader mlp_fc) again,
   // into ln_shared where the forward stored it, the same bits.
   void recompute_norm(std::int64_t layer, BlockLinear reader);
   // The producer-fused amax slot of `which`'s x (forward) or dY (backward) in block `layer`;
   // empty when it is not fused (the linear is not FP8, or fuse_amax is off).
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;
-  AmaxSlot dy_amax(BlockLinear which) const;
+  AmaxSlot dy_amax(std::int64_t layer, BlockLinear which) const;
+  AmaxSlot slot(int index, Fp8Format format) const;
   TensorView working(const ParamInfo& p) const;
   const ParamInfo& block_param(std::int64_t layer, std::string_view suffix) const;
   LossSums loss(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,
@@ -191,6 +200,7 @@ class GptModel {
   GradientReadyHook gradient_ready_hook_;
   bool fuse_amax_ = true;
   bool fuse_attention_amax_ = true;
+  bool deferred_amax_ = true;
   bool fuse_norm_add_ = true;
   bool fuse_gelu_ = true;
   bool fuse_gelu_backward_ = false;

@@ -76,6 +76,7 @@ Batch make_batch(std::int64_t m, std::int64_t vocab, std::uint64_t seed) {
 void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
   model.set_fuse_amax(arm.fuse_amax);
   model.set_fuse_attention_amax(arm.fuse_attention_amax);
+  model.set_deferred_amax(arm.deferred_amax);
   model.set_fuse_norm_add(arm.fuse_norm_add);
   model.set_fuse_gelu(arm.fuse_gelu);
   model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
@@ -223,8 +224,10 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   if (strip("+dgelu")) arm.fuse_gelu_backward = true;
   if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;
-  if (strip("+unfused-attention-amax")) arm.fuse_attention_amax = false;
-  if (arm.fuse_attention_amax && strip("+unfused-amax")) arm.fuse_amax = false;
+  if (strip("+finalized-amax")) arm.deferred_amax = false;
+  if (arm.deferred_amax && strip("+unfused-attention-amax")) arm.fuse_attention_amax = false;
+  if (arm.deferred_amax && arm.fuse_attention_amax && strip("+unfused-amax"))
+    arm.fuse_amax = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   arm.precision.policy = parse_policy(policy);

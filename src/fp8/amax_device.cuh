@@ -8,7 +8,8 @@
 //   Each block reduces its keys and atomicMax-es them into meta->amax_bits_accum; the last block
 //   to take a ticket (meta->blocks_done) turns the bits into amax / scale / inv_scale and the
 //   non-finite flag, zeroes the cast counters and both scratch words: the meta is ready for the
-//   next amax without a memset.
+//   next amax without a memset. Deferred (accumulate_block_amax): the blocks only atomicMax,
+//   and the reader turns the bits into the same values (amax_values_from_bits).
 //
 // Keys are taken from the values as STORED: a bf16 output's key comes from its 16 bits, so the
 // producer's amax equals the amax a later pass over the tensor would read, bit for bit.
@@ -49,20 +50,47 @@ __device__ __forceinline__ void scale_from_amax_device(float amax, Fp8Format for
   inv_scale = 1.0f / scale;
 }
 
+// What the reduced bits mean: amax (NaN above inf), the scale and its inverse for `format`,
+// and whether the amax was finite (non-finite: scale 1, the step finishes, the flag reports it).
+struct AmaxValues {
+  float amax, scale, inv_scale;
+  bool finite;
+};
+__device__ __forceinline__ AmaxValues amax_values_from_bits(std::uint32_t bits,
+                                                            Fp8Format format) {
+  AmaxValues v;
+  v.finite = bits < 0x7F800000u;
+  v.amax = bits > 0x7F800000u ? __int_as_float(0x7FC00000) : bits_float(bits);
+  v.scale = 1.0f;
+  v.inv_scale = 1.0f;
+  if (v.finite) scale_from_amax_device(v.amax, format, v.scale, v.inv_scale);
+  return v;
+}
+
 // The last block's step: the reduced bits -> amax, scale, inv_scale, flags; scratch reset.
 __device__ __forceinline__ void finalize_amax(Fp8Meta* meta, Fp8Format format) {
   const std::uint32_t bits = atomicExch(&meta->amax_bits_accum, 0u);
   meta->blocks_done = 0;
-  const bool finite = bits < 0x7F800000u;
-  const float amax = bits > 0x7F800000u ? __int_as_float(0x7FC00000) : bits_float(bits);
-  float scale = 1.0f, inv_scale = 1.0f;  // non-finite: the step finishes, the flag reports it
-  if (finite) scale_from_amax_device(amax, format, scale, inv_scale);
-  meta->amax = amax;
-  meta->scale = scale;
-  meta->inv_scale = inv_scale;
-  meta->nonfinite = finite ? 0u : 1u;
+  const AmaxValues v = amax_values_from_bits(bits, format);
+  meta->amax = v.amax;
+  meta->scale = v.scale;
+  meta->inv_scale = v.inv_scale;
+  meta->nonfinite = v.finite ? 0u : 1u;
   meta->saturated = 0;
   meta->underflow = 0;
+}
+
+// The CTA's largest key in thread 0 (every thread of the 1-D block calls this; contains
+// __syncthreads). Other threads get their own warp's maximum.
+__device__ __forceinline__ std::uint32_t block_max_key(std::uint32_t key) {
+  __shared__ std::uint32_t warp_max[32];
+  key = __reduce_max_sync(0xFFFFFFFFu, key);
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = key;
+  __syncthreads();
+  if (threadIdx.x != 0) return key;
+  std::uint32_t b = 0;
+  for (unsigned w = 0; w < blockDim.x / 32; ++w) b = max(b, warp_max[w]);
+  return b;
 }
 
 // Every thread of every committing block calls this once, with the largest key of the values
@@ -74,18 +102,25 @@ __device__ __forceinline__ void finalize_amax(Fp8Meta* meta, Fp8Format format) {
 // until then.
 __device__ __forceinline__ void commit_block_amax(std::uint32_t key, Fp8Meta* meta,
                                                   Fp8Format format, unsigned blocks) {
-  __shared__ std::uint32_t warp_max[32];
-  key = __reduce_max_sync(0xFFFFFFFFu, key);
-  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = key;
-  __syncthreads();
+  const std::uint32_t b = block_max_key(key);
   if (threadIdx.x != 0) return;
-  std::uint32_t b = 0;
-  for (unsigned w = 0; w < blockDim.x / 32; ++w) b = max(b, warp_max[w]);
   if (b) atomicMax(&meta->amax_bits_accum, b);
   __threadfence();  // this block's max is visible before its ticket
   if (atomicAdd(&meta->blocks_done, 1u) != blocks - 1) return;
   __threadfence();  // and the last block sees every block's max
   finalize_amax(meta, format);
+}
+
+// The deferred protocol (AmaxSlot::deferred in fp8lab/backend.hpp): the block's largest key
+// goes into meta->amax_bits_accum and nothing is finalised; the reader of the slot (a cast,
+// CastMetaWork::given_deferred) turns the bits into the scale, and the slot's owner zeroes the
+// word before the next producer. No fence and no ticket: the atomicMax needs no answer, so the
+// CTA retires at once. The ticket's round trip after a fence costs ~0.8 us per CTA where one
+// CTA fills an SM (the attention kernels, add_rmsnorm at d 2048; bench/probes/
+// amax_commit_probe.cu), all of it time the SM runs nothing else.
+__device__ __forceinline__ void accumulate_block_amax(std::uint32_t key, Fp8Meta* meta) {
+  const std::uint32_t b = block_max_key(key);
+  if (threadIdx.x == 0 && b) atomicMax(&meta->amax_bits_accum, b);
 }
 
 // The usual case: every block of this launch's grid commits, and no other launch.

@@ -14,7 +14,7 @@ template <typename In, Fp8Format F, bool kHw>
 __global__ void __launch_bounds__(kCastThreads)
     quantize_kernel(const In* x, std::int64_t n, bool vec, Fp8Meta* meta, CastMetaWork work,
                     std::uint8_t* q) {
-  const float scale = cast_scale_and_meta_work(meta, work);
+  const float scale = cast_scale_and_meta_work<F>(meta, work);
   CastTally t;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "amax_device.cuh"
 #include "fp8_launch.hpp"
 #include "fp8lab/fp8_format.hpp"
 #include "fp8lab/fp8_meta.hpp"
@@ -111,9 +112,22 @@ __device__ __forceinline__ std::uint8_t cast1(float x, float scale, CastTally& t
 
 // The scale a cast kernel multiplies by, and the side work of CastMetaWork done by the grid's
 // first thread. No other thread reads the fields it writes, so no ordering is needed.
+template <Fp8Format F>
 __device__ __forceinline__ float cast_scale_and_meta_work(Fp8Meta* meta, const CastMetaWork& w) {
+  const bool first = blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0;
+  if (w.given != nullptr && w.given_deferred) {  // the producer left keys: finalise here
+    const AmaxValues v = amax_values_from_bits(w.given->amax_bits_accum, F);
+    if (first) {
+      meta->inv_scale = v.inv_scale;
+      meta->scale = v.scale;
+      meta->amax = v.amax;
+      meta->nonfinite = v.finite ? 0u : 1u;
+      if (w.first_nonfinite != nullptr && !v.finite) atomicMin(w.first_nonfinite, w.nonfinite_id);
+    }
+    return v.scale;
+  }
   const Fp8Meta* from = w.given != nullptr ? w.given : meta;
-  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
+  if (first) {
     if (w.given != nullptr) {
       meta->inv_scale = from->inv_scale;
       meta->scale = from->scale;

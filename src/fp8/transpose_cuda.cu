@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(kTileThreads, 4)
     cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
                          CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
   __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
-  const float scale = cast_scale_and_meta_work(meta, work);
+  const float scale = cast_scale_and_meta_work<F>(meta, work);
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
   // A thread's chunks share their column chunk and lie kRowsPerPass rows apart: one base
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kSmall * 8)
                       CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
   __shared__ std::uint8_t tile[kSmall][kSmall + 1];
   float scale = 1.0f;
-  if constexpr (kCast) scale = cast_scale_and_meta_work(meta, work);
+  if constexpr (kCast) scale = cast_scale_and_meta_work<F>(meta, work);
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kSmall;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kSmall;
   const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;

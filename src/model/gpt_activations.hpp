@@ -60,8 +60,9 @@ struct GptModel::Activations {
   Buffer d_lnf;                  // act [M, D]: from the loss
   // Producer-fused amax slots (GptModel::x_amax, dy_amax), when a block linear is FP8: per
   // block the x of qkv, attn.proj, fc and mlp.proj, in BlockLinear order (fc's is read again by
-  // the backward's MLP recompute, so each block keeps its own), then one for every dY (each is
-  // used by the very next linear).
+  // the backward's MLP recompute, so each block keeps its own), then per block the dY of the
+  // same four. Each slot has one producer per step, so zeroing them all once per forward is
+  // all that deferred slots need (GptModel::set_deferred_amax).
   static constexpr int kSlotsPerBlock = 4;
   Buffer amax_slots;
   // Pointwise recompute: which of ln1, ln2 (into ln_shared) and gelu (into gelu_shared) the

@@ -53,22 +53,25 @@ class IdleLoan {
 
 }  // namespace
 
+AmaxSlot GptModel::slot(int index, Fp8Format format) const {
+  AmaxSlot s = amax_slot(acts_->amax_slots, index, format);
+  s.deferred = deferred_amax_;
+  return s;
+}
+
 AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
   if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
   static_assert(static_cast<int>(BlockLinear::mlp_proj) + 1 == Activations::kSlotsPerBlock,
                 "one x slot per block linear, in BlockLinear order");
   const int k = static_cast<int>(which);
-  return amax_slot(acts_->amax_slots, static_cast<int>(layer) * Activations::kSlotsPerBlock + k,
-                   Fp8Format::e4m3);
+  return slot(static_cast<int>(layer) * Activations::kSlotsPerBlock + k, Fp8Format::e4m3);
 }
 
-AmaxSlot GptModel::dy_amax(BlockLinear which) const {
+AmaxSlot GptModel::dy_amax(std::int64_t layer, BlockLinear which) const {
   if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
-  // One slot for every dY: each producer's output goes straight into its linear's backward,
-  // which copies the slot (stream-ordered) before the next producer starts filling it.
-  return amax_slot(acts_->amax_slots,
-                   static_cast<int>(config_.n_layers) * Activations::kSlotsPerBlock,
-                   Fp8Format::e5m2);
+  const int k = static_cast<int>(which);
+  return slot(static_cast<int>(config_.n_layers + layer) * Activations::kSlotsPerBlock + k,
+              Fp8Format::e5m2);
 }
 
 LossSums GptModel::forward_backward(const std::int32_t* inputs, const std::int32_t* targets,
@@ -143,6 +146,10 @@ void GptModel::forward(bool training) {
   Activations& a = *acts_;
   const auto& params = layout_.params();
   const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
+  // Deferred slots accumulate from zero; each has one producer per step (an MLP or pointwise
+  // recompute stores the same values again, which leaves the maximum as it is).
+  if (fuse_amax_ && deferred_amax_ && a.amax_slots.view().data != nullptr)
+    backend_.fill_zero(a.amax_slots);
   backend_.embedding_forward(a.tokens, param(params[0]), param(params[1]), a.resid[0]);
   // The only norm without a residual add in front: every later one normalises the sum of the
   // add before it (add_and_norm), so block l > 0 finds its ln1 done by block l - 1.
@@ -198,16 +205,17 @@ std::vector<std::int64_t> GptModel::gradient_ready_points() const {
 }
 
 void GptModel::norm_backward(const TensorView& x, const ParamInfo& w, const TensorView& rstd,
-                             const TensorView& dy, std::optional<BlockLinear> next_dy) {
+                             const TensorView& dy, std::optional<BlockLinear> next_dy,
+                             std::int64_t next_layer) {
   Activations& a = *acts_;
   if (!next_dy) {
     backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad(w));
   } else if (fuse_norm_add_) {
     backend_.rmsnorm_backward_and_convert(x, param(w), rstd, dy, a.dresid, grad(w), a.d_branch,
-                                          dy_amax(*next_dy));
+                                          dy_amax(next_layer, *next_dy));
   } else {
     backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad(w));
-    backend_.convert(a.dresid, a.d_branch, dy_amax(*next_dy));
+    backend_.convert(a.dresid, a.d_branch, dy_amax(next_layer, *next_dy));
   }
 }
 
@@ -237,7 +245,8 @@ void GptModel::backward() {
   };
   backend_.fill_zero(a.dresid);
   // The last block's mlp.proj takes the residual gradient next (d_branch, see block_backward).
-  norm_backward(a.resid.back(), params.back(), a.rstdf, a.d_lnf, BlockLinear::mlp_proj);
+  norm_backward(a.resid.back(), params.back(), a.rstdf, a.d_lnf, BlockLinear::mlp_proj,
+                config_.n_layers - 1);
   for (std::int64_t l = config_.n_layers - 1; l >= 0; --l) {
     block_backward(l);
     ready(block_param(l, "ln1.weight").offset);  // the block and everything after it
@@ -270,20 +279,20 @@ void GptModel::block_backward(std::int64_t l) {
   const TensorView proj_dw = grad(block_param(l, "mlp.proj.weight"));
   if (fuse_gelu_backward_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
     backend_.linear_backward_gelu(*b.mlp_proj_ctx, a.d_branch, fc, a.d_mlp, proj_dw,
-                                  dy_amax(BlockLinear::mlp_proj), dy_amax(BlockLinear::mlp_fc));
+                                  dy_amax(l, BlockLinear::mlp_proj), dy_amax(l, BlockLinear::mlp_fc));
   } else {
     backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp, proj_dw,
-                             dy_amax(BlockLinear::mlp_proj));
+                             dy_amax(l, BlockLinear::mlp_proj));
     // In place: d(gelu out) -> d(fc out).
-    backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(BlockLinear::mlp_fc));
+    backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
   }
   loan.switch_to(fc);
   // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
   if (a.recompute_ln2 && !precision_.mlp_recompute) recompute_norm(l, BlockLinear::mlp_fc);
   backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")),
-                           dy_amax(BlockLinear::mlp_fc));
+                           dy_amax(l, BlockLinear::mlp_fc));
   norm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], block_param(l, "ln2.weight"), b.rstd2,
-                a.d_ln, BlockLinear::attn_proj);
+                a.d_ln, BlockLinear::attn_proj, l);
   b.fc_ctx.reset();
   b.mlp_proj_ctx.reset();
   // qkv's x, for its dW: ln_shared is free once fc's backward has read ln2, and the attention
@@ -292,14 +301,14 @@ void GptModel::block_backward(std::int64_t l) {
   // Attention branch: x_mlp = x_attn + proj(attention(qkv(ln1(x_attn)))).
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad(block_param(l, "attn.proj.weight")),
-                           dy_amax(BlockLinear::attn_proj));
-  const AmaxSlot d_qkv_amax = fuse_attention_amax_ ? dy_amax(BlockLinear::attn_qkv) : AmaxSlot{};
+                           dy_amax(l, BlockLinear::attn_proj));
+  const AmaxSlot d_qkv_amax = fuse_attention_amax_ ? dy_amax(l, BlockLinear::attn_qkv) : AmaxSlot{};
   backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv, d_qkv_amax);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")),
                            d_qkv_amax);
   // Block 0's ln1 feeds the embedding backward, which reads dresid itself.
   norm_backward(a.resid[static_cast<std::size_t>(2 * l)], block_param(l, "ln1.weight"), b.rstd1,
-                a.d_ln, l > 0 ? std::optional(BlockLinear::mlp_proj) : std::nullopt);
+                a.d_ln, l > 0 ? std::optional(BlockLinear::mlp_proj) : std::nullopt, l - 1);
   b.qkv_ctx.reset();
   b.attn_proj_ctx.reset();
 }

@@ -104,7 +104,7 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   }
   if (fp8_qkv || fp8_fc || fp8_proj) {
     a.amax_slots =
-        allocate_amax_slots(backend, static_cast<int>(layers) * Activations::kSlotsPerBlock + 1,
+        allocate_amax_slots(backend, static_cast<int>(layers) * Activations::kSlotsPerBlock * 2,
                             MemoryKind::activations, "amax slots");
   }
 }

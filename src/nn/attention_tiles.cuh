@@ -400,15 +400,26 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[NB][4], float (&o
 // them in all over every kernel writing the tensor (the two-pass backward writes d_qkv from two
 // kernels), and the last to commit finalises the meta (detail::commit_block_amax). One warp
 // reduction, one atomicMax and one ticket per CTA: nothing next to the CTA's tile GEMMs.
+// Deferred (AmaxOut::deferred): the atomicMax only (detail::accumulate_block_amax), no ticket.
 struct AmaxCommit {
   Fp8Meta* meta = nullptr;  // null: no amax
   Fp8Format format = Fp8Format::e4m3;
   unsigned blocks = 0;
+  bool deferred = false;
   // By every thread of the CTA, after its last store (contains __syncthreads).
   __device__ __forceinline__ void operator()(std::uint32_t key) const {
-    if (meta != nullptr) detail::commit_block_amax(key, meta, format, blocks);
+    if (meta == nullptr) return;
+    if (deferred)
+      detail::accumulate_block_amax(key, meta);
+    else
+      detail::commit_block_amax(key, meta, format, blocks);
   }
 };
+
+// A producer's AmaxOut as the commit of `blocks` CTAs (over every kernel writing the tensor).
+inline AmaxCommit amax_commit(const AmaxOut& amax, unsigned blocks) {
+  return {amax.meta, amax.format, blocks, amax.deferred};
+}
 
 // ---- launch helpers ----------------------------------------------------------------------
 

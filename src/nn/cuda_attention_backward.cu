@@ -247,9 +247,8 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
   using Q = BwdQTiles<HD>;
   const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
   // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax{
-      amax.meta, amax.format,
-      committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads)};
+  const AmaxCommit dqkv_amax = amax_commit(
+      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
   allow_dynamic_smem(attention_backward_dkdv_kernel<HD>, Kv::Buffers::kBytes);
   attention_backward_dkdv_kernel<HD>
       <<<attention_grid(kv_tiles, batch_heads), Kv::kThreads, Kv::Buffers::kBytes, stream>>>(

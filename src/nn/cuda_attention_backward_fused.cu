@@ -242,7 +242,7 @@ void launch_fused(const void* qkv, const float* lse, const void* dout, const flo
       <<<attention_grid(tiles, batch_heads), C::kThreads, C::kSmemBytes, stream>>>(
           static_cast<const bf16_bits*>(qkv), static_cast<const bf16_bits*>(dout), lse, row_dot,
           tiles_done, dq_accum, static_cast<bf16_bits*>(dqkv), batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
+          scale * kLog2e, amax_commit(amax, committing_blocks(tiles, batch_heads)));
 }
 
 }  // namespace

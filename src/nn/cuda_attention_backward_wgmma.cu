@@ -217,9 +217,8 @@ void launch_wgmma(const bf16_bits* qkv, const float* lse, const bf16_bits* dout,
   const float scale = softmax_scale(HD);
   const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
   // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax{
-      amax.meta, amax.format,
-      committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads)};
+  const AmaxCommit dqkv_amax = amax_commit(
+      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
   allow_dynamic_smem(attention_backward_dkdv_wgmma_kernel<HD>, Kv::kSmemBytes);
   attention_backward_dkdv_wgmma_kernel<HD>
       <<<attention_grid(kv_tiles, batch_heads), kWgThreads, Kv::kSmemBytes, stream>>>(

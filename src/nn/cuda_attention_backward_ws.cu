@@ -301,9 +301,8 @@ bool launch_ws(const void* qkv, const float* lse, const void* dout, const float*
   const float scale = softmax_scale(HD);
   const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
   // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax{amax.meta, amax.format,
-                             committing_blocks(kv_tiles, batch_heads) +
-                                 committing_blocks(q_tiles, batch_heads)};
+  const AmaxCommit dqkv_amax = amax_commit(
+      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
   allow_dynamic_smem(attention_backward_dkdv_ws_kernel<HD>, Kv::kSmemBytes);
   attention_backward_dkdv_ws_kernel<HD>
       <<<attention_grid(kv_tiles, batch_heads), kWsThreads, Kv::kSmemBytes, stream>>>(

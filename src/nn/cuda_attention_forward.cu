@@ -207,7 +207,7 @@ void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_l
       <<<attention_grid(tiles, batch_heads), C::kThreads, C::kSmemBytes, stream>>>(
           static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
           seq_len, n_heads, scale, scale * kLog2e,
-          {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
+          amax_commit(amax, committing_blocks(tiles, batch_heads)));
 }
 
 // FP8LAB_ATTENTION_FWD (read once): "wgmma-ws", "wgmma" or "mma-sync", unset = wgmma-ws (wgmma

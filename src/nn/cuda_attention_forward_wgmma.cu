@@ -112,7 +112,7 @@ void launch_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int
       <<<attention_grid(tiles, batch_heads), kWgThreads, C::kSmemBytes, stream>>>(
           static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
           seq_len, n_heads, scale, scale * kLog2e,
-          {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
+          amax_commit(amax, committing_blocks(tiles, batch_heads)));
 }
 
 }  // namespace

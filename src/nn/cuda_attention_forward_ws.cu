@@ -147,7 +147,7 @@ bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int
   attention_forward_ws_kernel<HD>
       <<<attention_grid(tiles, batch_heads), kWsThreads, C::kSmemBytes, stream>>>(
           map, static_cast<bf16_bits*>(out), lse, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, {amax.meta, amax.format, committing_blocks(tiles, batch_heads)});
+          scale * kLog2e, amax_commit(amax, committing_blocks(tiles, batch_heads)));
   return true;
 }
 

@@ -16,6 +16,8 @@ void check_f32(const TensorView& t, const char* what);   // device and f32
 void check_bf16(const TensorView& t, const char* what);  // device and bf16
 int to_int(std::int64_t v, const char* what);             // kernels take int sizes
 // A producer op's AmaxSlot as its kernel's AmaxOut (no slot: no amax).
-inline cuda_ops::AmaxOut amax_out(AmaxSlot slot) { return {slot.meta, slot.format}; }
+inline cuda_ops::AmaxOut amax_out(AmaxSlot slot) {
+  return {slot.meta, slot.format, slot.deferred};
+}
 
 }  // namespace fp8lab::cuda

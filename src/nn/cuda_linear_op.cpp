@@ -131,7 +131,8 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
                                nonfinite_id(ctx->config.name + ".dy")};
   {
     PhaseTimers phases(*this, ctx->config);
-    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax.meta);
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_,
+                        {x_amax.meta, x_amax.deferred});
   }
   s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
@@ -160,7 +161,7 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   {
     PhaseTimers phases(*this, ctx->config);
     linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true,
-                         stream_, dy_amax.meta);
+                         stream_, {dy_amax.meta, dy_amax.deferred});
   }
 }
 

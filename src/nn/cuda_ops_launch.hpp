@@ -27,10 +27,13 @@ using detail::ElemType;
 
 // The producer-fused amax (AmaxSlot in fp8lab/backend.hpp): a kernel given a meta also reduces
 // max|stored value| into it and finalises the scale for `format` (src/fp8/amax_device.cuh), the
-// same Fp8Meta bytes amax_scale_cuda would write reading the output back. No meta: no amax.
+// same Fp8Meta bytes amax_scale_cuda would write reading the output back. Deferred: it only
+// accumulates the keys into meta->amax_bits_accum (zeroed by the caller), and the reader
+// finalises. No meta: no amax.
 struct AmaxOut {
   Fp8Meta* meta = nullptr;
   Fp8Format format = Fp8Format::e4m3;
+  bool deferred = false;
 };
 
 // ---- elementwise (src/nn/cuda_elementwise.cu) ------------------------------------------------

@@ -143,9 +143,14 @@ __device__ __forceinline__ void for_each_element(std::int64_t n, bool vec, Body&
 }
 
 // The end of a producer kernel: every thread hands in the largest key it stored (see
-// detail::commit_block_amax; all threads of the block must get here). No meta: nothing.
+// detail::commit_block_amax and accumulate_block_amax; all threads of the block must get
+// here). No meta: nothing.
 __device__ __forceinline__ void finish_amax(std::uint32_t key, const AmaxOut& amax) {
-  if (amax.meta) detail::commit_block_amax(key, amax.meta, amax.format);
+  if (amax.meta == nullptr) return;
+  if (amax.deferred)
+    detail::accumulate_block_amax(key, amax.meta);
+  else
+    detail::commit_block_amax(key, amax.meta, amax.format);
 }
 
 }  // namespace fp8lab::cuda_ops

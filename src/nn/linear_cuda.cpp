@@ -38,8 +38,9 @@ void cast_both_layouts(LinearCudaMode mode, const TensorView& x, Fp8Format forma
 }
 
 // The side work of the cast of operand `which` (kMetaX, kMetaW, kMetaDy).
-CastMetaWork cast_work(const LinearCudaConfig& config, int which, const Fp8Meta* given) {
-  return {.given = given,
+CastMetaWork cast_work(const LinearCudaConfig& config, int which, GivenAmax given) {
+  return {.given = given.meta,
+          .given_deferred = given.deferred,
           .first_nonfinite = config.first_nonfinite,
           .nonfinite_id = config.nonfinite_ids[static_cast<std::size_t>(which)]};
 }
@@ -146,7 +147,7 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, const Fp8Meta* x_amax) {
+                         cudaStream_t stream, GivenAmax x_amax) {
   const std::string& name = config.name;
   const auto [m, k, n] = check_forward_inputs(x, w, name);
   const bool want_y = y.data != nullptr;  // null: only the backward's state (a recompute)
@@ -167,7 +168,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   }
   if (!ov) announce(config, "linear_forward fp8: W cast");
   cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
-                    ov ? ov->side : stream, cast_work(config, kMetaW, nullptr));
+                    ov ? ov->side : stream, cast_work(config, kMetaW, {}));
   if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   announce(config, "linear_forward fp8: x cast");
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
@@ -186,7 +187,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
-                          cudaStream_t stream, const Fp8Meta* dy_amax) {
+                          cudaStream_t stream, GivenAmax dy_amax) {
   const std::string& name = config.name;
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));

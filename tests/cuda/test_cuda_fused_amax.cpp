@@ -4,7 +4,8 @@
 //   op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed counters and
 //   scratch words; with a NaN and with an inf in the output too; on prime shapes, unaligned views
 //   (the scalar paths) and tensors large enough that every thread loops; and the output bytes do
-//   not change. The attention backward's d_qkv comes from two kernels (two-pass) or one (fused):
+//   not change. A deferred slot (AmaxSlot::deferred) gets only the keys, no ticket, and a cast
+//   reading it writes the bytes and meta of a cast handed the finalised slot. The attention backward's d_qkv comes from two kernels (two-pass) or one (fused):
 //   both are checked, with inputs that put the largest value in each of dq, dk and dv;
 // - an FP8 linear handed the slot reports a non-finite input with the same error, naming
 //   "<name>.x" / "<name>.dy";
@@ -57,7 +58,7 @@ class CudaFusedAmax : public ::testing::Test {
   void SetUp() override {
     FP8LAB_SKIP_WITHOUT_GPU();
     gpu = make_cuda_backend();
-    slots = allocate_amax_slots(*gpu, 1, MemoryKind::workspace, "test slot");
+    slots = allocate_amax_slots(*gpu, 2, MemoryKind::workspace, "test slots");
     reference = DeviceTensor(DType::u8, Shape{static_cast<std::int64_t>(sizeof(Fp8Meta))});
     fill_bytes_cuda(reference.view(), 0);
   }
@@ -81,13 +82,58 @@ class CudaFusedAmax : public ::testing::Test {
     EXPECT_EQ(std::memcmp(&want, &got, sizeof(Fp8Meta)), 0)
         << what << "\n  fused     " << describe(got) << "\n  reference " << describe(want);
     checked_nonfinite += want.nonfinite;
+    check_deferred(what, c, format, produce, a, slot);
     return b;
+  }
+
+  // The deferred protocol on a zeroed slot: the same output bytes; the slot holds the largest
+  // key (the amax's bits when finite) and took no ticket; a cast reading it writes the FP8
+  // bytes and the meta of a cast handed `finalised` (the slot the finalising producer filled).
+  void check_deferred(const std::string& what, const Case& c, Fp8Format format,
+                      const std::function<void(const TensorView&, AmaxSlot)>& produce,
+                      const HostTensor& plain_out, AmaxSlot finalised) {
+    AmaxSlot deferred = amax_slot(slots, 1, format);
+    deferred.deferred = true;
+    gpu->fill_zero({deferred.meta, DType::u8, {sizeof(Fp8Meta)}, Device::cuda});
+    DeviceView out(c.out, c.shape, c.offset);
+    produce(out.view, deferred);
+    gpu->synchronize();
+    const HostTensor o = to_host(out.view);
+    EXPECT_EQ(std::memcmp(plain_out.view().data, o.view().data, o.nbytes()), 0)
+        << what << ": output (deferred)";
+    const Fp8Meta keys = read_meta(deferred.meta), want = read_meta(finalised.meta);
+    EXPECT_EQ(keys.blocks_done, 0u) << what << ": a deferred producer takes no ticket";
+    if (want.nonfinite == 0u) {
+      EXPECT_EQ(keys.amax_bits_accum, float_bits(want.amax)) << what << ": deferred keys";
+    } else {
+      EXPECT_GE(keys.amax_bits_accum, 0x7F800000u) << what << ": deferred keys of a non-finite";
+    }
+    // Both casts into zeroed metas, the one reading keys, the other the finalised scale.
+    const DType q_dtype = fp8_dtype(format);
+    DeviceTensor metas(DType::u8, Shape{2 * static_cast<std::int64_t>(sizeof(Fp8Meta))});
+    fill_bytes_cuda(metas.view(), 0);
+    DeviceTensor q_keys(q_dtype, c.shape), q_final(q_dtype, c.shape);
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    auto* m = static_cast<Fp8Meta*>(metas.view().data);
+    quantize_cuda(out.view, format, m, q_keys.view(), nullptr,
+                  {.given = deferred.meta, .given_deferred = true});
+    quantize_cuda(out.view, format, m + 1, q_final.view(), nullptr, {.given = finalised.meta});
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+    const HostTensor qa = to_host(q_keys.view()), qb = to_host(q_final.view());
+    EXPECT_EQ(std::memcmp(qa.view().data, qb.view().data, qa.nbytes()), 0)
+        << what << ": the cast of the deferred slot";
+    const Fp8Meta from_keys = read_meta(m), from_final = read_meta(m + 1);
+    EXPECT_EQ(std::memcmp(&from_keys, &from_final, sizeof(Fp8Meta)), 0)
+        << what << ": cast meta\n  from keys      " << describe(from_keys)
+        << "\n  from finalised " << describe(from_final);
+    ++checked_deferred;
   }
 
   std::unique_ptr<Backend> gpu;
   Buffer slots;
   DeviceTensor reference;
   int checked_nonfinite = 0;
+  int checked_deferred = 0;
 };
 
 // Poisons element i (and a later one) of a host tensor with `v`.
@@ -163,7 +209,8 @@ struct AttentionInputs {
                        a.batch, a.seq, a.heads, a.head_dim, algo))});
     cuda_ops::attention_backward(qkv.view().data, out.view().data, lse.view().as<const float>(),
                                  dout.view().data, dqkv.data, a.batch, a.seq, a.heads, a.head_dim,
-                                 workspace.view().data, nullptr, algo, {slot.meta, slot.format});
+                                 workspace.view().data, nullptr, algo,
+                                 {slot.meta, slot.format, slot.deferred});
     FP8LAB_LAUNCH_CHECK("attention_backward");
     FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());  // before the workspace is freed
   }
@@ -325,7 +372,8 @@ TEST_F(CudaFusedAmax, NonFiniteInputsAreReportedAsWithoutTheSlot) {
       });
 }
 
-// The whole model: fused and unfused give the same loss bits and gradient bytes.
+// The whole model: unfused, fused with deferred slots and fused with finalising producers give
+// the same loss bits and gradient bytes.
 struct ModelCase {
   PrecisionPolicy policy;
   bool recompute;
@@ -340,12 +388,16 @@ TEST_P(CudaFusedAmaxModel, LossAndGradientsAreBitIdentical) {
   p.policy = mc.policy;
   p.mlp_recompute = mc.recompute;
   const std::uint64_t seed = testing::fresh_seed();
-  testing::ModelRun runs[2];
-  for (int fuse = 0; fuse < 2; ++fuse) {
-    runs[fuse] = testing::run_gpu_model(p, 2, seed,
-                                        [&](GptModel& model) { model.set_fuse_amax(fuse == 1); });
+  // Unfused, fused with deferred slots (the default), fused with finalising producers.
+  testing::ModelRun runs[3];
+  for (int arm = 0; arm < 3; ++arm) {
+    runs[arm] = testing::run_gpu_model(p, 2, seed, [&](GptModel& model) {
+      model.set_fuse_amax(arm > 0);
+      model.set_deferred_amax(arm == 1);
+    });
   }
   testing::expect_bit_identical(runs[0], runs[1]);
+  testing::expect_bit_identical(runs[0], runs[2]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CudaFusedAmaxModel,

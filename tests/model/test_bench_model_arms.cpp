@@ -70,6 +70,15 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+recompute"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+unfused-amax"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
+  // The amax protocol's A/B: finalising producers, in the amax position.
+  EXPECT_TRUE(plain.deferred_amax);
+  const ModelBenchArm finalized = parse_model_bench_arm("fp8-linears+recompute+finalized-amax");
+  EXPECT_FALSE(finalized.deferred_amax);
+  EXPECT_TRUE(finalized.fuse_amax);
+  EXPECT_TRUE(finalized.precision.mlp_recompute);
+  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-norm").deferred_amax);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-amax"), Error);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+finalized-amax"), Error);
 }
 
 // A frozen-only bench of the tiny preset on the CPU backend, one repeat.
