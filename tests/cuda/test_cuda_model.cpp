@@ -9,6 +9,7 @@
 #include "fp8lab/model.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
+#include "nn/cuda_backend.hpp"
 
 #include <gtest/gtest.h>
 
@@ -76,10 +77,12 @@ class CudaModel : public ::testing::TestWithParam<PolicyCase> {};
 // Bounds: both backends round activations to bf16, but in different summation orders, so a few
 // bf16 roundings flip and the differences propagate. Loss: relative 2e-3 (bf16) / 5e-3 (fp8).
 // Gradients, worst tensor's relative Frobenius error: bf16 0.03 (measured on the H200: 0.006).
-// FP8 0.15: E5M2 keeps 2 mantissa bits, so an incoming-gradient element whose bf16 value differs
+// FP8 0.2: E5M2 keeps 2 mantissa bits, so an incoming-gradient element whose bf16 value differs
 // in its last bit between the backends can round to a neighbour 25% away, and the first
-// block's dW sums many of them; measured 0.087-0.117, the same size as FP8's own error against
-// float64 (0.095, tests/reference/gpt_torch.py) and against bf16 on the CPU (0.05-0.1). The
+// block's dW sums many of them; measured 0.087-0.117 at first, the same size as FP8's own error
+// against float64 (0.095, tests/reference/gpt_torch.py) and against bf16 on the CPU (0.05-0.1).
+// Over 29 recorded fp8-linears runs (fresh seeds, bench/results/h200_test_*) it ranged
+// 0.106-0.152; the 0.152 (seed 3344107396639601191, session 11) broke the earlier 0.15. The
 // FP8 linear itself is bit-exact against the CPU on equal inputs (test_cuda_linear.cpp).
 TEST_P(CudaModel, MatchesTheCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
@@ -103,7 +106,7 @@ TEST_P(CudaModel, MatchesTheCpuReference) {
                policy_name(pc.policy), pc.recompute ? "+recompute" : "", ref.loss, got.loss, err,
                tensor.c_str());
   EXPECT_NEAR(got.loss, ref.loss, (fp8 ? 5e-3 : 2e-3) * ref.loss);
-  EXPECT_LT(err, fp8 ? 0.15 : 0.03) << "worst tensor " << tensor;
+  EXPECT_LT(err, fp8 ? 0.2 : 0.03) << "worst tensor " << tensor;
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CudaModel,
@@ -120,7 +123,11 @@ INSTANTIATE_TEST_SUITE_P(Policies, CudaModel,
                          });
 
 // Same inputs, same bits: every reduction is deterministic. Recompute rebuilds the MLP with the
-// same bits (FP8 casts included), so its gradients are identical and its peak is lower.
+// same bits (FP8 casts included), so its gradients are identical and its peak is lower. The W
+// casts are made beside their linears here, not a block ahead: this model's weights are as
+// large as its activations, so the next block's casts held during the forward (one block's Wq
+// and Wqᵀ, test_cuda_w_prefetch.cpp bounds it) can outweigh the recompute's saving; at the
+// presets' sizes they are a few MiB against GiBs.
 TEST(CudaModelDeterminism, RepeatsAndRecomputeAreBitIdentical) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
@@ -135,6 +142,7 @@ TEST(CudaModelDeterminism, RepeatsAndRecomputeAreBitIdentical) {
     for (int i = 0; i < 3; ++i) {
       p.mlp_recompute = i == 2;
       auto gpu = make_cuda_backend();
+      dynamic_cast<cuda::CudaBackend&>(*gpu).set_w_prefetch(false);
       runs[i] = run_once(*gpu, c, p, seed, inputs, targets);
     }
     const std::size_t bytes = runs[0].grads.size() * sizeof(float);

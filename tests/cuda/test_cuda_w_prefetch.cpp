@@ -2,12 +2,15 @@
 // backend's cuda_linear_prepare.cpp; docs/perf-notes.md v28):
 // - the whole model gives the same loss bits and gradient bytes with the casts made a block
 //   ahead and with each made beside its own linear, and every FP8 forward of the training and
-//   evaluation passes took its cast from a hint (none under bf16);
+//   evaluation passes took its cast from a hint (none under bf16); the peak grows by at most
+//   two blocks' casts (Wq and Wqᵀ of the FP8 linears, with their metas), held early: while
+//   block l's attention runs, the casts of its own later linears and block l + 1's wait;
 // - a hint only serves the W and the name it was given for: a linear of another name casts
 //   its own W, with the same bytes; a hint no linear took is dropped by the next hint of the
 //   same W, and a backend destroyed with hints pending waits for them.
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "cuda/cuda_test_util.hpp"
@@ -51,10 +54,21 @@ TEST_P(CudaWPrefetchModel, IsBitIdenticalAndEveryForwardTakesItsCast) {
   }
   testing::expect_bit_identical(runs[0], runs[1]);
   EXPECT_EQ(taken[0], 0);
+  // W [N, K] of qkv, attn.proj, fc, mlp.proj in units of D²; each cast is Wq and Wqᵀ (N·K
+  // bytes each) and three 48-byte metas, every piece rounded up to 256 bytes.
+  const std::pair<BlockLinear, std::int64_t> linears[] = {{BlockLinear::attn_qkv, 3},
+                                                          {BlockLinear::attn_proj, 1},
+                                                          {BlockLinear::mlp_fc, 4},
+                                                          {BlockLinear::mlp_proj, 4}};
   int fp8_linears = 0;
-  for (BlockLinear b : {BlockLinear::attn_qkv, BlockLinear::attn_proj, BlockLinear::mlp_fc,
-                        BlockLinear::mlp_proj})
-    fp8_linears += linear_mode_for(p, b) == LinearMode::fp8 ? 1 : 0;
+  std::int64_t block_casts = 0;
+  for (const auto& [which, units] : linears) {
+    if (linear_mode_for(p, which) != LinearMode::fp8) continue;
+    ++fp8_linears;
+    block_casts += 2 * units * c.d_model * c.d_model + 3 * 256;
+  }
+  EXPECT_LE(runs[1].peak_bytes, runs[0].peak_bytes + 2 * block_casts)
+      << "the casts made ahead hold more than two blocks'";
   // Two training forwards and one evaluation; the MLP recompute's forwards take none.
   EXPECT_EQ(taken[1], 3 * kLayers * fp8_linears);
 }
