@@ -72,8 +72,7 @@ void add_bench_model(CLI::App& bench) {
                    "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
                    "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too), then "
                    "optionally +serial-w-cast (CUDA: FP8 linears cast W on the main stream "
-                   "before x, not beside it on a side stream) or +late-w-cast (CUDA: each W cast "
-                   "on the side stream beside its own linear's x cast, not a block ahead), then "
+                   "before x, not beside it on a side stream), then "
                    "optionally +timed-gemm (CUDA: each GEMM's algorithm timed among cuBLASLt's "
                    "candidates on its first call, the fastest kept; the picks are printed)")
       ->capture_default_str();

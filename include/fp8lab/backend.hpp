@@ -18,7 +18,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <span>
 #include <string_view>
 
 #include "fp8lab/fp8_format.hpp"
@@ -218,17 +217,6 @@ class Backend {
                                                         AmaxSlot x_amax = {}) = 0;
   virtual void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                                const TensorView& dw_accum, AmaxSlot dy_amax = {}) = 0;
-  // A hint: FP8 linears will soon run forwards with these weights (each W [N, K] bf16 with the
-  // name its linear_forward will get). A backend may cast them now, beside the work already
-  // queued, and the linear_forward of the same W and name then takes that cast instead of
-  // making it: the same bytes, off the linear's critical path. The weights must not change
-  // until those forwards; a cast of the same W from an earlier hint that no forward took is
-  // dropped. Default: nothing.
-  struct LinearWeight {
-    TensorView w;
-    std::string_view name;
-  };
-  virtual void prepare_fp8_weights(std::span<const LinearWeight> weights) { (void)weights; }
 
   // An MLP's first linear and its GELU: pre = x W^T, y = gelu(pre); the returned state is
   // linear_forward's. Default: linear_forward(precision, x, w, pre, name, x_amax) then

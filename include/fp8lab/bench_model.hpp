@@ -33,16 +33,12 @@ struct ModelBenchArm {
   bool timed_gemm = false;  // CUDA: GemmAlgoChoice::timed; "+timed-gemm" turns it on
   // CUDA: CudaBackend::set_w_cast_overlap; "+serial-w-cast" turns it off
   bool w_cast_overlap = true;
-  // CUDA: CudaBackend::set_w_prefetch; "+late-w-cast" turns it off (each W cast beside its own
-  // linear's x cast, not a block ahead; v28)
-  bool w_prefetch = true;
 };
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+unfused-amax" or "+unfused-attention-amax" or "+finalized-amax", then optionally
 // "+unfused-norm", then
-// optionally "+unfused-gelu" or "+dgelu", then optionally "+serial-w-cast" or "+late-w-cast",
-// then optionally
+// optionally "+unfused-gelu" or "+dgelu", then optionally "+serial-w-cast", then optionally
 // "+timed-gemm"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 

@@ -63,10 +63,6 @@ struct LinearCudaConfig {
   // launch (CastMetaWork::first_nonfinite), with the id nonfinite_ids[0], [1], [2].
   int* first_nonfinite = nullptr;
   std::array<int, 3> nonfinite_ids{};
-  // Optional, FP8 modes: W was cast ahead (linear_cast_weight_cuda on another stream, into the
-  // saved Wq, Wqᵀ and W meta, with the three metas zeroed first); the forward waits for this
-  // event ("W wait", before the x cast, which writes the zeroed x meta) and casts x only.
-  cudaEvent_t w_cast_ahead = nullptr;
 };
 
 struct LinearSavedCuda {
@@ -91,11 +87,6 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
                          cudaStream_t stream, GivenAmax x_amax = {});
-
-// The forward's cast of W alone (its amax, then Wq and Wqᵀ) into saved.wq, saved.wq_t and
-// saved.meta[1], on `stream`: a cast made ahead of the forward (w_cast_ahead).
-void linear_cast_weight_cuda(const LinearCudaConfig& config, const TensorView& w,
-                             const LinearSavedCuda& saved, cudaStream_t stream);
 
 // dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

@@ -179,7 +179,6 @@ class GptModel {
   // Pointwise recompute: block `layer`'s ln1 (reader attn_qkv) or ln2 (reader mlp_fc) again,
   // into ln_shared where the forward stored it, the same bits.
   void recompute_norm(std::int64_t layer, BlockLinear reader);
-  void prepare_block_weights(std::int64_t layer);
   // The producer-fused amax slot of `which`'s x (forward) or dY (backward) in block `layer`;
   // empty when it is not fused (the linear is not FP8, or fuse_amax is off).
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;

@@ -84,21 +84,17 @@ void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
 
 // The arm's backend-level switches ("+timed-gemm"), on a fresh backend.
 void apply_backend_switches(const ModelBenchArm& arm, Backend& backend) {
-  if (!arm.timed_gemm && arm.w_cast_overlap && arm.w_prefetch) return;
+  if (!arm.timed_gemm && arm.w_cast_overlap) return;
 #if defined(FP8LAB_HAVE_CUDA)
   if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&backend)) {
     if (arm.timed_gemm) cuda->gemm().set_algo_choice(GemmAlgoChoice::timed);
     cuda->set_w_cast_overlap(arm.w_cast_overlap);
-    cuda->set_w_prefetch(arm.w_prefetch);
     return;
   }
 #endif
-  const char* which = arm.timed_gemm       ? "+timed-gemm"
-                      : !arm.w_cast_overlap ? "+serial-w-cast"
-                                            : "+late-w-cast";
   FP8LAB_FAIL(ErrorKind::invalid_argument,
               "arm '{}': {} is a switch of the CUDA backend, not of the {} backend", arm.name,
-              which, backend.name());
+              arm.timed_gemm ? "+timed-gemm" : "+serial-w-cast", backend.name());
 }
 
 // What the timed GEMM picks measured on `backend` (empty without +timed-gemm).
@@ -225,7 +221,6 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   };
   if (strip("+timed-gemm")) arm.timed_gemm = true;
   if (strip("+serial-w-cast")) arm.w_cast_overlap = false;
-  if (arm.w_cast_overlap && strip("+late-w-cast")) arm.w_prefetch = false;
   if (strip("+dgelu")) arm.fuse_gelu_backward = true;
   if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;

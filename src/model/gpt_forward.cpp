@@ -18,9 +18,7 @@
 // gelu in the shared buffers the forward wrote them to (a bf16 linear's saved state reads its x
 // through a view of that memory at backward time), right before the linear backward that reads
 // each one (recompute_norm, block_backward).
-#include <iterator>
 #include <string>
-#include <vector>
 
 #include "fp8lab/model.hpp"
 #include "model/gpt_activations.hpp"
@@ -144,28 +142,6 @@ void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const Pa
   }
 }
 
-// Block `layer`'s FP8 weights, hinted to the backend (Backend::prepare_fp8_weights) so that it
-// can cast them while earlier work runs.
-void GptModel::prepare_block_weights(std::int64_t layer) {
-  static constexpr struct {
-    BlockLinear which;
-    const char* name;
-    const char* weight;
-  } kLinears[] = {{BlockLinear::attn_qkv, "attn.qkv", "attn.qkv.weight"},
-                  {BlockLinear::attn_proj, "attn.proj", "attn.proj.weight"},
-                  {BlockLinear::mlp_fc, "mlp.fc", "mlp.fc.weight"},
-                  {BlockLinear::mlp_proj, "mlp.proj", "mlp.proj.weight"}};
-  std::vector<std::string> names;
-  names.reserve(std::size(kLinears));  // the views below point into it
-  std::vector<Backend::LinearWeight> weights;
-  for (const auto& lin : kLinears) {
-    if (linear_mode_for(precision_, lin.which) != LinearMode::fp8) continue;
-    names.push_back(linear_name(layer, lin.name));
-    weights.push_back({working(block_param(layer, lin.weight)), names.back()});
-  }
-  if (!weights.empty()) backend_.prepare_fp8_weights(weights);
-}
-
 void GptModel::forward(bool training) {
   Activations& a = *acts_;
   const auto& params = layout_.params();
@@ -174,9 +150,6 @@ void GptModel::forward(bool training) {
   // recompute stores the same values again, which leaves the maximum as it is).
   if (fuse_amax_ && deferred_amax_ && a.amax_slots.view().data != nullptr)
     backend_.fill_zero(a.amax_slots);
-  // Each block's FP8 W casts go ahead of it: block 0's beside the embedding, block l + 1's
-  // beside block l's attention (hinted once its qkv is queued).
-  prepare_block_weights(0);
   backend_.embedding_forward(a.tokens, param(params[0]), param(params[1]), a.resid[0]);
   // The only norm without a residual add in front: every later one normalises the sum of the
   // add before it (add_and_norm), so block l > 0 finds its ln1 done by block l - 1.
@@ -193,7 +166,6 @@ void GptModel::forward(bool training) {
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
         working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
         x_amax(l, BlockLinear::attn_qkv));
-    if (l + 1 < config_.n_layers) prepare_block_weights(l + 1);
     const AmaxSlot att_amax = fuse_attention_amax_ ? x_amax(l, BlockLinear::attn_proj) : AmaxSlot{};
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
     b.attn_proj_ctx =

@@ -108,11 +108,7 @@ CudaBackend::CudaBackend() {
 }
 
 CudaBackend::~CudaBackend() {
-  if (overlap_) cudaStreamSynchronize(overlap_->side);  // W casts made ahead are done
-  for (const PreparedWeight& p : prepared_) cudaEventDestroy(p.done);
-  prepared_.clear();
   cudaStreamSynchronize(stream_);
-  for (cudaEvent_t e : spare_done_events_) cudaEventDestroy(e);
   for (const TimedOp& t : timed_ops_) {
     cudaEventDestroy(t.start);
     cudaEventDestroy(t.stop);

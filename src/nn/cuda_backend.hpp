@@ -23,7 +23,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +32,6 @@ namespace fp8lab {
 
 class CublasLtGemm;
 class LinearCudaOverlap;
-struct LinearCudaConfig;
 
 namespace cuda {
 
@@ -117,9 +115,6 @@ class CudaBackend final : public Backend {
                                                 AmaxSlot x_amax = {}) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
-  // The W casts on the side stream now, each into the pool blocks its linear will keep
-  // (cuda_linear_prepare.cpp); with w_cast_overlap or w_prefetch off, nothing.
-  void prepare_fp8_weights(std::span<const LinearWeight> weights) override;
   // bf16 (with no amax wanted of y or dx): one GEMM each, GELU in cuBLASLt's epilogue
   // (linear_gelu_forward_cuda, linear_backward_dgelu_cuda); otherwise the Backend defaults.
   std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision, const TensorView& x,
@@ -148,11 +143,6 @@ class CudaBackend final : public Backend {
   // The FP8 linears' W casts on a side stream, beside the x cast (default), or on the main
   // stream before it (off: an A/B of that overlap; the bytes are the same).
   void set_w_cast_overlap(bool on) { w_cast_overlap_ = on; }
-  // prepare_fp8_weights casts ahead (default), or does nothing (off: each W is cast beside
-  // its own linear's x cast, the A/B of v28).
-  void set_w_prefetch(bool on) { w_prefetch_ = on; }
-  // How many FP8 linear forwards took a W cast made ahead (tests: the hints are used).
-  std::int64_t w_casts_taken_ahead() const { return w_casts_taken_ahead_; }
   // The GEMMs: e.g. set_algo_choice(GemmAlgoChoice::timed) and its tuning_records().
   CublasLtGemm& gemm() { return *gemm_; }
   std::vector<OpTime> take_op_times();  // synchronises; sums per op, in first-seen order
@@ -173,8 +163,6 @@ class CudaBackend final : public Backend {
   int* flag_bad_token();
   int* flag_bad_target();
   int* flag_first_nonfinite();
-  // An FP8 linear's casts flag their non-finite amaxes here, as "<name>.x", ".w", ".dy".
-  void set_cast_flags(LinearCudaConfig& config);
   double* flag_loss_sum();
   long long* flag_counted();
 
@@ -206,26 +194,6 @@ class CudaBackend final : public Backend {
   std::vector<TimedOp> timed_ops_;
   std::vector<cudaEvent_t> free_events_;
   cudaEvent_t take_event();
-
-  // W casts made ahead of their linears by prepare_fp8_weights, taken by linear_forward.
-  struct PreparedWeight {
-    const void* data = nullptr;  // the W they were cast from, and its linear's name
-    Shape shape;
-    std::string name;
-    PoolBlock kept;  // Wqᵀ, then the linear's three metas (W's filled, x's and dY's zero)
-    PoolBlock wq;    // Wq, given back once the forward GEMM is queued
-    cudaEvent_t done = nullptr;  // recorded on the side stream after the cast
-  };
-  // The prepared cast of w for linear `name`, removed from the list; nullopt when none.
-  std::optional<PreparedWeight> take_prepared(const TensorView& w, std::string_view name);
-  void give_back_event(cudaEvent_t done) { spare_done_events_.push_back(done); }
-  // Drops the prepared casts of these weights that no linear took: the main stream waits for
-  // them first, so their blocks go back to the pool only after the side stream wrote them.
-  void drop_prepared(std::span<const LinearWeight> weights);
-  std::vector<PreparedWeight> prepared_;
-  std::vector<cudaEvent_t> spare_done_events_;
-  bool w_prefetch_ = true;
-  std::int64_t w_casts_taken_ahead_ = 0;
 };
 
 // Scope guard of one timed op (does nothing while op timing is off).

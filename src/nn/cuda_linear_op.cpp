@@ -20,7 +20,6 @@
 #include "fp8lab/linear_cuda.hpp"
 #include "nn/cuda_backend.hpp"
 #include "nn/cuda_backend_internal.hpp"
-#include "nn/cuda_linear_state.hpp"
 #include "nn/op_shapes.hpp"
 
 namespace fp8lab::cuda {
@@ -29,9 +28,30 @@ namespace {
 struct CudaLinearContext final : LinearContext {
   LinearCudaConfig config;
   LinearSavedCuda saved;
-  PoolBlock kept;    // fp8: Xqᵀ, Wqᵀ, metas (cuda_linear_state.hpp)
-  PoolBlock kept_w;  // fp8 with W cast ahead: Wqᵀ and the metas (kept then holds Xqᵀ only)
+  PoolBlock kept;  // fp8: Xqᵀ, Wqᵀ, metas
 };
+
+// Carves consecutive 256-byte aligned views out of one pool block.
+class Carver {
+ public:
+  explicit Carver(void* base) : next_(static_cast<char*>(base)) {}
+  static std::size_t size(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+  void* take(std::size_t bytes) {
+    void* p = next_;
+    next_ += size(bytes);
+    return p;
+  }
+  TensorView tensor(DType dtype, const Shape& shape) {
+    TensorView v{nullptr, dtype, shape, Device::cuda};
+    v.data = take(v.nbytes());
+    return v;
+  }
+
+ private:
+  char* next_;
+};
+
+std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
 
 // For one call of the CUDA linear: while op timing is on, each phase it announces
 // (LinearCudaConfig::phase) is timed as a part of the op ("linear_forward fp8: x cast"); the
@@ -89,43 +109,26 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
     return ctx;
   }
   const std::string what = ctx->config.name + " saved FP8 operands";
-  std::optional<PreparedWeight> ahead =
-      w_cast_overlap_ ? take_prepared(w, ctx->config.name) : std::nullopt;
-  // Its event goes back to the spares however this call ends (the wait on it is queued first).
-  struct EventBack {
-    CudaBackend& backend;
-    cudaEvent_t event;
-    ~EventBack() {
-      if (event) backend.give_back_event(event);
-    }
-  } event_back{*this, ahead ? ahead->done : nullptr};
-  LinearSavedCuda& s = ctx->saved;
-  const std::size_t xq_t_bytes = Carver::size(u(k * m));
-  ctx->kept = PoolBlock(this, ahead ? xq_t_bytes : xq_t_bytes + weight_state_bytes(k, n),
-                        MemoryKind::activations, what.c_str());
+  ctx->kept = PoolBlock(
+      this, Carver::size(u(k * m)) + Carver::size(u(k * n)) + Carver::size(3 * sizeof(Fp8Meta)),
+      MemoryKind::activations, what.c_str());
   // Two workspaces, the big one first: Xq alone may fit memory lent by lend_idle.
   PoolBlock transient_x(this, Carver::size(u(m * k)), MemoryKind::workspace, "linear forward Xq");
-  PoolBlock transient_w = ahead ? std::move(ahead->wq)
-                                : PoolBlock(this, Carver::size(u(n * k)), MemoryKind::workspace,
-                                            "linear forward Wq");
-  Carver kept(ctx->kept.get());
+  PoolBlock transient_w(this, Carver::size(u(n * k)), MemoryKind::workspace, "linear forward Wq");
+  Carver kept(ctx->kept.get()), scratch_x(transient_x.get()), scratch_w(transient_w.get());
+  LinearSavedCuda& s = ctx->saved;
   s.xq_t = kept.tensor(DType::e4m3, {k, m});
-  WeightState ws;
-  if (ahead) {  // W's part was cast into a block of its own (prepare_fp8_weights)
-    ctx->kept_w = std::move(ahead->kept);
-    Carver kept_w(ctx->kept_w.get());
-    ws = carve_weight_state(kept_w, k, n);
-    ctx->config.w_cast_ahead = ahead->done;
-  } else {
-    ws = carve_weight_state(kept, k, n);
-    FP8LAB_CUDA_CHECK(cudaMemsetAsync(ws.meta, 0, 3 * sizeof(Fp8Meta), stream_));
-  }
-  s.wq_t = ws.wq_t;
-  s.meta = ws.meta;
-  s.xq = Carver(transient_x.get()).tensor(DType::e4m3, {m, k});
-  s.wq = Carver(transient_w.get()).tensor(DType::e4m3, {n, k});
+  s.wq_t = kept.tensor(DType::e4m3, {k, n});
+  s.meta = static_cast<Fp8Meta*>(kept.take(3 * sizeof(Fp8Meta)));
+  s.xq = scratch_x.tensor(DType::e4m3, {m, k});
+  s.wq = scratch_w.tensor(DType::e4m3, {n, k});
+  FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
-  set_cast_flags(ctx->config);
+  // The casts flag their non-finite amaxes themselves (no launches of their own).
+  ctx->config.first_nonfinite = flag_first_nonfinite();
+  ctx->config.nonfinite_ids = {nonfinite_id(ctx->config.name + ".x"),
+                               nonfinite_id(ctx->config.name + ".w"),
+                               nonfinite_id(ctx->config.name + ".dy")};
   {
     PhaseTimers phases(*this, ctx->config);
     linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_,
@@ -133,7 +136,6 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   }
   s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
-  ctx->config.w_cast_ahead = nullptr;
   return ctx;
 }
 

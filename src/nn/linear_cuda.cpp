@@ -161,20 +161,15 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
     return;
   }
   check_saved(saved, m, k, n, name);
-  // W cast ahead: nothing to fork; the metas were zeroed with it.
-  LinearCudaOverlap* ov = config.w_cast_ahead ? nullptr : config.overlap;
-  if (config.w_cast_ahead) {
-    announce(config, "linear_forward fp8: W wait");
-    FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, config.w_cast_ahead, 0));
-  } else {
-    if (ov) {  // W on the side stream, after everything already queued on the main one
-      FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
-      FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(ov->side, ov->fork, 0));
-    }
-    if (!ov) announce(config, "linear_forward fp8: W cast");
-    linear_cast_weight_cuda(config, w, saved, ov ? ov->side : stream);
-    if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
+  LinearCudaOverlap* ov = config.overlap;
+  if (ov) {  // W on the side stream, after everything already queued on the main one
+    FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
+    FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(ov->side, ov->fork, 0));
   }
+  if (!ov) announce(config, "linear_forward fp8: W cast");
+  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
+                    ov ? ov->side : stream, cast_work(config, kMetaW, {}));
+  if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   announce(config, "linear_forward fp8: x cast");
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
                     stream, cast_work(config, kMetaX, x_amax));
@@ -187,14 +182,6 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
               {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {.fast_accum = config.fast_accum},
               stream);
-}
-
-void linear_cast_weight_cuda(const LinearCudaConfig& config, const TensorView& w,
-                             const LinearSavedCuda& saved, cudaStream_t stream) {
-  FP8LAB_CHECK(is_fp8_mode(config.mode), "{}: a W cast in mode {}", config.name,
-               linear_cuda_mode_name(config.mode));
-  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
-                    stream, cast_work(config, kMetaW, {}));
 }
 
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

@@ -82,9 +82,6 @@ class ForwardingBackend : public Backend {
                        const TensorView& dw, AmaxSlot a = {}) override {
     inner_->linear_backward(s, dy, dx, dw, a);
   }
-  void prepare_fp8_weights(std::span<const LinearWeight> weights) override {
-    inner_->prepare_fp8_weights(weights);
-  }
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& t, int ig,
                          int ch, float gs, const TensorView& dx, const TensorView& dw) override {
     return inner_->cross_entropy(x, w, t, ig, ch, gs, dx, dw);

@@ -9,7 +9,6 @@
 #include "fp8lab/model.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
-#include "nn/cuda_backend.hpp"
 
 #include <gtest/gtest.h>
 
@@ -123,11 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, CudaModel,
                          });
 
 // Same inputs, same bits: every reduction is deterministic. Recompute rebuilds the MLP with the
-// same bits (FP8 casts included), so its gradients are identical and its peak is lower. The W
-// casts are made beside their linears here, not a block ahead: this model's weights are as
-// large as its activations, so the next block's casts held during the forward (one block's Wq
-// and Wqᵀ, test_cuda_w_prefetch.cpp bounds it) can outweigh the recompute's saving; at the
-// presets' sizes they are a few MiB against GiBs.
+// same bits (FP8 casts included), so its gradients are identical and its peak is lower.
 TEST(CudaModelDeterminism, RepeatsAndRecomputeAreBitIdentical) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
@@ -142,7 +137,6 @@ TEST(CudaModelDeterminism, RepeatsAndRecomputeAreBitIdentical) {
     for (int i = 0; i < 3; ++i) {
       p.mlp_recompute = i == 2;
       auto gpu = make_cuda_backend();
-      dynamic_cast<cuda::CudaBackend&>(*gpu).set_w_prefetch(false);
       runs[i] = run_once(*gpu, c, p, seed, inputs, targets);
     }
     const std::size_t bytes = runs[0].grads.size() * sizeof(float);
