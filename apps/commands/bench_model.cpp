@@ -78,6 +78,12 @@ void add_bench_model(CLI::App& bench) {
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();
+  model
+      ->add_option("--rounds", c.rounds,
+                   "run every arm this many times, the arms interleaved (a b a b ...), and pool "
+                   "the repeats: drift of the GPU over the run then reaches every arm alike; the "
+                   "report adds each round's step median")
+      ->capture_default_str();
   model->add_option("--warmup", c.warmup, "untimed repeats after the first call")
       ->capture_default_str();
   model->add_flag("!--no-frozen", c.frozen, "skip the frozen forward+backward check");

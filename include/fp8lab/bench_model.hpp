@@ -51,6 +51,9 @@ struct ModelBenchConfig {
   std::vector<ModelBenchArm> arms;
   int warmup = 3;
   int repeats = 25;
+  // Each arm is run this many times, the arms interleaved (a b c a b c ...), and its repeats
+  // pooled: the GPU's drift over a run then reaches every arm alike instead of the last ones.
+  int rounds = 1;
   bool frozen = true;      // the frozen forward+backward check
   bool train_step = true;  // the full training step
   std::int64_t loss_chunk_rows = 4096;
@@ -62,10 +65,12 @@ struct ModelBenchConfig {
 };
 
 struct ModelBenchTiming {
-  double median_ms = 0, p10_ms = 0, p90_ms = 0;
-  double first_call_ms = 0;
-  double peak_mib = 0;
-  double tokens_per_s = 0;
+  double median_ms = 0, p10_ms = 0, p90_ms = 0;  // over every round's repeats
+  double first_call_ms = 0;                      // of the first round
+  double peak_mib = 0;                           // the largest of the rounds'
+  double tokens_per_s = 0;                       // at median_ms
+  std::vector<double> samples_ms;                // every timed repeat, in run order
+  std::vector<double> round_medians_ms;          // one per round
 };
 
 struct ModelBenchArmResult {

@@ -110,8 +110,18 @@ std::vector<ModelBenchArmResult::GemmPick> gemm_picks(Backend& backend) {
   return picks;
 }
 
+// Adds a later round's timing of the same arm: the repeats pooled, the statistics recomputed.
+void pool_round(ModelBenchTiming& into, const ModelBenchTiming& round, std::int64_t tokens) {
+  if (round.samples_ms.empty()) return;
+  into.samples_ms.insert(into.samples_ms.end(), round.samples_ms.begin(), round.samples_ms.end());
+  into.round_medians_ms.push_back(round.median_ms);
+  order_statistics(into.samples_ms, into);
+  into.peak_mib = std::max(into.peak_mib, round.peak_mib);
+  into.tokens_per_s = static_cast<double>(tokens) / (into.median_ms / 1e3);
+}
+
 ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
-                            const ModelBenchArm& arm, const Batch& batch) {
+                            const ModelBenchArm& arm, const Batch& batch, bool op_times) {
   ModelBenchArmResult r;
   r.arm = arm.name;
   const std::int64_t b = cfg.batch, m = b * mc.seq_len;
@@ -154,6 +164,8 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
       times.push_back(ms_since(start));
     }
     order_statistics(times, r.frozen);
+    r.frozen.samples_ms = times;
+    r.frozen.round_medians_ms = {r.frozen.median_ms};
     r.frozen.peak_mib = mib(backend->memory_stats().peak_bytes);
     r.frozen.tokens_per_s = static_cast<double>(m) / (r.frozen.median_ms / 1e3);
     r.gemm_picks = gemm_picks(*backend);
@@ -189,11 +201,13 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
       times.push_back(ms_since(start));
     }
     order_statistics(times, r.step);
+    r.step.samples_ms = times;
+    r.step.round_medians_ms = {r.step.median_ms};
     r.step.peak_mib = mib(backend->memory_stats().peak_bytes);
     r.step.tokens_per_s = static_cast<double>(m) / (r.step.median_ms / 1e3);
     r.gemm_picks = gemm_picks(*backend);
 #if defined(FP8LAB_HAVE_CUDA)
-    if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(backend.get()); cuda && cfg.op_times) {
+    if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(backend.get()); cuda && op_times) {
       cuda->set_op_timing(true);
       step();
       cuda->set_op_timing(false);
@@ -252,6 +266,7 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   FP8LAB_CHECK(cfg.batch > 0, "--batch {} must be positive", cfg.batch);
   FP8LAB_CHECK(cfg.repeats >= 1 && cfg.warmup >= 0, "--repeats {} / --warmup {} out of range",
                cfg.repeats, cfg.warmup);
+  FP8LAB_CHECK(cfg.rounds >= 1, "--rounds {} must be at least 1", cfg.rounds);
   FP8LAB_CHECK(!cfg.arms.empty(), "bench model: no arms");
   RunConfig run = run_preset(cfg.preset);
   for (const std::string& set : cfg.sets) {
@@ -265,11 +280,26 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   result.parameters = ParameterLayout(result.model).total();
   const Batch batch =
       make_batch(cfg.batch * result.model.seq_len, result.model.vocab_size, cfg.seed);
-  for (const ModelBenchArm& arm : cfg.arms) {
-    std::fprintf(stderr, "bench model: %s B%lld x T%lld, arm %s ...\n", cfg.preset.c_str(),
-                 static_cast<long long>(cfg.batch), static_cast<long long>(result.model.seq_len),
-                 arm.name.c_str());
-    result.arms.push_back(run_arm(cfg, result.model, arm, batch));
+  const std::int64_t tokens = cfg.batch * result.model.seq_len;
+  for (int round = 0; round < cfg.rounds; ++round) {
+    for (std::size_t i = 0; i < cfg.arms.size(); ++i) {
+      const ModelBenchArm& arm = cfg.arms[i];
+      std::fprintf(stderr, "bench model: %s B%lld x T%lld, arm %s, round %d of %d ...\n",
+                   cfg.preset.c_str(), static_cast<long long>(cfg.batch),
+                   static_cast<long long>(result.model.seq_len), arm.name.c_str(), round + 1,
+                   cfg.rounds);
+      // Op times and GEMM picks come from the first round (one extra step each).
+      ModelBenchArmResult r = run_arm(cfg, result.model, arm, batch, cfg.op_times && round == 0);
+      if (round == 0) {
+        result.arms.push_back(std::move(r));
+        continue;
+      }
+      ModelBenchArmResult& first = result.arms[i];
+      FP8LAB_CHECK(r.weights_sha256 == first.weights_sha256,
+                   "arm {} started from other weights in round {}", arm.name, round + 1);
+      pool_round(first.frozen, r.frozen, tokens);
+      pool_round(first.step, r.step, tokens);
+    }
   }
   for (const auto& a : result.arms) {
     FP8LAB_CHECK(a.weights_sha256 == result.arms.front().weights_sha256,
@@ -288,6 +318,15 @@ std::string model_bench_report(const ModelBenchResult& r) {
                 c.preset.c_str(), static_cast<long long>(r.parameters),
                 static_cast<long long>(c.batch), static_cast<long long>(r.model.seq_len),
                 static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(), c.repeats);
+  if (c.rounds > 1) {
+    std::snprintf(line, sizeof line,
+                  "fp8lab bench model: %s (%lld parameters), B%lld x T%lld = %lld tokens, "
+                  "backend %s, %d rounds of %d repeats, arms interleaved (median of all %d)\n",
+                  c.preset.c_str(), static_cast<long long>(r.parameters),
+                  static_cast<long long>(c.batch), static_cast<long long>(r.model.seq_len),
+                  static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(), c.rounds,
+                  c.repeats, c.rounds * c.repeats);
+  }
   out += line;
   std::string selected;  // the kernel-selecting variables that were set
   for (const auto& [name, value] : r.kernel_env)
@@ -321,6 +360,23 @@ std::string model_bench_report(const ModelBenchResult& r) {
                   a.step.median_ms, a.step.tokens_per_s, a.step.peak_mib, vs_speed.c_str(),
                   vs_peak.c_str());
     out += line;
+  }
+  if (c.rounds > 1) {  // how far the rounds drift apart, arm by arm
+    std::string head = "| arm |", rule = "|---|";
+    for (int i = 1; i <= c.rounds; ++i) {
+      head += " round " + std::to_string(i) + " |";
+      rule += "---:|";
+    }
+    out += std::string(c.train_step ? "Step" : "Frozen fwd+bwd") +
+           " medians by round (in run order):\n" + head + "\n" + rule + "\n";
+    for (const auto& a : r.arms) {
+      out += "| " + a.arm + " |";
+      for (double ms : (c.train_step ? a.step : a.frozen).round_medians_ms) {
+        std::snprintf(line, sizeof line, " %.2f |", ms);
+        out += line;
+      }
+      out += "\n";
+    }
   }
   if (const std::vector<ModelBenchTargetCheck> goals = model_bench_targets(r); !goals.empty()) {
     out += "Targets (the project's goals; step medians and peaks of this run):\n"
@@ -392,9 +448,14 @@ std::string model_bench_report(const ModelBenchResult& r) {
 nlohmann::json model_bench_json(const ModelBenchResult& r) {
   nlohmann::json arms = nlohmann::json::array();
   auto timing = [](const ModelBenchTiming& t) {
-    return nlohmann::json{{"median_ms", t.median_ms}, {"p10_ms", t.p10_ms},
-                          {"p90_ms", t.p90_ms},       {"first_call_ms", t.first_call_ms},
-                          {"peak_mib", t.peak_mib},   {"tokens_per_s", t.tokens_per_s}};
+    return nlohmann::json{{"median_ms", t.median_ms},
+                          {"p10_ms", t.p10_ms},
+                          {"p90_ms", t.p90_ms},
+                          {"first_call_ms", t.first_call_ms},
+                          {"peak_mib", t.peak_mib},
+                          {"tokens_per_s", t.tokens_per_s},
+                          {"round_medians_ms", t.round_medians_ms},
+                          {"samples_ms", t.samples_ms}};
   };
   for (const auto& a : r.arms) {
     nlohmann::json ops = nlohmann::json::array();
@@ -439,6 +500,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
           {"parameters", r.parameters},
           {"warmup", c.warmup},
           {"repeats", c.repeats},
+          {"rounds", c.rounds},
           {"loss_chunk_rows", c.loss_chunk_rows},
           {"seed", c.seed},
           {"checkpoint", c.checkpoint},

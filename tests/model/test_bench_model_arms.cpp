@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -161,6 +162,47 @@ TEST(BenchModelArms, RecordsTheKernelSelectingEnvironment) {
   EXPECT_EQ(env["FP8LAB_ATTENTION_FWD"], "wgmma");
   EXPECT_TRUE(env["FP8LAB_ATTENTION_BWD"].is_null());
   EXPECT_EQ(env.size(), kernel_env_names().size());
+}
+
+// Rounds: every arm runs once per round, the arms interleaved; each keeps one result whose
+// statistics are over all rounds' repeats, with each round's median beside them.
+TEST(BenchModelArms, RoundsInterleaveTheArmsAndPoolTheirRepeats) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16", "fp8-mlp"});
+  c.repeats = 3;
+  c.rounds = 2;
+  c.train_step = true;
+  const ModelBenchResult r = run_model_bench(c);
+  ASSERT_EQ(r.arms.size(), 2u);
+  for (const ModelBenchArmResult& a : r.arms) {
+    for (const ModelBenchTiming* t : {&a.frozen, &a.step}) {
+      ASSERT_EQ(t->samples_ms.size(), 6u) << a.arm;
+      ASSERT_EQ(t->round_medians_ms.size(), 2u) << a.arm;
+      std::vector<double> sorted = t->samples_ms;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_DOUBLE_EQ(t->median_ms, 0.5 * (sorted[2] + sorted[3])) << a.arm;
+      // Each round's median is the middle one of its own three repeats, in run order.
+      for (int round = 0; round < 2; ++round) {
+        std::vector<double> own(t->samples_ms.begin() + 3 * round,
+                                t->samples_ms.begin() + 3 * round + 3);
+        std::sort(own.begin(), own.end());
+        EXPECT_DOUBLE_EQ(t->round_medians_ms[static_cast<std::size_t>(round)], own[1]) << a.arm;
+      }
+      EXPECT_GT(t->tokens_per_s, 0) << a.arm;
+    }
+  }
+  const std::string report = model_bench_report(r);
+  EXPECT_NE(report.find("2 rounds of 3 repeats, arms interleaved (median of all 6)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("Step medians by round (in run order):\n| arm | round 1 | round 2 |"),
+            std::string::npos)
+      << report;
+  const nlohmann::json j = model_bench_json(r);
+  EXPECT_EQ(j["rounds"], 2);
+  EXPECT_EQ(j["arms"][1]["step"]["samples_ms"].size(), 6u);
+  EXPECT_EQ(j["arms"][1]["step"]["round_medians_ms"].size(), 2u);
+  c.rounds = 0;
+  EXPECT_THROW(run_model_bench(c), Error);
 }
 
 ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) {
