@@ -279,7 +279,8 @@ void GptModel::block_backward(std::int64_t l) {
   const TensorView proj_dw = grad(block_param(l, "mlp.proj.weight"));
   if (fuse_gelu_backward_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
     backend_.linear_backward_gelu(*b.mlp_proj_ctx, a.d_branch, fc, a.d_mlp, proj_dw,
-                                  dy_amax(l, BlockLinear::mlp_proj), dy_amax(l, BlockLinear::mlp_fc));
+                                  dy_amax(l, BlockLinear::mlp_proj),
+                                  dy_amax(l, BlockLinear::mlp_fc));
   } else {
     backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp, proj_dw,
                              dy_amax(l, BlockLinear::mlp_proj));
@@ -302,7 +303,8 @@ void GptModel::block_backward(std::int64_t l) {
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad(block_param(l, "attn.proj.weight")),
                            dy_amax(l, BlockLinear::attn_proj));
-  const AmaxSlot d_qkv_amax = fuse_attention_amax_ ? dy_amax(l, BlockLinear::attn_qkv) : AmaxSlot{};
+  const AmaxSlot d_qkv_amax =
+      fuse_attention_amax_ ? dy_amax(l, BlockLinear::attn_qkv) : AmaxSlot{};
   backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv, d_qkv_amax);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")),
                            d_qkv_amax);
