@@ -38,11 +38,4 @@ struct CastMetaWork {
   int nonfinite_id = 0;
 };
 
-// A producer-fused amax handed to an FP8 linear (an AmaxSlot's meta and protocol).
-struct GivenAmax {
-  const Fp8Meta* meta = nullptr;
-  bool deferred = false;  // the meta holds only accumulated keys (AmaxSlot::deferred)
-  GivenAmax(const Fp8Meta* m = nullptr, bool d = false) : meta(m), deferred(d) {}  // NOLINT
-};
-
 }  // namespace fp8lab

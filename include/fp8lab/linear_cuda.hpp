@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "fp8lab/backend.hpp"  // AmaxSlot
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/linear.hpp"
 #include "fp8lab/tensor.hpp"
@@ -79,20 +80,20 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
                                         std::int64_t n);
 
 // y.data == nullptr: fill `saved` (the casts) without the GEMM, for a backward-only recompute.
-// x_amax (fp8 modes, optional): a device meta that already holds x's amax and e4m3 scale (a
-// producer-fused amax, AmaxSlot in backend.hpp); it is copied into saved.meta[0] instead of
-// reading x for its amax (by the cast kernel itself: no launch of its own); a deferred one holds
-// only the producer's accumulated keys, from which the cast derives the scale (AmaxSlot::deferred
-// in backend.hpp). dy_amax likewise for dY (e5m2) in the backward.
+// x_amax (fp8 modes, optional): the slot of a producer-fused amax (AmaxSlot in backend.hpp) that
+// already holds x's amax and e4m3 scale, copied into saved.meta[0] instead of reading x for its
+// amax (by the cast kernel itself: no launch of its own); a deferred slot holds only the
+// producer's keys, from which the cast derives the scale. dy_amax likewise for dY (e5m2) in
+// the backward.
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, GivenAmax x_amax = {});
+                         cudaStream_t stream, AmaxSlot x_amax = {});
 
 // dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
-                          cudaStream_t stream, GivenAmax dy_amax = {});
+                          cudaStream_t stream, AmaxSlot dy_amax = {});
 
 // bf16 mode, with GELU fused into the GEMMs' epilogues (CublasLtGemm's gelu_aux and dgelu):
 //   forward:  pre = x Wᵀ and y = GELU(x Wᵀ), GELU taken of the fp32 product (not of bf16 pre);

@@ -240,8 +240,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;
   if (strip("+finalized-amax")) arm.deferred_amax = false;
   if (arm.deferred_amax && strip("+unfused-attention-amax")) arm.fuse_attention_amax = false;
-  if (arm.deferred_amax && arm.fuse_attention_amax && strip("+unfused-amax"))
-    arm.fuse_amax = false;
+  if (arm.deferred_amax && arm.fuse_attention_amax && strip("+unfused-amax")) arm.fuse_amax = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   arm.precision.policy = parse_policy(policy);
@@ -312,21 +311,19 @@ std::string model_bench_report(const ModelBenchResult& r) {
   std::string out;
   char line[512];
   const auto& c = r.config;
+  std::string repeats = std::to_string(c.repeats) + " repeats (median)";
+  if (c.rounds > 1) {
+    repeats = std::to_string(c.rounds) + " rounds of " + std::to_string(c.repeats) +
+              " repeats, arms interleaved (median of all " + std::to_string(c.rounds * c.repeats) +
+              ")";
+  }
   std::snprintf(line, sizeof line,
                 "fp8lab bench model: %s (%lld parameters), B%lld x T%lld = %lld tokens, backend "
-                "%s, %d repeats (median)\n",
+                "%s, %s\n",
                 c.preset.c_str(), static_cast<long long>(r.parameters),
                 static_cast<long long>(c.batch), static_cast<long long>(r.model.seq_len),
-                static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(), c.repeats);
-  if (c.rounds > 1) {
-    std::snprintf(line, sizeof line,
-                  "fp8lab bench model: %s (%lld parameters), B%lld x T%lld = %lld tokens, "
-                  "backend %s, %d rounds of %d repeats, arms interleaved (median of all %d)\n",
-                  c.preset.c_str(), static_cast<long long>(r.parameters),
-                  static_cast<long long>(c.batch), static_cast<long long>(r.model.seq_len),
-                  static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(), c.rounds,
-                  c.repeats, c.rounds * c.repeats);
-  }
+                static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(),
+                repeats.c_str());
   out += line;
   std::string selected;  // the kernel-selecting variables that were set
   for (const auto& [name, value] : r.kernel_env)

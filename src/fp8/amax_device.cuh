@@ -56,8 +56,7 @@ struct AmaxValues {
   float amax, scale, inv_scale;
   bool finite;
 };
-__device__ __forceinline__ AmaxValues amax_values_from_bits(std::uint32_t bits,
-                                                            Fp8Format format) {
+__device__ __forceinline__ AmaxValues amax_values_from_bits(std::uint32_t bits, Fp8Format format) {
   AmaxValues v;
   v.finite = bits < 0x7F800000u;
   v.amax = bits > 0x7F800000u ? __int_as_float(0x7FC00000) : bits_float(bits);
@@ -121,6 +120,16 @@ __device__ __forceinline__ void commit_block_amax(std::uint32_t key, Fp8Meta* me
 __device__ __forceinline__ void accumulate_block_amax(std::uint32_t key, Fp8Meta* meta) {
   const std::uint32_t b = block_max_key(key);
   if (threadIdx.x == 0 && b) atomicMax(&meta->amax_bits_accum, b);
+}
+
+// A producer's end: the deferred protocol or the ticket's, as its slot asks (AmaxSlot::deferred).
+__device__ __forceinline__ void hand_in_block_amax(std::uint32_t key, Fp8Meta* meta,
+                                                   Fp8Format format, unsigned blocks,
+                                                   bool deferred) {
+  if (deferred)
+    accumulate_block_amax(key, meta);
+  else
+    commit_block_amax(key, meta, format, blocks);
 }
 
 // The usual case: every block of this launch's grid commits, and no other launch.

@@ -408,11 +408,7 @@ struct AmaxCommit {
   bool deferred = false;
   // By every thread of the CTA, after its last store (contains __syncthreads).
   __device__ __forceinline__ void operator()(std::uint32_t key) const {
-    if (meta == nullptr) return;
-    if (deferred)
-      detail::accumulate_block_amax(key, meta);
-    else
-      detail::commit_block_amax(key, meta, format, blocks);
+    if (meta != nullptr) detail::hand_in_block_amax(key, meta, format, blocks, deferred);
   }
 };
 

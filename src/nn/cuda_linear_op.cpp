@@ -131,8 +131,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
                                nonfinite_id(ctx->config.name + ".dy")};
   {
     PhaseTimers phases(*this, ctx->config);
-    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_,
-                        {x_amax.meta, x_amax.deferred});
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax);
   }
   s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
@@ -160,8 +159,8 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
   {
     PhaseTimers phases(*this, ctx->config);
-    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true,
-                         stream_, {dy_amax.meta, dy_amax.deferred});
+    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true, stream_,
+                         dy_amax);
   }
 }
 

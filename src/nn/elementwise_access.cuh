@@ -147,10 +147,8 @@ __device__ __forceinline__ void for_each_element(std::int64_t n, bool vec, Body&
 // here). No meta: nothing.
 __device__ __forceinline__ void finish_amax(std::uint32_t key, const AmaxOut& amax) {
   if (amax.meta == nullptr) return;
-  if (amax.deferred)
-    detail::accumulate_block_amax(key, amax.meta);
-  else
-    detail::commit_block_amax(key, amax.meta, amax.format);
+  detail::hand_in_block_amax(key, amax.meta, amax.format, gridDim.x * gridDim.y * gridDim.z,
+                             amax.deferred);
 }
 
 }  // namespace fp8lab::cuda_ops

@@ -38,7 +38,7 @@ void cast_both_layouts(LinearCudaMode mode, const TensorView& x, Fp8Format forma
 }
 
 // The side work of the cast of operand `which` (kMetaX, kMetaW, kMetaDy).
-CastMetaWork cast_work(const LinearCudaConfig& config, int which, GivenAmax given) {
+CastMetaWork cast_work(const LinearCudaConfig& config, int which, AmaxSlot given) {
   return {.given = given.meta,
           .given_deferred = given.deferred,
           .first_nonfinite = config.first_nonfinite,
@@ -147,7 +147,7 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, GivenAmax x_amax) {
+                         cudaStream_t stream, AmaxSlot x_amax) {
   const std::string& name = config.name;
   const auto [m, k, n] = check_forward_inputs(x, w, name);
   const bool want_y = y.data != nullptr;  // null: only the backward's state (a recompute)
@@ -187,7 +187,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
-                          cudaStream_t stream, GivenAmax dy_amax) {
+                          cudaStream_t stream, AmaxSlot dy_amax) {
   const std::string& name = config.name;
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
