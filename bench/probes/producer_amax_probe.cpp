@@ -7,7 +7,7 @@
 // backend's stream. Prints the median of kRounds calls of each, and the difference. The slot
 // runs both protocols: finalised by the producer (a ticket per CTA) and deferred
 // (AmaxSlot::deferred: the keys only; the slot is not zeroed between calls, which changes
-// nothing about the time).
+// nothing about the time). AdamW's slot is the working copy's: an FP8 linear's W amax (v29).
 //
 // Build: the `producer_amax_probe` target (CUDA builds). Run on the GPU machine
 // (scripts/gpu-session probe); results under bench/results/.
@@ -138,6 +138,20 @@ void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
             [&](AmaxSlot s) { gpu.attention_forward(qkv, heads, seq, out, lse, s); });
     time_op(gpu, p, "attention_backward", dy_slot,
             [&](AmaxSlot s) { gpu.attention_backward(qkv, out, lse, dout, heads, seq, dqkv, s); });
+  }
+  {  // AdamW on one MLP weight [4D, D] writing its bf16 working copy, whose amax is the FP8 W's
+     // (v29); the weights drift by 1e-6 a call, which changes nothing about the time
+    const Buffer param = random_tensor(gpu, DType::f32, {4 * d, d}, 0.02f, 9);
+    const Buffer grad = random_tensor(gpu, DType::f32, {4 * d, d}, 1e-3f, 10);
+    const Buffer mom = empty_tensor(gpu, DType::f32, {4 * d, d});
+    const Buffer var = empty_tensor(gpu, DType::f32, {4 * d, d});
+    const Buffer working = empty_tensor(gpu, DType::bf16, {4 * d, d});
+    gpu.fill_zero(mom);
+    gpu.fill_zero(var);
+    AdamWStep step;
+    step.lr = 1e-6f, step.weight_decay = 0.1f;
+    time_op(gpu, p, "adamw_update [4D, D]", x_slot,
+            [&](AmaxSlot s) { gpu.adamw_update(param, grad, mom, var, step, working, s); });
   }
 }
 

@@ -210,23 +210,27 @@ class Backend {
   // With y.data == nullptr only the backward's state is made (the same bits, e.g. the same FP8
   // casts) and the product is skipped: MLP recompute needs proj's state, not its output.
   // x_amax / dy_amax (optional, fp8 mode): a slot the op that wrote x / dy filled (AmaxSlot);
-  // the linear then skips its own amax pass. Ignored by the bf16 and f32 modes.
+  // the linear then skips its own amax pass. w_amax likewise for W, filled by the optimizer
+  // update that wrote the working weight (adamw_update's working_amax). Ignored by the bf16 and
+  // f32 modes.
   virtual std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
                                                         const TensorView& w, const TensorView& y,
                                                         std::string_view name,
-                                                        AmaxSlot x_amax = {}) = 0;
+                                                        AmaxSlot x_amax = {},
+                                                        AmaxSlot w_amax = {}) = 0;
   virtual void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                                const TensorView& dw_accum, AmaxSlot dy_amax = {}) = 0;
 
   // An MLP's first linear and its GELU: pre = x W^T, y = gelu(pre); the returned state is
-  // linear_forward's. Default: linear_forward(precision, x, w, pre, name, x_amax) then
+  // linear_forward's. Default: linear_forward(precision, x, w, pre, name, x_amax, w_amax) then
   // gelu_forward(pre, y, y_amax). A backend may instead take GELU of the product before its
   // rounding to pre's type (the CUDA backend's bf16 GEMM epilogue does), so y can differ from
   // gelu_forward(pre) by a rounding; it must give the same bits on every call (MLP recompute
   // relies on it).
   virtual std::unique_ptr<LinearContext> linear_gelu_forward(
       LinearMode precision, const TensorView& x, const TensorView& w, const TensorView& pre,
-      const TensorView& y, std::string_view name, AmaxSlot x_amax = {}, AmaxSlot y_amax = {});
+      const TensorView& y, std::string_view name, AmaxSlot x_amax = {}, AmaxSlot y_amax = {},
+      AmaxSlot w_amax = {});
   // The backward of a linear whose x is gelu(gelu_x) (an MLP's second linear), carried through
   // the GELU: dx = gelu'(gelu_x) * (dy W), dw_accum += dy^T x. Default: linear_backward(saved,
   // dy, dx, dw_accum, dy_amax) then gelu_backward(gelu_x, dx, dx, dx_amax) in place; a backend
@@ -252,9 +256,11 @@ class Backend {
   // One AdamW update of a parameter tensor (f32 param, grad, m, v of equal numel). `working`
   // (optional, bf16, same numel): also the bf16 copy of the updated param, the bits
   // convert(param, working) would write after it, without a second pass over param.
+  // working_amax (optional, with `working`): the slot of that copy's amax, as a producer fills it
+  // (AmaxSlot), so an FP8 linear's W cast can skip its own pass over the weight.
   virtual void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
                             const TensorView& v, const AdamWStep& step,
-                            const TensorView& working = {}) = 0;
+                            const TensorView& working = {}, AmaxSlot working_amax = {}) = 0;
 };
 
 // The reference backend: host memory, OpenMP + BLAS.

@@ -30,6 +30,8 @@ struct ModelBenchArm {
   bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off (v7)
   bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off (v15)
   bool fuse_gelu_backward = false;  // GptModel::set_fuse_gelu_backward; "+dgelu" turns it on
+  // GptModel::set_weight_amax_from_update; "+own-w-amax" turns it off (v29)
+  bool weight_amax_from_update = true;
   bool timed_gemm = false;  // CUDA: GemmAlgoChoice::timed; "+timed-gemm" turns it on
   // CUDA: CudaBackend::set_w_cast_overlap; "+serial-w-cast" turns it off
   bool w_cast_overlap = true;
@@ -37,9 +39,8 @@ struct ModelBenchArm {
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+unfused-amax" or "+unfused-attention-amax" or "+finalized-amax", then optionally
-// "+unfused-norm", then
-// optionally "+unfused-gelu" or "+dgelu", then optionally "+serial-w-cast", then optionally
-// "+timed-gemm"; throws naming bad names.
+// "+unfused-norm", then optionally "+unfused-gelu" or "+dgelu", then optionally "+own-w-amax",
+// then optionally "+serial-w-cast", then optionally "+timed-gemm"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {

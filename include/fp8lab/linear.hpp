@@ -80,10 +80,12 @@ struct LinearScratchHost {
 
 // y = x Wᵀ. Fills `saved` (its fp8 views must have been sized by the caller, e.g. LinearSavedHost).
 // x_amax (fp8 policy): amax_cpu(x) when the caller already has it (a producer-fused amax); the
-// layer then skips its own pass over x. Same for dy_amax in the backward.
+// layer then skips its own pass over x. Same for w_amax (W's, from the optimizer update) and
+// for dy_amax in the backward.
 void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const TensorView& w,
                         const TensorView& y, LinearSaved& saved,
-                        std::optional<float> x_amax = std::nullopt);
+                        std::optional<float> x_amax = std::nullopt,
+                        std::optional<float> w_amax = std::nullopt);
 
 // dX = dY W and dW = dYᵀ x, from what forward saved. dX is bf16; dW is f32 (or bf16). With
 // accumulate_dw (f32 dW only), dW += dYᵀ x for gradient accumulation; otherwise dW is overwritten.

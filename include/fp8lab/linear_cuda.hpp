@@ -83,11 +83,11 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 // x_amax (fp8 modes, optional): the slot of a producer-fused amax (AmaxSlot in backend.hpp) that
 // already holds x's amax and e4m3 scale, copied into saved.meta[0] instead of reading x for its
 // amax (by the cast kernel itself: no launch of its own); a deferred slot holds only the
-// producer's keys, from which the cast derives the scale. dy_amax likewise for dY (e5m2) in
-// the backward.
+// producer's keys, from which the cast derives the scale. w_amax likewise for W (its producer
+// is the optimizer update that wrote it), and dy_amax for dY (e5m2) in the backward.
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, AmaxSlot x_amax = {});
+                         cudaStream_t stream, AmaxSlot x_amax = {}, AmaxSlot w_amax = {});
 
 // dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

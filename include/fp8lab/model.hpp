@@ -115,6 +115,26 @@ class GptModel {
   void set_deferred_amax(bool on) { deferred_amax_ = on; }
   bool deferred_amax() const { return deferred_amax_; }
 
+  // The FP8 linears' W amax from the optimizer, on by default: the update that writes an FP8
+  // linear's bf16 working weight (Backend::adamw_update with working_amax) reduces its amax as
+  // it stores it, and the linear's W cast takes it from there instead of reading W once more.
+  // The slots (one per FP8 block linear, deferred) hold the amax of the working copy from an
+  // update that wrote every weight (begin_weight_update ... finish_weight_update) until anything
+  // else writes it (refresh_working_weights, set_parameters, init_parameters); outside that
+  // window, and with this off, each W cast reads W for its amax. The same bits either way.
+  void set_weight_amax_from_update(bool on) { weight_amax_from_update_ = on; }
+  bool weight_amax_from_update() const { return weight_amax_from_update_; }
+  // For the optimizer. The slot of p's working-copy amax, to hand to adamw_update with p's
+  // working copy; empty when p is not an FP8 linear's weight or the above is off.
+  AmaxSlot weight_amax_slot(const ParamInfo& p) const;
+  // Around an update of the working copy: begin zeroes the slots and stops the linears trusting
+  // them; finish says every weight_amax_slot was handed to the update of its whole weight, so
+  // the next forwards may use them. An update that fails between the two leaves them unused.
+  void begin_weight_update();
+  void finish_weight_update();
+  // Whether the next forward's FP8 linears take W's amax from the slots (tests, benchmarks).
+  bool weight_amax_current() const { return w_amax_current_ && weight_amax_from_update_; }
+
   // The residual add fused into the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
   // every add but the embedding is followed by ln2, the next block's ln1 or ln_f), and the
   // backward's activation-dtype copy of the residual gradient (the projections' dY) written by
@@ -183,7 +203,10 @@ class GptModel {
   // empty when it is not fused (the linear is not FP8, or fuse_amax is off).
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;
   AmaxSlot dy_amax(std::int64_t layer, BlockLinear which) const;
+  // W's slot of `which` in block `layer` while weight_amax_current(); empty otherwise.
+  AmaxSlot w_amax(std::int64_t layer, BlockLinear which) const;
   AmaxSlot slot(int index, Fp8Format format) const;
+  AmaxSlot weight_slot(int index) const;  // index: layer * 4 + BlockLinear
   TensorView working(const ParamInfo& p) const;
   const ParamInfo& block_param(std::int64_t layer, std::string_view suffix) const;
   LossSums loss(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,
@@ -196,11 +219,14 @@ class GptModel {
   ParameterLayout layout_;
   DType act_dtype_;
   Buffer master_, working_, grads_;
+  Buffer weight_amax_slots_;  // one per block linear when any is FP8 (weight_amax_slot)
   std::unique_ptr<Activations> acts_;
   GradientReadyHook gradient_ready_hook_;
   bool fuse_amax_ = true;
   bool fuse_attention_amax_ = true;
   bool deferred_amax_ = true;
+  bool weight_amax_from_update_ = true;
+  bool w_amax_current_ = false;  // the slots hold the working copy's amax (finish_weight_update)
   bool fuse_norm_add_ = true;
   bool fuse_gelu_ = true;
   bool fuse_gelu_backward_ = false;

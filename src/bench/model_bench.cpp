@@ -80,6 +80,7 @@ void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
   model.set_fuse_norm_add(arm.fuse_norm_add);
   model.set_fuse_gelu(arm.fuse_gelu);
   model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
+  model.set_weight_amax_from_update(arm.weight_amax_from_update);
 }
 
 // The arm's backend-level switches ("+timed-gemm"), on a fresh backend.
@@ -235,6 +236,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   };
   if (strip("+timed-gemm")) arm.timed_gemm = true;
   if (strip("+serial-w-cast")) arm.w_cast_overlap = false;
+  if (strip("+own-w-amax")) arm.weight_amax_from_update = false;
   if (strip("+dgelu")) arm.fuse_gelu_backward = true;
   if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;

@@ -122,6 +122,16 @@ __device__ __forceinline__ void accumulate_block_amax(std::uint32_t key, Fp8Meta
   if (threadIdx.x == 0 && b) atomicMax(&meta->amax_bits_accum, b);
 }
 
+// The deferred protocol per warp, for kernels whose CTA has no cheap common point at its end
+// (the warp-specialised attention kernels: there a CTA-wide round makes the consumers wait for
+// the producer warpgroup, and producer_amax_probe measured the deferred slot at +3.5% of the
+// hd-128 forward with that round). Each warp hands in its own largest key; a zero key (a warp
+// that stored nothing, or only zeros) sends nothing. Every lane of the warp must call it.
+__device__ __forceinline__ void accumulate_warp_amax(std::uint32_t key, Fp8Meta* meta) {
+  key = __reduce_max_sync(0xFFFFFFFFu, key);
+  if ((threadIdx.x & 31) == 0 && key) atomicMax(&meta->amax_bits_accum, key);
+}
+
 // A producer's end: the deferred protocol or the ticket's, as its slot asks (AmaxSlot::deferred).
 __device__ __forceinline__ void hand_in_block_amax(std::uint32_t key, Fp8Meta* meta,
                                                    Fp8Format format, unsigned blocks,

@@ -67,6 +67,14 @@ AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
   return slot(static_cast<int>(layer) * Activations::kSlotsPerBlock + k, Fp8Format::e4m3);
 }
 
+AmaxSlot GptModel::w_amax(std::int64_t layer, BlockLinear which) const {
+  if (!w_amax_current_ || !weight_amax_from_update_ ||
+      linear_mode_for(precision_, which) != LinearMode::fp8)
+    return {};
+  return weight_slot(static_cast<int>(layer) * Activations::kSlotsPerBlock +
+                     static_cast<int>(which));
+}
+
 AmaxSlot GptModel::dy_amax(std::int64_t layer, BlockLinear which) const {
   if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
   const int k = static_cast<int>(which);
@@ -117,10 +125,12 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   if (fuse_gelu_ && !a.recompute_gelu) {  // see set_fuse_gelu (pointwise keeps the separate ops)
     b.fc_ctx = backend_.linear_gelu_forward(fc_mode, fc_x, fc_w, fc, gelu, linear_name(l, "mlp.fc"),
                                             x_amax(l, BlockLinear::mlp_fc),
-                                            x_amax(l, BlockLinear::mlp_proj));
+                                            x_amax(l, BlockLinear::mlp_proj),
+                                            w_amax(l, BlockLinear::mlp_fc));
   } else {
     b.fc_ctx = backend_.linear_forward(fc_mode, fc_x, fc_w, fc, linear_name(l, "mlp.fc"),
-                                       x_amax(l, BlockLinear::mlp_fc));
+                                       x_amax(l, BlockLinear::mlp_fc),
+                                       w_amax(l, BlockLinear::mlp_fc));
     backend_.gelu_forward(fc, gelu, x_amax(l, BlockLinear::mlp_proj));
   }
   // A recompute needs proj's saved state (its input, or its FP8 casts), not its output.
@@ -128,7 +138,8 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   b.mlp_proj_ctx = backend_.linear_forward(
       linear_mode_for(precision_, BlockLinear::mlp_proj), gelu,
       working(block_param(l, "mlp.proj.weight")), state_only ? no_output : a.branch_out.view(),
-      linear_name(l, "mlp.proj"), x_amax(l, BlockLinear::mlp_proj));
+      linear_name(l, "mlp.proj"), x_amax(l, BlockLinear::mlp_proj),
+      w_amax(l, BlockLinear::mlp_proj));
 }
 
 void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
@@ -165,13 +176,14 @@ void GptModel::forward(bool training) {
     b.qkv_ctx = backend_.linear_forward(
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
         working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
-        x_amax(l, BlockLinear::attn_qkv));
+        x_amax(l, BlockLinear::attn_qkv), w_amax(l, BlockLinear::attn_qkv));
     const AmaxSlot att_amax = fuse_attention_amax_ ? x_amax(l, BlockLinear::attn_proj) : AmaxSlot{};
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
     b.attn_proj_ctx =
         backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
                                 working(block_param(l, "attn.proj.weight")), a.branch_out,
-                                linear_name(l, "attn.proj"), att_amax);
+                                linear_name(l, "attn.proj"), att_amax,
+                                w_amax(l, BlockLinear::attn_proj));
     add_and_norm(x_attn, x_mlp, block_param(l, "ln2.weight"), own_or(b.ln2, a.ln_shared), b.rstd2,
                  x_amax(l, BlockLinear::mlp_fc));
     mlp_forward(l, /*state_only=*/false);

@@ -1,5 +1,8 @@
 // GptModel: allocation of parameters, gradients and activations; parameter access and hashing.
 #include "fp8lab/model.hpp"
+
+#include <algorithm>
+
 #include "fp8lab/sha256.hpp"
 #include "model/gpt_activations.hpp"
 
@@ -106,6 +109,9 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
     a.amax_slots =
         allocate_amax_slots(backend, static_cast<int>(layers) * Activations::kSlotsPerBlock * 2,
                             MemoryKind::activations, "amax slots");
+    weight_amax_slots_ =
+        allocate_amax_slots(backend, static_cast<int>(layers) * Activations::kSlotsPerBlock,
+                            MemoryKind::parameters, "weight amax slots");
   }
 }
 
@@ -144,7 +150,41 @@ const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suff
 }
 
 void GptModel::refresh_working_weights() {
+  w_amax_current_ = false;  // a plain convert: the slots no longer describe the working copy
   if (precision_.compute == ComputeMode::mixed) backend_.convert(master_, working_);
+}
+
+AmaxSlot GptModel::weight_slot(int index) const {
+  AmaxSlot s = amax_slot(weight_amax_slots_, index, Fp8Format::e4m3);
+  s.deferred = true;  // zeroed by begin_weight_update, read by the W casts (see backend.hpp)
+  return s;
+}
+
+AmaxSlot GptModel::weight_amax_slot(const ParamInfo& p) const {
+  if (!weight_amax_from_update_ || p.role != ParamRole::matrix) return {};
+  // p's place in the layout: block parameters follow wte and wpe, six per block in the order
+  // of block_param (ln1, attn.qkv, attn.proj, ln2, mlp.fc, mlp.proj).
+  const auto& params = layout_.params();
+  const auto it = std::lower_bound(
+      params.begin(), params.end(), p.offset,
+      [](const ParamInfo& q, std::int64_t offset) { return q.offset < offset; });
+  if (it == params.end() || it->offset != p.offset) return {};
+  const std::int64_t index = (it - params.begin()) - 2;
+  if (index < 0 || index >= config_.n_layers * 6) return {};
+  static constexpr int kLinear[] = {-1, 0, 1, -1, 2, 3};  // BlockLinear, or -1 for the norms
+  const int which = kLinear[index % 6];
+  if (which < 0 || linear_mode_for(precision_, static_cast<BlockLinear>(which)) != LinearMode::fp8)
+    return {};
+  return weight_slot(static_cast<int>(index / 6) * Activations::kSlotsPerBlock + which);
+}
+
+void GptModel::begin_weight_update() {
+  w_amax_current_ = false;
+  if (weight_amax_slots_.view().data != nullptr) backend_.fill_zero(weight_amax_slots_);
+}
+
+void GptModel::finish_weight_update() {
+  w_amax_current_ = weight_amax_slots_.view().data != nullptr;
 }
 
 void GptModel::zero_grads() { backend_.fill_zero(grads_); }

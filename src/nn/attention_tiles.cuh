@@ -400,15 +400,21 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[NB][4], float (&o
 // them in all over every kernel writing the tensor (the two-pass backward writes d_qkv from two
 // kernels), and the last to commit finalises the meta (detail::commit_block_amax). One warp
 // reduction, one atomicMax and one ticket per CTA: nothing next to the CTA's tile GEMMs.
-// Deferred (AmaxOut::deferred): the atomicMax only (detail::accumulate_block_amax), no ticket.
+// Deferred (AmaxOut::deferred): one atomicMax per warp (detail::accumulate_warp_amax), with no
+// CTA round and no ticket, so a warp-specialised CTA's consumers need not wait for its producer.
 struct AmaxCommit {
   Fp8Meta* meta = nullptr;  // null: no amax
   Fp8Format format = Fp8Format::e4m3;
   unsigned blocks = 0;
   bool deferred = false;
-  // By every thread of the CTA, after its last store (contains __syncthreads).
+  // By every thread of the CTA, after its last store (the ticket's protocol contains
+  // __syncthreads; the deferred one synchronises nothing beyond the warp).
   __device__ __forceinline__ void operator()(std::uint32_t key) const {
-    if (meta != nullptr) detail::hand_in_block_amax(key, meta, format, blocks, deferred);
+    if (meta == nullptr) return;
+    if (deferred)
+      detail::accumulate_warp_amax(key, meta);
+    else
+      detail::commit_block_amax(key, meta, format, blocks);
   }
 };
 

@@ -25,9 +25,10 @@ void Backend::rmsnorm_backward_and_convert(const TensorView& x, const TensorView
 
 std::unique_ptr<LinearContext> Backend::linear_gelu_forward(
     LinearMode precision, const TensorView& x, const TensorView& w, const TensorView& pre,
-    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax) {
+    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax,
+    AmaxSlot w_amax) {
   nn::check_linear_gelu(pre, y, name);
-  auto ctx = linear_forward(precision, x, w, pre, name, x_amax);
+  auto ctx = linear_forward(precision, x, w, pre, name, x_amax, w_amax);
   gelu_forward(pre, y, y_amax);
   return ctx;
 }

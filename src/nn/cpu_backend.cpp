@@ -211,8 +211,9 @@ bool CpuBackend::all_finite(const TensorView& t) {
 }
 
 void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
-                              const TensorView& v, const AdamWStep& s, const TensorView& working) {
-  nn::check_adamw_args(param, grad, m, v, working);
+                              const TensorView& v, const AdamWStep& s, const TensorView& working,
+                              AmaxSlot working_amax) {
+  nn::check_adamw_args(param, grad, m, v, working, working_amax);
   float* p = param.as<float>();
   const float* g = grad.as<const float>();
   float* mm = m.as<float>();
@@ -230,6 +231,7 @@ void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, c
     p[i] -= s.lr * (m_hat / (std::sqrt(v_hat) + s.eps) + s.weight_decay * p[i]);
     if (w != nullptr) w[i] = float_to_bf16(p[i]);
   }
+  cpu::store_output_amax(working, working_amax);
 }
 
 void sgemm_nt(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,

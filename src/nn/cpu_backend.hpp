@@ -52,8 +52,8 @@ class CpuBackend final : public Backend {
                      AmaxSlot amax = {}) override;
   std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
                                                 const TensorView& w, const TensorView& y,
-                                                std::string_view name,
-                                                AmaxSlot x_amax = {}) override;
+                                                std::string_view name, AmaxSlot x_amax = {},
+                                                AmaxSlot w_amax = {}) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
@@ -63,7 +63,8 @@ class CpuBackend final : public Backend {
   double sum_of_squares(const TensorView& t) override;
   bool all_finite(const TensorView& t) override;
   void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
-                    const TensorView& v, const AdamWStep& step, const TensorView& working) override;
+                    const TensorView& v, const AdamWStep& step, const TensorView& working,
+                    AmaxSlot working_amax) override;
 
  private:
   void account(std::int64_t delta);

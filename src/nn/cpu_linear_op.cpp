@@ -46,7 +46,8 @@ int dim(std::int64_t v) {
 std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const TensorView& x,
                                                           const TensorView& w,
                                                           const TensorView& y_or_null,
-                                                          std::string_view name, AmaxSlot x_amax) {
+                                                          std::string_view name, AmaxSlot x_amax,
+                                                          AmaxSlot w_amax) {
   // No output wanted (a recompute for the backward's state): compute into a scratch y; the
   // reference keeps one code path, and the saved state is the same bits either way.
   HostTensor scratch_y;
@@ -85,7 +86,8 @@ std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const
     ctx->saved.wq_t = ctx->wq_t;
   }
   linear_forward_cpu(ctx->config, x, w, y, ctx->saved,
-                     given_amax(x_amax, mode, Fp8Format::e4m3, ctx->config.name + ".x"));
+                     given_amax(x_amax, mode, Fp8Format::e4m3, ctx->config.name + ".x"),
+                     given_amax(w_amax, mode, Fp8Format::e4m3, ctx->config.name + ".w"));
   return ctx;
 }
 

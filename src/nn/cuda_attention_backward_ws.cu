@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                                      dqkv + hv.qkv_head + d_model, hv.qkv_stride, d_model, key_w0,
                                      seq_len, lane, scale);
   }
-  dqkv_amax(key);  // every thread of the CTA (contains __syncthreads)
+  dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
 }
 
 // ---- dQ ------------------------------------------------------------------------------------
@@ -283,7 +283,7 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     key = store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dqkv + hv.qkv_head, hv.qkv_stride,
                                          row_w0, seq_len, lane);
   }
-  dqkv_amax(key);  // every thread of the CTA (contains __syncthreads)
+  dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
 }
 
 template <int HD>

@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S, out + hv.out_head,
         d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
   }
-  out_amax(key);  // every thread of the CTA (contains __syncthreads)
+  out_amax(key);  // every thread of the CTA (the ticket protocol has a __syncthreads)
 }
 
 }  // namespace

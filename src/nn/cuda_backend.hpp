@@ -111,8 +111,8 @@ class CudaBackend final : public Backend {
                      AmaxSlot amax = {}) override;
   std::unique_ptr<LinearContext> linear_forward(LinearMode precision, const TensorView& x,
                                                 const TensorView& w, const TensorView& y,
-                                                std::string_view name,
-                                                AmaxSlot x_amax = {}) override;
+                                                std::string_view name, AmaxSlot x_amax = {},
+                                                AmaxSlot w_amax = {}) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
   // bf16 (with no amax wanted of y or dx): one GEMM each, GELU in cuBLASLt's epilogue
@@ -121,7 +121,8 @@ class CudaBackend final : public Backend {
                                                      const TensorView& w, const TensorView& pre,
                                                      const TensorView& y, std::string_view name,
                                                      AmaxSlot x_amax = {},
-                                                     AmaxSlot y_amax = {}) override;
+                                                     AmaxSlot y_amax = {},
+                                                     AmaxSlot w_amax = {}) override;
   void linear_backward_gelu(LinearContext& saved, const TensorView& dy, const TensorView& gelu_x,
                             const TensorView& dx, const TensorView& dw_accum, AmaxSlot dy_amax = {},
                             AmaxSlot dx_amax = {}) override;
@@ -131,7 +132,8 @@ class CudaBackend final : public Backend {
   double sum_of_squares(const TensorView& t) override;
   bool all_finite(const TensorView& t) override;
   void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
-                    const TensorView& v, const AdamWStep& step, const TensorView& working) override;
+                    const TensorView& v, const AdamWStep& step, const TensorView& working,
+                    AmaxSlot working_amax) override;
 
   // ---- beyond the interface (benchmarks, tests) ---------------------------------------------
   cudaStream_t stream() const { return stream_; }

@@ -167,7 +167,8 @@ __device__ __forceinline__ void adamw_element(float& p, float g, float& m, float
 __global__ void __launch_bounds__(kThreads)
     adamw_kernel(float* __restrict__ param, const float* __restrict__ grad, float* __restrict__ m,
                  float* __restrict__ v, bf16_bits* __restrict__ working, std::int64_t n, bool vec,
-                 AdamWArgs args) {
+                 AdamWArgs args, AmaxOut working_amax) {
+  std::uint32_t key = 0;  // of the working copy's stored bf16 values (an FP8 linear's W amax)
   for_each_element(n, vec, [&](std::int64_t i, auto width) {
     constexpr int W = decltype(width)::value;
     float p[W], g[W], mm[W], vv[W];
@@ -180,8 +181,10 @@ __global__ void __launch_bounds__(kThreads)
     store_n<W>(param + i, p);
     store_n<W>(m + i, mm);
     store_n<W>(v + i, vv);
-    if (working != nullptr) store_n<W>(working + i, p);  // as convert(param, working) rounds
+    // As convert(param, working) rounds.
+    if (working != nullptr) key = max(key, store_n<W>(working + i, p));
   });
+  finish_amax(key, working_amax);
 }
 
 }  // namespace
@@ -242,12 +245,13 @@ void all_finite(const void* t, ElemType type, std::int64_t n, int* all_finite_ou
 }
 
 void adamw_update(float* param, const float* grad, float* m, float* v, std::uint16_t* working,
-                  std::int64_t n, const AdamWArgs& args, cudaStream_t stream) {
-  if (n <= 0) return;
+                  std::int64_t n, const AdamWArgs& args, cudaStream_t stream,
+                  AmaxOut working_amax) {
+  if (n <= 0 && !working_amax.meta) return;
   const bool vec = aligned16(param) && aligned16(grad) && aligned16(m) && aligned16(v) &&
                    (working == nullptr || aligned16(working));
   adamw_kernel<<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(param, grad, m, v, working, n,
-                                                                    vec, args);
+                                                                    vec, args, working_amax);
 }
 
 }  // namespace fp8lab::cuda_ops

@@ -93,7 +93,8 @@ std::unique_ptr<CudaLinearContext> new_linear_context(LinearMode mode, std::stri
 
 std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, const TensorView& x,
                                                            const TensorView& w, const TensorView& y,
-                                                           std::string_view name, AmaxSlot x_amax) {
+                                                           std::string_view name, AmaxSlot x_amax,
+                                                           AmaxSlot w_amax) {
   OpTimer timer(*this, mode == LinearMode::fp8 ? "linear_forward fp8" : "linear_forward bf16");
   FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode != LinearMode::f32,
                     "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
@@ -124,6 +125,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   s.wq = scratch_w.tensor(DType::e4m3, {n, k});
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
+  if (w_amax) check_amax_slot_format(w_amax, Fp8Format::e4m3, ctx->config.name + ".w");
   // The casts flag their non-finite amaxes themselves (no launches of their own).
   ctx->config.first_nonfinite = flag_first_nonfinite();
   ctx->config.nonfinite_ids = {nonfinite_id(ctx->config.name + ".x"),
@@ -131,7 +133,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
                                nonfinite_id(ctx->config.name + ".dy")};
   {
     PhaseTimers phases(*this, ctx->config);
-    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax);
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax, w_amax);
   }
   s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
@@ -166,11 +168,12 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
 
 std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
     LinearMode mode, const TensorView& x, const TensorView& w, const TensorView& pre,
-    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax) {
+    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax,
+    AmaxSlot w_amax) {
   // An amax of y (an FP8 consumer) would need a pass over y anyway: the separate GELU kernel
   // reduces it as it stores.
   if (mode != LinearMode::bf16 || y_amax)
-    return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax);
+    return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax, w_amax);
   OpTimer timer(*this, "linear_forward bf16 +gelu");
   nn::check_linear_gelu(pre, y, name);
   auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());

@@ -79,7 +79,8 @@ void check_fp8_saved_views(const LinearSaved& s, std::int64_t m, std::int64_t k,
 }  // namespace
 
 void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const TensorView& w,
-                        const TensorView& y, LinearSaved& saved, std::optional<float> x_amax) {
+                        const TensorView& y, LinearSaved& saved, std::optional<float> x_amax,
+                        std::optional<float> w_amax) {
   const std::string& name = config.name;
   check_rank(x, 2, (name + ".x").c_str());
   check_rank(w, 2, (name + ".w").c_str());
@@ -101,7 +102,8 @@ void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const T
   check_fp8_saved_views(saved, m, k, n, name);
   saved.x_scale = x_amax ? current_scale_from_amax_cpu(x, *x_amax, Fp8Format::e4m3, name + ".x")
                          : current_scale_cpu(x, Fp8Format::e4m3, name + ".x");
-  saved.w_scale = current_scale_cpu(w, Fp8Format::e4m3, name + ".w");
+  saved.w_scale = w_amax ? current_scale_from_amax_cpu(w, *w_amax, Fp8Format::e4m3, name + ".w")
+                         : current_scale_cpu(w, Fp8Format::e4m3, name + ".w");
   saved.x_counts =
       quantize_transpose_cpu(x, saved.x_scale.scale, Fp8Format::e4m3, saved.xq, saved.xq_t);
   saved.w_counts =

@@ -147,7 +147,7 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, AmaxSlot x_amax) {
+                         cudaStream_t stream, AmaxSlot x_amax, AmaxSlot w_amax) {
   const std::string& name = config.name;
   const auto [m, k, n] = check_forward_inputs(x, w, name);
   const bool want_y = y.data != nullptr;  // null: only the backward's state (a recompute)
@@ -168,7 +168,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   }
   if (!ov) announce(config, "linear_forward fp8: W cast");
   cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
-                    ov ? ov->side : stream, cast_work(config, kMetaW, {}));
+                    ov ? ov->side : stream, cast_work(config, kMetaW, w_amax));
   if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   announce(config, "linear_forward fp8: x cast");
   cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,

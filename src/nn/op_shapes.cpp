@@ -97,8 +97,12 @@ HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len
 }
 
 void check_adamw_args(const TensorView& param, const TensorView& grad, const TensorView& m,
-                      const TensorView& v, const TensorView& working) {
+                      const TensorView& v, const TensorView& working, AmaxSlot working_amax) {
   for (const TensorView* t : {&param, &grad, &m, &v}) check_dtype(*t, DType::f32, "adamw tensor");
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, !working_amax || working.data != nullptr,
+                    "adamw: an amax slot for the working copy, but no working copy (param {})",
+                    param.describe());
+  if (working_amax) check_amax_slot_format(working_amax, Fp8Format::e4m3, "adamw working copy");
   FP8LAB_CHECK_KIND(
       ErrorKind::shape,
       grad.numel() == param.numel() && m.numel() == param.numel() && v.numel() == param.numel(),

@@ -3,6 +3,7 @@
 // checks (f32 or bf16 activations on the CPU, bf16 attention on the GPU, ...).
 #pragma once
 
+#include "fp8lab/backend.hpp"
 #include "fp8lab/tensor.hpp"
 
 #include <cstdint>
@@ -44,8 +45,9 @@ struct HeadShape {
 HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len,
                                  const TensorView& lse);
 
-// AdamW: param, grad, m, v f32 of one element count; working (when given) bf16 of that count.
+// AdamW: param, grad, m, v f32 of one element count; working (when given) bf16 of that count;
+// working_amax (when given) an e4m3 slot, and only with a working copy whose amax it is.
 void check_adamw_args(const TensorView& param, const TensorView& grad, const TensorView& m,
-                      const TensorView& v, const TensorView& working);
+                      const TensorView& v, const TensorView& working, AmaxSlot working_amax);
 
 }  // namespace fp8lab::nn

@@ -89,6 +89,10 @@ void AdamW::step(float lr, float grad_scale) {
   s.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(optim_.beta1), t));
   s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(optim_.beta2), t));
   s.grad_scale = grad_scale;
+  // Holding every parameter, the update writes each whole working weight, and with it each FP8
+  // linear's W amax (GptModel::weight_amax_slot); a shard's update writes no working copy.
+  const bool whole = writes_working_copy();
+  if (whole) model_.begin_weight_update();
   for (const ParamInfo& p : model_.layout().params()) {
     s.weight_decay = decays(p) ? optim_.weight_decay : 0.f;
     const std::int64_t begin = std::max(p.offset, shard_.begin);
@@ -103,7 +107,8 @@ void AdamW::step(float lr, float grad_scale) {
       model_.backend().adamw_update(model_.param(p), model_.grad(p),
                                     {mv.data, mv.dtype, shape, mv.device},
                                     {vv.data, vv.dtype, shape, vv.device}, s,
-                                    writes_working_copy() ? model_.working_copy(p) : TensorView{});
+                                    whole ? model_.working_copy(p) : TensorView{},
+                                    whole ? model_.weight_amax_slot(p) : AmaxSlot{});
     } else {
       model_.backend().adamw_update(flat_range(model_.master(), begin, end),
                                     flat_range(model_.grads(), begin, end),
@@ -112,6 +117,7 @@ void AdamW::step(float lr, float grad_scale) {
                                     s);
     }
   }
+  if (whole) model_.finish_weight_update();
 }
 
 }  // namespace fp8lab

@@ -75,8 +75,9 @@ class ForwardingBackend : public Backend {
   }
   std::unique_ptr<LinearContext> linear_forward(LinearMode m, const TensorView& x,
                                                 const TensorView& w, const TensorView& y,
-                                                std::string_view n, AmaxSlot a = {}) override {
-    return inner_->linear_forward(m, x, w, y, n, a);
+                                                std::string_view n, AmaxSlot a = {},
+                                                AmaxSlot wa = {}) override {
+    return inner_->linear_forward(m, x, w, y, n, a, wa);
   }
   void linear_backward(LinearContext& s, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw, AmaxSlot a = {}) override {
@@ -89,8 +90,9 @@ class ForwardingBackend : public Backend {
   double sum_of_squares(const TensorView& t) override { return inner_->sum_of_squares(t); }
   bool all_finite(const TensorView& t) override { return inner_->all_finite(t); }
   void adamw_update(const TensorView& p, const TensorView& g, const TensorView& m,
-                    const TensorView& v, const AdamWStep& s, const TensorView& w) override {
-    inner_->adamw_update(p, g, m, v, s, w);
+                    const TensorView& v, const AdamWStep& s, const TensorView& w,
+                    AmaxSlot wa) override {
+    inner_->adamw_update(p, g, m, v, s, w, wa);
   }
 
  private:

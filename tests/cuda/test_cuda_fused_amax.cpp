@@ -1,6 +1,6 @@
 // The producer-fused amax on the CUDA backend (AmaxSlot in fp8lab/backend.hpp):
 // - each producer op (RMSNorm, GELU forward and backward, convert, attention forward and
-//   backward) leaves in its slot the very Fp8Meta bytes that amax_scale_cuda writes reading the
+//   backward, AdamW's bf16 working copy) leaves in its slot the very Fp8Meta bytes that amax_scale_cuda writes reading the
 //   op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed counters and
 //   scratch words; with a NaN and with an inf in the output too; on prime shapes, unaligned views
 //   (the scalar paths) and tensors large enough that every thread loops; and the output bytes do
@@ -10,7 +10,8 @@
 //   both are checked, with inputs that put the largest value in each of dq, dk and dv;
 // - an FP8 linear handed the slot reports a non-finite input with the same error, naming
 //   "<name>.x" / "<name>.dy";
-// - the whole model gives the same loss bits and gradient bytes with the fusion on and off.
+// - the whole model gives the same loss bits and gradient bytes with the fusion on and off, and
+//   with W's amax from AdamW's update on and off (also the same weights).
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/model.hpp"
+#include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
 #include "nn/cuda_ops_launch.hpp"
 
@@ -178,6 +180,23 @@ TEST_F(CudaFusedAmax, ProducersWriteTheMetaAmaxScaleWouldWrite) {
             [&](const TensorView& y, AmaxSlot s) { gpu->gelu_backward(dx.view, dg.view, y, s); });
       check(label(c, "convert", poison), c, Fp8Format::e5m2,
             [&](const TensorView& y, AmaxSlot s) { gpu->convert(dresid.view, y, s); });
+      if (c.out != DType::bf16) continue;
+      // AdamW's bf16 working copy (an FP8 linear's W), from fresh state on every call: the
+      // update writes param, m and v in place.
+      HostTensor p = testing::random_normal(DType::f32, c.shape, seed, 5, 2.f);
+      HostTensor m = testing::random_normal(DType::f32, c.shape, seed, 6, 1e-2f);
+      HostTensor v = testing::random_normal(DType::f32, c.shape, seed, 7, 1e-2f);
+      for (std::int64_t i = 0; i < v.numel(); ++i) v.as<float>()[i] *= v.as<float>()[i];
+      if (poison != 0.f) poison_at(p, poison);
+      AdamWStep step;
+      step.lr = 1e-2f, step.weight_decay = 0.1f, step.grad_scale = 0.5f;
+      step.bias_correction1 = 0.1f, step.bias_correction2 = 0.001f;
+      check(label(c, "adamw working copy", poison), c, Fp8Format::e4m3,
+            [&](const TensorView& working, AmaxSlot s) {
+              const DeviceView dp(p, c.offset), dm(m, c.offset), dv(v, c.offset);
+              gpu->adamw_update(dp.view, dresid.view, dm.view, dv.view, step, working, s);
+              gpu->synchronize();  // before the state's memory goes
+            });
     }
   }
   EXPECT_GT(checked_nonfinite, 0) << "the NaN/inf cases must reach the outputs";
@@ -399,6 +418,50 @@ TEST_P(CudaFusedAmaxModel, LossAndGradientsAreBitIdentical) {
   }
   testing::expect_bit_identical(runs[0], runs[1]);
   testing::expect_bit_identical(runs[0], runs[2]);
+}
+
+// W's amax from the update that writes the working weights (GptModel::
+// set_weight_amax_from_update): AdamW's deferred keys against each W cast's own pass, over two
+// updates and the forwards after them (MLP recompute casts W again in the backward).
+TEST_P(CudaFusedAmaxModel, WeightAmaxFromTheUpdateIsBitIdentical) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const ModelCase mc = GetParam();
+  PrecisionConfig p;
+  p.policy = mc.policy;
+  p.mlp_recompute = mc.recompute;
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::ab_model(2);
+  const std::int64_t m = testing::kAbBatch * c.seq_len;
+  const auto inputs = testing::random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = testing::random_tokens(m, c.vocab_size, seed, 2);
+  OptimConfig o;
+  o.weight_decay = 0.1f;
+  double losses[2] = {0, 0}, eval_losses[2];
+  std::vector<float> grads[2], weights[2];
+  for (int on = 0; on < 2; ++on) {
+    auto gpu = make_cuda_backend();
+    GptModel model(c, p, testing::kAbBatch, *gpu);
+    model.set_weight_amax_from_update(on == 1);
+    model.init_parameters(seed);
+    AdamW adam(o, model);
+    for (int step = 0; step < 3; ++step) {
+      model.zero_grads();
+      const auto& a = step % 2 == 0 ? inputs : targets;
+      const auto& b = step % 2 == 0 ? targets : inputs;
+      losses[on] += model.forward_backward(a.data(), b.data(), 1.f / m, -1, 64).loss_sum;
+      if (step == 2) break;  // the last forward's gradients are compared, not applied
+      adam.step(1e-2f, 0.7f);
+      EXPECT_EQ(model.weight_amax_current(), on == 1) << "after update " << step;
+    }
+    grads[on] = model.get_gradients();
+    weights[on] = model.get_parameters();
+    eval_losses[on] = model.evaluate(inputs.data(), targets.data(), -1, 64).loss_sum;
+  }
+  EXPECT_EQ(std::memcmp(&losses[0], &losses[1], sizeof(double)), 0)
+      << losses[0] << " vs " << losses[1];
+  EXPECT_EQ(std::memcmp(&eval_losses[0], &eval_losses[1], sizeof(double)), 0);
+  EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0);
+  EXPECT_EQ(weights[0], weights[1]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CudaFusedAmaxModel,

@@ -80,6 +80,14 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_FALSE(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-norm").deferred_amax);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-amax"), Error);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+finalized-amax"), Error);
+  // W's amax from the optimizer: on by default, off with its suffix in its place.
+  EXPECT_TRUE(plain.weight_amax_from_update);
+  const ModelBenchArm own_w = parse_model_bench_arm("fp8-linears+finalized-amax+own-w-amax");
+  EXPECT_FALSE(own_w.weight_amax_from_update);
+  EXPECT_FALSE(own_w.deferred_amax);
+  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp+own-w-amax+serial-w-cast").weight_amax_from_update);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+own-w-amax+unfused-gelu"), Error);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+serial-w-cast+own-w-amax"), Error);
 }
 
 // A frozen-only bench of the tiny preset on the CPU backend, one repeat.

@@ -216,10 +216,11 @@ class SlotCounter final : public testing::ForwardingBackend {
   int attention_slots = 0, attention_slots_handed_on = 0;
   std::unique_ptr<LinearContext> linear_forward(LinearMode m, const TensorView& x,
                                                 const TensorView& w, const TensorView& y,
-                                                std::string_view n, AmaxSlot a = {}) override {
+                                                std::string_view n, AmaxSlot a = {},
+                                                AmaxSlot wa = {}) override {
     x_slots += a ? 1 : 0;
     hand_on(a);
-    return ForwardingBackend::linear_forward(m, x, w, y, n, a);
+    return ForwardingBackend::linear_forward(m, x, w, y, n, a, wa);
   }
   void linear_backward(LinearContext& s, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw, AmaxSlot a = {}) override {

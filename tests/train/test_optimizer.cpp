@@ -1,11 +1,16 @@
-// AdamW against a scalar double-precision reference, weight-decay exclusion, the schedule.
+// AdamW against a scalar double-precision reference, weight-decay exclusion, the schedule; the
+// FP8 linears' W amax taken from the update that writes the working weights.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
+#include "common/forwarding_backend.hpp"
 #include "common/test_data.hpp"
 #include "fp8lab/optimizer.hpp"
+#include "model/model_fixtures.hpp"
 #include "train/train_fixtures.hpp"
 
 namespace fp8lab {
@@ -109,6 +114,92 @@ TEST(AdamW, FoldedClipAndWorkingCopyWriteTheSeparatePassesBits) {
   c.precision.compute = ComputeMode::fp32;
   GptModel fp32(c.model, c.precision, 1, *be);
   EXPECT_EQ(fp32.working_copy(fp32.layout().params()[0]).data, nullptr);
+}
+
+// Counts the W amax slots handed to the FP8 linears and to the working copy's update.
+class WeightSlotCounter final : public testing::ForwardingBackend {
+ public:
+  int linear_slots = 0, update_slots = 0;
+  std::unique_ptr<LinearContext> linear_forward(LinearMode m, const TensorView& x,
+                                                const TensorView& w, const TensorView& y,
+                                                std::string_view n, AmaxSlot a = {},
+                                                AmaxSlot wa = {}) override {
+    linear_slots += wa ? 1 : 0;
+    return ForwardingBackend::linear_forward(m, x, w, y, n, a, wa);
+  }
+  void adamw_update(const TensorView& p, const TensorView& g, const TensorView& m,
+                    const TensorView& v, const AdamWStep& s, const TensorView& w,
+                    AmaxSlot wa) override {
+    update_slots += wa ? 1 : 0;
+    ForwardingBackend::adamw_update(p, g, m, v, s, w, wa);
+  }
+};
+
+// GptModel::set_weight_amax_from_update: after an update that wrote every working weight, each
+// FP8 linear's W cast takes its amax from the update's slot, and nothing changes but where the
+// amax was computed: losses, gradients and weights over two steps are the same bits on and off.
+// A refresh of the working copy (anything but the update) makes the linears compute their own
+// again. (The CUDA kernels' deferred slots: tests/cuda/test_cuda_fused_amax.cpp.)
+TEST(AdamW, WeightAmaxFromTheUpdateGivesTheSameBits) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t m = 2 * c.seq_len;
+  const auto inputs = testing::random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = testing::random_tokens(m, c.vocab_size, seed, 2);
+  OptimConfig o;
+  o.weight_decay = 0.1f;
+  for (PrecisionPolicy policy : {PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
+    const std::string label = policy_name(policy);
+    const int fp8_linears = static_cast<int>(c.n_layers) *
+                            (policy == PrecisionPolicy::fp8_linears ? 4 : 2);
+    double losses[2];
+    std::vector<float> grads[2], weights[2];
+    for (int on = 0; on < 2; ++on) {
+      WeightSlotCounter be;
+      PrecisionConfig p;
+      p.policy = policy;
+      GptModel model(c, p, 2, be);
+      model.set_weight_amax_from_update(on == 1);
+      model.init_parameters(seed);
+      EXPECT_FALSE(model.weight_amax_current()) << label << ": no update has run";
+      AdamW adam(o, model);
+      losses[on] = 0;
+      for (int step = 0; step < 2; ++step) {
+        model.zero_grads();
+        const auto& a = step == 0 ? inputs : targets;
+        const auto& b = step == 0 ? targets : inputs;
+        losses[on] += model.forward_backward(a.data(), b.data(), 1.f / m, -1, 16).loss_sum;
+        adam.step(1e-2f, 0.5f);
+        EXPECT_EQ(model.weight_amax_current(), on == 1) << label << " step " << step;
+      }
+      model.zero_grads();
+      losses[on] += model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16).loss_sum;
+      grads[on] = model.get_gradients();
+      weights[on] = model.get_parameters();
+      // Two updates; after the first and second, one forward each (the step's, the last one).
+      EXPECT_EQ(be.update_slots, on ? 2 * fp8_linears : 0) << label;
+      EXPECT_EQ(be.linear_slots, on ? 2 * fp8_linears : 0) << label;
+      model.refresh_working_weights();
+      EXPECT_FALSE(model.weight_amax_current()) << label << ": refreshed by a plain convert";
+      const int before = be.linear_slots;
+      model.evaluate(inputs.data(), targets.data(), -1, 16);
+      EXPECT_EQ(be.linear_slots, before) << label << ": a stale slot was handed on";
+    }
+    EXPECT_EQ(std::memcmp(&losses[0], &losses[1], sizeof(double)), 0) << label;
+    EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * 4), 0) << label;
+    EXPECT_EQ(weights[0], weights[1]) << label;
+  }
+  // Only an FP8 linear's weight has a slot: not the norms, embeddings or a bf16 linear's.
+  auto be = make_cpu_backend();
+  PrecisionConfig p;
+  p.policy = PrecisionPolicy::fp8_mlp;
+  GptModel model(c, p, 2, *be);
+  for (const ParamInfo& info : model.layout().params()) {
+    const bool fp8 = info.name.find(".mlp.") != std::string::npos;
+    EXPECT_EQ(static_cast<bool>(model.weight_amax_slot(info)), fp8) << info.name;
+  }
+  model.set_weight_amax_from_update(false);
+  EXPECT_FALSE(model.weight_amax_slot(model.layout().find("blocks.1.mlp.fc.weight")));
 }
 
 }  // namespace
