@@ -71,6 +71,8 @@ void add_bench_model(CLI::App& bench) {
                    "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
                    "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
                    "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too), then "
+                   "optionally +own-w-amax (each FP8 W cast reads W for its amax, instead of "
+                   "taking it from the AdamW pass that wrote the weight), then "
                    "optionally +serial-w-cast (CUDA: FP8 linears cast W on the main stream "
                    "before x, not beside it on a side stream), then "
                    "optionally +timed-gemm (CUDA: each GEMM's algorithm timed among cuBLASLt's "
@@ -85,6 +87,11 @@ void add_bench_model(CLI::App& bench) {
                    "report adds each round's step median")
       ->capture_default_str();
   model->add_option("--warmup", c.warmup, "untimed repeats after the first call")
+      ->capture_default_str();
+  model
+      ->add_option("--warmup-s", c.warmup_s,
+                   "and warm up for at least this many seconds, the first call included: on the "
+                   "H200 each arm's steps 1-2 s into its run were 5-15% slow (the power ramp)")
       ->capture_default_str();
   model->add_flag("!--no-frozen", c.frozen, "skip the frozen forward+backward check");
   model->add_flag("!--no-step", c.train_step, "skip the training-step benchmark");

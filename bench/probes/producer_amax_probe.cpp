@@ -17,10 +17,12 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fp8lab/backend.hpp"
 #include "fp8lab/cuda_check.hpp"
+#include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/fp8_format.hpp"
 #include "nn/cuda_backend.hpp"
 
@@ -152,6 +154,29 @@ void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
     step.lr = 1e-6f, step.weight_decay = 0.1f;
     time_op(gpu, p, "adamw_update [4D, D]", x_slot,
             [&](AmaxSlot s) { gpu.adamw_update(param, grad, mom, var, step, working, s); });
+  }
+  // The consumers: an FP8 linear's cast of both layouts, with its own amax pass (no slot) or
+  // the scale from a filled slot, finalised or keys only. mlp.proj's x [M, 4D] (e4m3) and
+  // qkv's dY [M, 3D] (e5m2); each moves 4 bytes per element (bf16 in, two FP8 layouts out).
+  for (const auto& [what, cols, format] :
+       {std::tuple{"cast both layouts, x [M, 4D]", 4 * d, Fp8Format::e4m3},
+        std::tuple{"cast both layouts, dY [M, 3D]", 3 * d, Fp8Format::e5m2}}) {
+    const Buffer x = random_tensor(gpu, DType::bf16, {m, cols}, 1.f, 11);
+    const Buffer q = empty_tensor(gpu, fp8_dtype(format), {m, cols});
+    const Buffer qt = empty_tensor(gpu, fp8_dtype(format), {cols, m});
+    const Buffer metas = allocate_amax_slots(gpu, 2, MemoryKind::workspace, "probe cast metas");
+    auto* meta = static_cast<Fp8Meta*>(metas.view().data);
+    const AmaxSlot filled = {meta + 1, format};
+    gpu.convert(x, x, filled);  // the slot of x as its producer leaves it (same bits again)
+    std::uint32_t keys = 0;     // and its keys, for the deferred arm
+    FP8LAB_CUDA_CHECK(cudaMemcpy(&keys, &meta[1].amax, sizeof(keys), cudaMemcpyDeviceToHost));
+    FP8LAB_CUDA_CHECK(
+        cudaMemcpy(&meta[1].amax_bits_accum, &keys, sizeof(keys), cudaMemcpyHostToDevice));
+    time_op(gpu, p, what, filled, [&](AmaxSlot s) {
+      if (!s) amax_scale_cuda(x, format, meta, gpu.stream());
+      quantize_transpose_cuda(x, format, meta, q, qt, gpu.stream(),
+                              {.given = s.meta, .given_deferred = s.deferred});
+    });
   }
 }
 

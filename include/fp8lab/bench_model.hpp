@@ -51,6 +51,10 @@ struct ModelBenchConfig {
   std::vector<std::string> sets;  // "model.KEY=VALUE" overrides of the preset (as train --set)
   std::vector<ModelBenchArm> arms;
   int warmup = 3;
+  // ... and warm-up for at least this many seconds, the first call included. On the H200 the
+  // steps 1-2 s into each arm's run were 5-15% slower than the rest (every arm, both presets,
+  // session 12): the GPU's power ramp. bench/peers/gpt_peer.py waits the same.
+  double warmup_s = 3.0;
   int repeats = 25;
   // Each arm is run this many times, the arms interleaved (a b c a b c ...), and its repeats
   // pooled: the GPU's drift over a run then reaches every arm alike instead of the last ones.

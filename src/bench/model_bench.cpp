@@ -34,6 +34,13 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// The untimed calls after the first (which began at `first`): at least cfg.warmup of them, and
+// until cfg.warmup_s seconds have passed since `first` (see ModelBenchConfig::warmup_s).
+template <typename Call>
+void warm_up(const ModelBenchConfig& cfg, Clock::time_point first, Call&& call) {
+  for (int i = 0; i < cfg.warmup || ms_since(first) < 1e3 * cfg.warmup_s; ++i) call();
+}
+
 double mib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 // Median and the 10th/90th percentiles of the repeat times.
@@ -157,7 +164,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     const LossSums s = pass();
     r.frozen.first_call_ms = ms_since(first);
     r.loss = s.loss_sum / static_cast<double>(std::max<std::int64_t>(s.counted, 1));
-    for (int i = 0; i < cfg.warmup; ++i) pass();
+    warm_up(cfg, first, pass);
     std::vector<double> times;
     for (int i = 0; i < cfg.repeats; ++i) {
       const auto start = Clock::now();
@@ -194,7 +201,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     const auto first = Clock::now();
     step();
     r.step.first_call_ms = ms_since(first);
-    for (int i = 0; i < cfg.warmup; ++i) step();
+    warm_up(cfg, first, step);
     std::vector<double> times;
     for (int i = 0; i < cfg.repeats; ++i) {
       const auto start = Clock::now();
@@ -267,6 +274,8 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   FP8LAB_CHECK(cfg.batch > 0, "--batch {} must be positive", cfg.batch);
   FP8LAB_CHECK(cfg.repeats >= 1 && cfg.warmup >= 0, "--repeats {} / --warmup {} out of range",
                cfg.repeats, cfg.warmup);
+  FP8LAB_CHECK(cfg.warmup_s >= 0 && cfg.warmup_s <= 600, "--warmup-s {} out of range [0, 600]",
+               cfg.warmup_s);
   FP8LAB_CHECK(cfg.rounds >= 1, "--rounds {} must be at least 1", cfg.rounds);
   FP8LAB_CHECK(!cfg.arms.empty(), "bench model: no arms");
   RunConfig run = run_preset(cfg.preset);
@@ -498,6 +507,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
           {"model", to_json(r.model)},
           {"parameters", r.parameters},
           {"warmup", c.warmup},
+          {"warmup_s", c.warmup_s},
           {"repeats", c.repeats},
           {"rounds", c.rounds},
           {"loss_chunk_rows", c.loss_chunk_rows},

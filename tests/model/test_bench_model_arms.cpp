@@ -98,6 +98,7 @@ ModelBenchConfig tiny_cpu_bench(const std::vector<std::string>& arms) {
   c.batch = 2;
   c.seq_len = 32;
   c.warmup = 0;
+  c.warmup_s = 0;
   c.repeats = 1;
   c.train_step = false;
   c.loss_chunk_rows = 64;
