@@ -30,6 +30,7 @@ __global__ void __launch_bounds__(kTileThreads, 4)
     cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
                          CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
   __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
+  const float scale = cast_scale_and_meta_work<F>(meta, work);
   const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
   const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
   // A thread's chunks share their column chunk and lie kRowsPerPass rows apart: one base
@@ -46,10 +47,6 @@ __global__ void __launch_bounds__(kTileThreads, 4)
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i)
     if (i * kRowsPerPass < rows_here) raw[i].load(x + offset + i * step);
-  // The scale only after the loads are issued: with a deferred slot it is a load of the keys
-  // and two divisions, and the first thread's meta stores (which the compiler cannot prove
-  // apart from x) would otherwise hold every load of x behind them (docs/perf-notes.md v31).
-  const float scale = cast_scale_and_meta_work<F>(meta, work);
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
     if (i * kRowsPerPass >= rows_here) continue;
