@@ -172,10 +172,17 @@ void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
     auto* meta = static_cast<Fp8Meta*>(metas.view().data);
     const AmaxSlot filled = {meta + 1, format};
     gpu.convert(x, x, filled);  // the slot of x as its producer leaves it (same bits again)
-    std::uint32_t keys = 0;     // and its keys, for the deferred arm
+    // The copies below run on the legacy stream, the convert on the backend's non-blocking one:
+    // without this wait the keys were read (and written back) before the convert's ticket had
+    // finalised the slot, so the deferred arm cast with keys 0, i.e. scale 1 (session 12's
+    // fourth call: every warp of an e4m3 cast then counted an underflow, +8-18%).
+    gpu.synchronize();
+    std::uint32_t keys = 0;  // the finalised amax's bits, for the deferred arm
     FP8LAB_CUDA_CHECK(cudaMemcpy(&keys, &meta[1].amax, sizeof(keys), cudaMemcpyDeviceToHost));
     FP8LAB_CUDA_CHECK(
         cudaMemcpy(&meta[1].amax_bits_accum, &keys, sizeof(keys), cudaMemcpyHostToDevice));
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());  // a pageable copy may return before it lands
+    FP8LAB_CHECK(keys != 0u, "producer_amax_probe: the slot of {} has no amax", what);
     time_op(gpu, p, what, filled, [&](AmaxSlot s) {
       if (!s) amax_scale_cuda(x, format, meta, gpu.stream());
       quantize_transpose_cuda(x, format, meta, q, qt, gpu.stream(),
