@@ -29,9 +29,6 @@ Fp8Meta* alloc_fp8_meta(DeviceArena& arena, int count, cudaStream_t stream);
 
 // amax of x (f32 or bf16, any shape) and the scale for `format`, written into *meta.
 void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaStream_t stream);
-// The same reduction on the deferred protocol (AmaxSlot::deferred in backend.hpp): only the
-// largest key, atomicMax-ed into meta->amax_bits_accum, which must hold 0 or earlier keys of x.
-void amax_keys_cuda(const TensorView& x, Fp8Meta* meta, cudaStream_t stream);
 
 // q = satfinite_rne(x * meta->scale): x f32/bf16, q fp8_dtype(format) of x's shape. `work`
 // (fp8_meta.hpp): take the scale from a producer's meta instead, and flag a non-finite amax,

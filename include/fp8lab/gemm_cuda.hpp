@@ -9,9 +9,8 @@
 // (e.g. &Fp8Meta::inv_scale), so no host sync is needed between the amax and the GEMM. Anything
 // else is an fp8lab::Error naming the GEMM's shape, never a wrong answer.
 //
-// Epilogues (bf16 output; bf16 operands, or FP8 ones for gelu_aux, where A·B is the product with
-// the operands' scales applied, as in any FP8 GEMM): gelu_aux writes out = GELU(A·B) and
-// aux = A·B, the GELU computed from the fp32 product before either is rounded to bf16 (GELU_AUX);
+// Epilogues (bf16 operands and output only): gelu_aux writes out = GELU(A·B) and aux = A·B, the
+// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX);
 // dgelu writes out = (A·B) · GELU'(aux), aux holding GELU's input (cuBLASLt's DGELU). aux is a
 // bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
 //

@@ -85,13 +85,9 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 // amax (by the cast kernel itself: no launch of its own); a deferred slot holds only the
 // producer's keys, from which the cast derives the scale. w_amax likewise for W (its producer
 // is the optimizer update that wrote it), and dy_amax for dY (e5m2) in the backward.
-// gelu_pre (FP8 modes, optional): the FP8 GEMM carries an MLP's GELU in its epilogue, writing
-// y = GELU(product) and gelu_pre = the product (bf16 both; cuBLASLt's GELU_AUX), as
-// linear_gelu_forward_cuda does in bf16: y is GELU of the fp32 product before its rounding.
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, AmaxSlot x_amax = {}, AmaxSlot w_amax = {},
-                         const TensorView& gelu_pre = {});
+                         cudaStream_t stream, AmaxSlot x_amax = {}, AmaxSlot w_amax = {});
 
 // dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

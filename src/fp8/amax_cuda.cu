@@ -40,12 +40,10 @@ __device__ __forceinline__ std::uint32_t thread_amax_bits(const In* x, std::int6
   return m;
 }
 
-// Deferred: only the keys (AmaxSlot::deferred), for a slot whose reader finalises.
 template <typename In>
 __global__ void __launch_bounds__(kAmaxThreads)
-    amax_scale_kernel(const In* x, std::int64_t n, bool vec, Fp8Format format, Fp8Meta* meta,
-                      bool deferred) {
-  hand_in_block_amax(thread_amax_bits(x, n, vec), meta, format, gridDim.x, deferred);
+    amax_scale_kernel(const In* x, std::int64_t n, bool vec, Fp8Format format, Fp8Meta* meta) {
+  commit_block_amax(thread_amax_bits(x, n, vec), meta, format);
 }
 
 template <Fp8Format F>
@@ -79,17 +77,17 @@ __global__ void byte_mismatch_kernel(const std::uint8_t* a, const std::uint8_t* 
 }  // namespace
 
 void launch_amax_scale(const void* x, ElemType type, std::int64_t n, Fp8Format format,
-                       Fp8Meta* meta, int sm_count, cudaStream_t stream, bool deferred) {
+                       Fp8Meta* meta, int sm_count, cudaStream_t stream) {
   const bool vec = aligned16(x);
   const std::int64_t chunks =
       std::max<std::int64_t>(1, (n + 16 * kAmaxThreads - 1) / (16 * kAmaxThreads));
   const int grid = static_cast<int>(std::min<std::int64_t>(chunks, 2LL * sm_count));
   if (type == ElemType::bf16)
     amax_scale_kernel<<<grid, kAmaxThreads, 0, stream>>>(static_cast<const std::uint16_t*>(x), n,
-                                                         vec, format, meta, deferred);
+                                                         vec, format, meta);
   else
     amax_scale_kernel<<<grid, kAmaxThreads, 0, stream>>>(static_cast<const float*>(x), n, vec,
-                                                         format, meta, deferred);
+                                                         format, meta);
 }
 
 void launch_conversion_probe(unsigned long long* counts, std::uint32_t* example, int sm_count) {

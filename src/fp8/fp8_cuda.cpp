@@ -53,14 +53,6 @@ void amax_scale_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, cudaS
   FP8LAB_LAUNCH_CHECK("amax_scale_kernel");
 }
 
-void amax_keys_cuda(const TensorView& x, Fp8Meta* meta, cudaStream_t stream) {
-  const detail::ElemType type = cast_input_type(x, "amax input");
-  check_meta(meta, "amax_keys_cuda");
-  detail::launch_amax_scale(x.data, type, x.numel(), Fp8Format::e4m3, meta, cuda_sm_count(), stream,
-                            /*deferred=*/true);
-  FP8LAB_LAUNCH_CHECK("amax_scale_kernel (keys)");
-}
-
 void quantize_cuda(const TensorView& x, Fp8Format format, Fp8Meta* meta, const TensorView& q,
                    cudaStream_t stream, const CastMetaWork& work) {
   const detail::ElemType type = cast_input_type(x, "quantize input");

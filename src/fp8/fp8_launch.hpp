@@ -16,9 +16,8 @@ namespace fp8lab::detail {
 
 enum class ElemType : std::uint8_t { f32, bf16 };
 
-// deferred: only the keys into meta->amax_bits_accum (AmaxSlot::deferred), nothing finalised.
 void launch_amax_scale(const void* x, ElemType type, std::int64_t n, Fp8Format format,
-                       Fp8Meta* meta, int sm_count, cudaStream_t stream, bool deferred = false);
+                       Fp8Meta* meta, int sm_count, cudaStream_t stream);
 
 void launch_quantize(const void* x, ElemType type, std::int64_t n, Fp8Format format, bool hw,
                      Fp8Meta* meta, const CastMetaWork& work, std::uint8_t* q, int sm_count,

@@ -57,18 +57,14 @@ std::string describe(const GemmArg& a, const GemmArg& b, const TensorView& out) 
                      b.k_major ? " (k-major)" : " (transposed)");
 }
 
-// The epilogue's own contract (gemm_cuda.hpp): bf16 operands (or FP8 ones for gelu_aux) and a
-// bf16 out, an aux of out's shape and type that overlaps nothing, no accumulation.
+// The epilogue's own contract (gemm_cuda.hpp): bf16 in and out, an aux of out's shape and type
+// that overlaps nothing, no accumulation.
 void check_epilogue(const GemmArg& a, const TensorView& out, const GemmCudaOptions& options,
                     const std::string& what) {
   if (options.epilogue == GemmEpilogue::none) return;
   const char* name = gemm_epilogue_name(options.epilogue);
-  const bool fp8_gelu = is_fp8(a.t.dtype) && options.epilogue == GemmEpilogue::gelu_aux;
-  FP8LAB_CHECK_KIND(ErrorKind::dtype,
-                    (a.t.dtype == DType::bf16 || fp8_gelu) && out.dtype == DType::bf16,
-                    "{}: the {} epilogue takes bf16 operands (gelu-aux also FP8 ones) and a bf16 "
-                    "out",
-                    what, name);
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, a.t.dtype == DType::bf16 && out.dtype == DType::bf16,
+                    "{}: the {} epilogue takes bf16 operands and a bf16 out", what, name);
   FP8LAB_CHECK(!options.accumulate, "{}: the {} epilogue cannot accumulate into out", what, name);
   const TensorView& aux = options.aux;
   FP8LAB_CHECK(aux.data != nullptr, "{}: the {} epilogue needs its aux tensor", what, name);

@@ -116,9 +116,7 @@ class CudaBackend final : public Backend {
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
   // bf16 (with no amax wanted of y or dx): one GEMM each, GELU in cuBLASLt's epilogue
-  // (linear_gelu_forward_cuda, linear_backward_dgelu_cuda). FP8 forward: the FP8 GEMM carries
-  // the GELU too (v32), and y_amax gets its amax from a pass over y (the epilogue has none:
-  // perf-notes v18). Otherwise the Backend defaults.
+  // (linear_gelu_forward_cuda, linear_backward_dgelu_cuda); otherwise the Backend defaults.
   std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision, const TensorView& x,
                                                      const TensorView& w, const TensorView& pre,
                                                      const TensorView& y, std::string_view name,
@@ -160,11 +158,6 @@ class CudaBackend final : public Backend {
 
  private:
   struct DeviceFlags;  // error flags in device memory (see the file comment)
-  // linear_forward, and with gelu_pre (FP8) linear_gelu_forward's GEMM with the GELU epilogue.
-  std::unique_ptr<LinearContext> forward_linear(LinearMode mode, const TensorView& x,
-                                                const TensorView& w, const TensorView& y,
-                                                std::string_view name, AmaxSlot x_amax,
-                                                AmaxSlot w_amax, const TensorView& gelu_pre);
   void account(std::int64_t delta);
   void check_flags();  // after a synchronisation: throws what the kernels recorded
   int nonfinite_id(const std::string& tensor_name);

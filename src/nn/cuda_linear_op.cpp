@@ -95,18 +95,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
                                                            const TensorView& w, const TensorView& y,
                                                            std::string_view name, AmaxSlot x_amax,
                                                            AmaxSlot w_amax) {
-  return forward_linear(mode, x, w, y, name, x_amax, w_amax, {});
-}
-
-std::unique_ptr<LinearContext> CudaBackend::forward_linear(LinearMode mode, const TensorView& x,
-                                                           const TensorView& w, const TensorView& y,
-                                                           std::string_view name, AmaxSlot x_amax,
-                                                           AmaxSlot w_amax,
-                                                           const TensorView& gelu_pre) {
-  const bool gelu = gelu_pre.data != nullptr;
-  OpTimer timer(*this, mode != LinearMode::fp8 ? "linear_forward bf16"
-                       : gelu                  ? "linear_forward fp8 +gelu"
-                                               : "linear_forward fp8");
+  OpTimer timer(*this, mode == LinearMode::fp8 ? "linear_forward fp8" : "linear_forward bf16");
   FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, mode != LinearMode::f32,
                     "linear '{}': the CUDA backend computes in mixed precision (bf16 or fp8); "
                     "LinearMode f32 (compute fp32) is the CPU reference's",
@@ -144,7 +133,7 @@ std::unique_ptr<LinearContext> CudaBackend::forward_linear(LinearMode mode, cons
                                nonfinite_id(ctx->config.name + ".dy")};
   {
     PhaseTimers phases(*this, ctx->config);
-    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax, w_amax, gelu_pre);
+    linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax, w_amax);
   }
   s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
   s.wq = {};
@@ -181,26 +170,9 @@ std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
     LinearMode mode, const TensorView& x, const TensorView& w, const TensorView& pre,
     const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax,
     AmaxSlot w_amax) {
-  if (mode == LinearMode::fp8) {
-    // v32: GELU in the FP8 GEMM's epilogue (the product's GELU before its rounding, as in
-    // bf16). cuBLASLt has no amax of the epilogue's out (v18), so y's comes from one read of y
-    // instead of from the GELU kernel that wrote it: the same 6 bytes per element as the
-    // separate ops (GEMM writes pre, GELU reads pre and writes y), one pass fewer.
-    nn::check_linear_gelu(pre, y, name);
-    auto ctx = forward_linear(mode, x, w, y, name, x_amax, w_amax, pre);
-    if (y_amax) {
-      OpTimer timer(*this, "gelu_out_amax");
-      check_amax_slot_format(y_amax, Fp8Format::e4m3, std::string(name) + " GELU output");
-      if (y_amax.deferred)
-        amax_keys_cuda(y, y_amax.meta, stream_);
-      else
-        amax_scale_cuda(y, y_amax.format, y_amax.meta, stream_);
-    }
-    return ctx;
-  }
   // An amax of y (an FP8 consumer) would need a pass over y anyway: the separate GELU kernel
   // reduces it as it stores.
-  if (mode != LinearMode::bf16 || y_amax)  // f32: linear_forward's error
+  if (mode != LinearMode::bf16 || y_amax)
     return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax, w_amax);
   OpTimer timer(*this, "linear_forward bf16 +gelu");
   nn::check_linear_gelu(pre, y, name);

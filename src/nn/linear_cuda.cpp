@@ -147,20 +147,11 @@ LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode,
 
 void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, const TensorView& x,
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
-                         cudaStream_t stream, AmaxSlot x_amax, AmaxSlot w_amax,
-                         const TensorView& gelu_pre) {
+                         cudaStream_t stream, AmaxSlot x_amax, AmaxSlot w_amax) {
   const std::string& name = config.name;
   const auto [m, k, n] = check_forward_inputs(x, w, name);
   const bool want_y = y.data != nullptr;  // null: only the backward's state (a recompute)
   if (want_y) check_view(y, DType::bf16, {m, n}, name + ".y");
-  const bool gelu = gelu_pre.data != nullptr;
-  if (gelu) {
-    FP8LAB_CHECK(is_fp8_mode(config.mode) && want_y,
-                 "{}: the GELU epilogue here is the FP8 modes' with an output (bf16: "
-                 "linear_gelu_forward_cuda)",
-                 name);
-    check_view(gelu_pre, DType::bf16, {m, n}, name + " pre-activation");
-  }
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
   if (!is_fp8_mode(config.mode)) {
@@ -188,13 +179,9 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   }
   if (!want_y) return;
   announce(config, "linear_forward fp8: GEMM");
-  GemmCudaOptions options{.fast_accum = config.fast_accum};
-  if (gelu) {
-    options.epilogue = GemmEpilogue::gelu_aux;
-    options.aux = gelu_pre;
-  }
   gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
-              {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, options, stream);
+              {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {.fast_accum = config.fast_accum},
+              stream);
 }
 
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
