@@ -122,7 +122,11 @@ class GptModel {
   // update that wrote every weight (begin_weight_update ... finish_weight_update) until anything
   // else writes it (refresh_working_weights, set_parameters, init_parameters); outside that
   // window, and with this off, each W cast reads W for its amax. The same bits either way.
-  void set_weight_amax_from_update(bool on) { weight_amax_from_update_ = on; }
+  // Switching it makes the slots stale (an update made while it was off filled none of them).
+  void set_weight_amax_from_update(bool on) {
+    if (on != weight_amax_from_update_) w_amax_current_ = false;
+    weight_amax_from_update_ = on;
+  }
   bool weight_amax_from_update() const { return weight_amax_from_update_; }
   // For the optimizer. The slot of p's working-copy amax, to hand to adamw_update with p's
   // working copy; empty when p is not an FP8 linear's weight or the above is off.

@@ -68,9 +68,7 @@ AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
 }
 
 AmaxSlot GptModel::w_amax(std::int64_t layer, BlockLinear which) const {
-  if (!w_amax_current_ || !weight_amax_from_update_ ||
-      linear_mode_for(precision_, which) != LinearMode::fp8)
-    return {};
+  if (!weight_amax_current() || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
   return weight_slot(static_cast<int>(layer) * Activations::kSlotsPerBlock +
                      static_cast<int>(which));
 }

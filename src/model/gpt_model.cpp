@@ -184,7 +184,8 @@ void GptModel::begin_weight_update() {
 }
 
 void GptModel::finish_weight_update() {
-  w_amax_current_ = weight_amax_slots_.view().data != nullptr;
+  // Only if weight_amax_slot handed the slots out (the switch was on during the update).
+  w_amax_current_ = weight_amax_from_update_ && weight_amax_slots_.view().data != nullptr;
 }
 
 void GptModel::zero_grads() { backend_.fill_zero(grads_); }

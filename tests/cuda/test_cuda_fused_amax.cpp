@@ -397,16 +397,19 @@ TEST_F(CudaFusedAmax, NonFiniteInputsAreReportedAsWithoutTheSlot) {
 struct ModelCase {
   PrecisionPolicy policy;
   bool recompute;
+  PrecisionConfig precision() const {
+    PrecisionConfig p;
+    p.policy = policy;
+    p.mlp_recompute = recompute;
+    return p;
+  }
 };
 
 class CudaFusedAmaxModel : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(CudaFusedAmaxModel, LossAndGradientsAreBitIdentical) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  const ModelCase mc = GetParam();
-  PrecisionConfig p;
-  p.policy = mc.policy;
-  p.mlp_recompute = mc.recompute;
+  const PrecisionConfig p = GetParam().precision();
   const std::uint64_t seed = testing::fresh_seed();
   // Unfused, fused with deferred slots (the default), fused with finalising producers.
   testing::ModelRun runs[3];
@@ -425,10 +428,7 @@ TEST_P(CudaFusedAmaxModel, LossAndGradientsAreBitIdentical) {
 // updates and the forwards after them (MLP recompute casts W again in the backward).
 TEST_P(CudaFusedAmaxModel, WeightAmaxFromTheUpdateIsBitIdentical) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  const ModelCase mc = GetParam();
-  PrecisionConfig p;
-  p.policy = mc.policy;
-  p.mlp_recompute = mc.recompute;
+  const PrecisionConfig p = GetParam().precision();
   const std::uint64_t seed = testing::fresh_seed();
   const ModelConfig c = testing::ab_model(2);
   const std::int64_t m = testing::kAbBatch * c.seq_len;

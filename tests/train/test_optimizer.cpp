@@ -200,6 +200,20 @@ TEST(AdamW, WeightAmaxFromTheUpdateGivesTheSameBits) {
   }
   model.set_weight_amax_from_update(false);
   EXPECT_FALSE(model.weight_amax_slot(model.layout().find("blocks.1.mlp.fc.weight")));
+  // An update made with it off fills no slot, so switching it on after must not trust them.
+  model.init_parameters(seed);
+  AdamW adam(o, model);
+  model.zero_grads();
+  model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 16);
+  adam.step(1e-2f, 1.f);
+  EXPECT_FALSE(model.weight_amax_current());
+  model.set_weight_amax_from_update(true);
+  EXPECT_FALSE(model.weight_amax_current()) << "slots from an update that filled none";
+  adam.step(1e-2f, 1.f);
+  EXPECT_TRUE(model.weight_amax_current());
+  model.set_weight_amax_from_update(false);
+  model.set_weight_amax_from_update(true);
+  EXPECT_FALSE(model.weight_amax_current()) << "switched off and on: stale";
 }
 
 }  // namespace
