@@ -1,7 +1,7 @@
 // The producer-fused amax on the CUDA backend (AmaxSlot in fp8lab/backend.hpp):
 // - each producer op (RMSNorm, GELU forward and backward, convert, attention forward and
-//   backward, AdamW's bf16 working copy) leaves in its slot the very Fp8Meta bytes that amax_scale_cuda writes reading the
-//   op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed counters and
+//   backward, AdamW's bf16 working copy) leaves in its slot the very Fp8Meta bytes that
+//   amax_scale_cuda writes reading the op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed counters and
 //   scratch words; with a NaN and with an inf in the output too; on prime shapes, unaligned views
 //   (the scalar paths) and tensors large enough that every thread loops; and the output bytes do
 //   not change. A deferred slot (AmaxSlot::deferred) gets only the keys, no ticket, and a cast
