@@ -1,12 +1,12 @@
 // The producer-fused amax on the CUDA backend (AmaxSlot in fp8lab/backend.hpp):
-// - each producer op (RMSNorm, GELU forward and backward, convert, attention forward and
-//   backward, AdamW's bf16 working copy) leaves in its slot the very Fp8Meta bytes that
-//   amax_scale_cuda writes reading the op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed counters and
-//   scratch words; with a NaN and with an inf in the output too; on prime shapes, unaligned views
-//   (the scalar paths) and tensors large enough that every thread loops; and the output bytes do
-//   not change. A deferred slot (AmaxSlot::deferred) gets only the keys, no ticket, and a cast
-//   reading it writes the bytes and meta of a cast handed the finalised slot. The attention
-//   backward's d_qkv comes from two kernels (two-pass) or one (fused):
+// - each producer op (RMSNorm, GELU forward and backward, convert, attention forward and backward,
+//   AdamW's bf16 working copy) leaves in its slot the very Fp8Meta bytes that amax_scale_cuda
+//   writes reading the op's stored output back: amax, scale, inv_scale, the non-finite flag, zeroed
+//   counters and scratch words; with a NaN and with an inf in the output too; on prime shapes,
+//   unaligned views (the scalar paths) and tensors large enough that every thread loops; and the
+//   output bytes do not change. A deferred slot (AmaxSlot::deferred) gets only the keys, no ticket,
+//   and a cast reading it writes the bytes and meta of a cast handed the finalised slot. The
+//   attention backward's d_qkv comes from two kernels (two-pass) or one (fused):
 //   both are checked, with inputs that put the largest value in each of dq, dk and dv;
 // - an FP8 linear handed the slot reports a non-finite input with the same error, naming
 //   "<name>.x" / "<name>.dy";
