@@ -2,6 +2,8 @@
 #include "fp8lab/model.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 
 #include "fp8lab/sha256.hpp"
 #include "model/gpt_activations.hpp"
@@ -17,6 +19,21 @@ Buffer alias_of(const Buffer& owner, const Shape& shape) {
                v.nbytes(), owner.view().nbytes());
   return Buffer(v, nullptr);
 }
+
+// A block's parameters in layout order (parameters.cpp; after wte and wpe, six per block), with
+// the block linear each weight belongs to (-1: a norm's).
+struct BlockParam {
+  std::string_view suffix;
+  int linear;  // BlockLinear
+};
+constexpr BlockParam kBlockParams[] = {
+    {"ln1.weight", -1},
+    {"attn.qkv.weight", static_cast<int>(BlockLinear::attn_qkv)},
+    {"attn.proj.weight", static_cast<int>(BlockLinear::attn_proj)},
+    {"ln2.weight", -1},
+    {"mlp.fc.weight", static_cast<int>(BlockLinear::mlp_fc)},
+    {"mlp.proj.weight", static_cast<int>(BlockLinear::mlp_proj)}};
+constexpr std::int64_t kParamsPerBlock = std::size(kBlockParams);
 
 }  // namespace
 
@@ -140,11 +157,9 @@ TensorView GptModel::working_copy(const ParamInfo& p) const {
 }
 
 const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suffix) const {
-  // Layout order per block: ln1, attn.qkv, attn.proj, ln2, mlp.fc, mlp.proj (after wte, wpe).
-  static constexpr std::string_view kOrder[] = {"ln1.weight", "attn.qkv.weight", "attn.proj.weight",
-                                                "ln2.weight", "mlp.fc.weight",   "mlp.proj.weight"};
-  for (std::size_t i = 0; i < std::size(kOrder); ++i) {
-    if (kOrder[i] == suffix) return layout_.params()[2 + static_cast<std::size_t>(layer) * 6 + i];
+  for (std::int64_t i = 0; i < kParamsPerBlock; ++i) {
+    if (kBlockParams[i].suffix == suffix)
+      return layout_.params()[static_cast<std::size_t>(2 + layer * kParamsPerBlock + i)];
   }
   FP8LAB_FAIL(ErrorKind::internal, "no block parameter '{}'", suffix);
 }
@@ -162,20 +177,19 @@ AmaxSlot GptModel::weight_slot(int index) const {
 
 AmaxSlot GptModel::weight_amax_slot(const ParamInfo& p) const {
   if (!weight_amax_from_update_ || p.role != ParamRole::matrix) return {};
-  // p's place in the layout: block parameters follow wte and wpe, six per block in the order
-  // of block_param (ln1, attn.qkv, attn.proj, ln2, mlp.fc, mlp.proj).
+  // p's place in the layout (kBlockParams).
   const auto& params = layout_.params();
   const auto it = std::lower_bound(
       params.begin(), params.end(), p.offset,
       [](const ParamInfo& q, std::int64_t offset) { return q.offset < offset; });
   if (it == params.end() || it->offset != p.offset) return {};
   const std::int64_t index = (it - params.begin()) - 2;
-  if (index < 0 || index >= config_.n_layers * 6) return {};
-  static constexpr int kLinear[] = {-1, 0, 1, -1, 2, 3};  // BlockLinear, or -1 for the norms
-  const int which = kLinear[index % 6];
+  if (index < 0 || index >= config_.n_layers * kParamsPerBlock) return {};
+  const int which = kBlockParams[index % kParamsPerBlock].linear;
   if (which < 0 || linear_mode_for(precision_, static_cast<BlockLinear>(which)) != LinearMode::fp8)
     return {};
-  return weight_slot(static_cast<int>(index / 6) * Activations::kSlotsPerBlock + which);
+  return weight_slot(static_cast<int>(index / kParamsPerBlock) * Activations::kSlotsPerBlock +
+                     which);
 }
 
 void GptModel::begin_weight_update() {
