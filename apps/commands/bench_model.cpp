@@ -45,7 +45,9 @@ void add_bench_model(CLI::App& bench) {
       "Whole-model resource check per precision arm: frozen forward+backward (median ms, peak "
       "MiB, first call, SHA-256 of weights and batch) and the full training step (tokens/s, peak "
       "MiB), beside the PyTorch peer's JSON, and the project's performance goals that the run's "
-      "arms speak to, each with its limit and verdict");
+      "arms speak to, each with its limit and verdict. On the GPU each arm's timed repeats also "
+      "report their energy (J per repeat, mean W, tokens per joule) from NVML's counter: the "
+      "H200 runs every arm at its power limit, so energy shows what a change saved");
   model->footer(
       "Example, on the GPU machine (the peer first, in the same call):\n"
       "  python3 bench/peers/gpt_peer.py --preset gpt50m --json peer.json\n"

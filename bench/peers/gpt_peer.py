@@ -25,6 +25,8 @@ Two measurements per arm, on one batch of seeded random tokens shared by every a
   frozen: forward + backward (grads set to None before each), CUDA events around each call,
           median of --reps after --warmup; the first call's wall time (compilation included) and
           the peak of torch.cuda.max_memory_allocated over the timed calls.
+          Both also read NVML's energy counter around their timed calls (nvml_energy.py):
+          energy_j, joules_per_repeat, mean_watts, tokens_per_joule (null without NVML).
   train:  the full step: zero_grad, forward, backward, global grad-norm clip at 1.0 (foreach),
           torch.optim.AdamW(fused=True) with fp8lab's hyper-parameters and groups (weight decay
           0.1 on the matrices only); median step time, tokens/s = B * T / median, peak memory.
@@ -48,6 +50,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "reference"))
 sys.path.insert(0, HERE)
 from gpt_torch import FpLabGPT  # noqa: E402
 from linear_peer import Fp8Linear  # noqa: E402
+from nvml_energy import EnergyCounter  # noqa: E402
 
 PRESETS = {  # model config, micro-batch (fp8lab's run_preset)
     "tiny": (dict(vocab_size=256, d_model=128, n_layers=4, n_heads=4, seq_len=128), 8),
@@ -87,10 +90,11 @@ def make_optimizer(model):
                              lr=6e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
 
 
-def timed(step, warmup, reps, warmup_s):
-    """(first-call seconds, median ms, peak MiB over the timed calls, all ms). Warm-up: at least
-    `warmup` calls after the first, and at least `warmup_s` seconds of them (the GPU ran the
-    first 1-2 s of load 5-15% slow on the H200, fp8lab's bench model does the same)."""
+def timed(step, warmup, reps, warmup_s, energy=None):
+    """(first-call seconds, median ms, peak MiB over the timed calls, all ms, joules of the timed
+    calls or None). Warm-up: at least `warmup` calls after the first, and at least `warmup_s`
+    seconds of them (the GPU ran the first 1-2 s of load 5-15% slow on the H200, fp8lab's bench
+    model does the same). `energy`: an nvml_energy.EnergyCounter read around the timed calls."""
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     step()
@@ -106,16 +110,37 @@ def timed(step, warmup, reps, warmup_s):
     torch.cuda.reset_peak_memory_stats()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    j0 = energy.joules() if energy is not None and energy.available else None
     for i in range(reps):
         starts[i].record()
         step()
         stops[i].record()
     torch.cuda.synchronize()
+    j1 = energy.joules() if j0 is not None else None
     ms = [s.elapsed_time(e) for s, e in zip(starts, stops)]
-    return first_s, statistics.median(ms), torch.cuda.max_memory_allocated() / MIB, ms
+    joules = j1 - j0 if j0 is not None and j1 is not None else None
+    return first_s, statistics.median(ms), torch.cuda.max_memory_allocated() / MIB, ms, joules
 
 
-def run_arm(arm, cfg, batch, idx, tgt, args, compile_model):
+def pci_bus_id(device):
+    """The device's PCI bus id as NVML takes it ("0000:3b:00.0")."""
+    p = torch.cuda.get_device_properties(device)
+    return (f"{getattr(p, 'pci_domain_id', 0):04x}:{getattr(p, 'pci_bus_id', 0):02x}:"
+            f"{getattr(p, 'pci_device_id', 0):02x}.0")
+
+
+def energy_fields(joules, ms, tokens):
+    """The energy entries of a measurement (None where not measured), as fp8lab's JSON names
+    them."""
+    if joules is None:
+        return {"energy_j": None, "joules_per_repeat": None, "mean_watts": None,
+                "tokens_per_joule": None}
+    per = joules / len(ms)
+    return {"energy_j": joules, "joules_per_repeat": per, "mean_watts": joules / (sum(ms) / 1e3),
+            "tokens_per_joule": tokens / per if per > 0 else None}
+
+
+def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
     torch._dynamo.reset()  # every arm compiles from scratch: first-call times are comparable
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
@@ -133,9 +158,11 @@ def run_arm(arm, cfg, batch, idx, tgt, args, compile_model):
         model.zero_grad(set_to_none=True)
         loss_fn().backward()
 
-    first_s, med, peak, ms = timed(frozen_step, args.warmup, args.reps, args.warmup_s)
+    first_s, med, peak, ms, joules = timed(frozen_step, args.warmup, args.reps, args.warmup_s,
+                                           energy)
     result["frozen"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
-                        "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3)}
+                        "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3),
+                        **energy_fields(joules, ms, tokens)}
     print(f"[gpt_peer] {arm} frozen fwd+bwd: median {med:.2f} ms, peak {peak:.0f} MiB, "
           f"first call {first_s:.1f} s", file=sys.stderr, flush=True)
 
@@ -152,11 +179,12 @@ def run_arm(arm, cfg, batch, idx, tgt, args, compile_model):
         opt.step()
         losses.append(loss.detach())
 
-    first_s, med, peak, ms = timed(train_step, args.warmup, args.train_reps or args.reps,
-                                   args.warmup_s)
+    first_s, med, peak, ms, joules = timed(train_step, args.warmup, args.train_reps or args.reps,
+                                           args.warmup_s, energy)
     result["train"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
                        "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3),
-                       "loss_first": float(losses[0]), "loss_last": float(losses[-1])}
+                       "loss_first": float(losses[0]), "loss_last": float(losses[-1]),
+                       **energy_fields(joules, ms, tokens)}
     print(f"[gpt_peer] {arm} train step: median {med:.2f} ms, {tokens / (med / 1e3):.0f} tokens/s, "
           f"peak {peak:.0f} MiB (loss {float(losses[0]):.4f} -> {float(losses[-1]):.4f})",
           file=sys.stderr, flush=True)
@@ -197,9 +225,13 @@ def main():
            "optimizer": "torch.optim.AdamW(fused=True), clip_grad_norm_(1.0, foreach=True)",
            "statistic": "median", "reps": args.reps, "warmup": args.warmup,
            "warmup_s": args.warmup_s, "arms": {}}
+    energy = EnergyCounter(pci_bus_id(torch.cuda.current_device()))
+    out["energy_source"] = (energy.describe() if energy.available
+                            else f"not measured: {energy.why_not}")
     for arm in args.arms:
         try:
-            out["arms"][arm] = run_arm(arm, cfg, batch, idx, tgt, args, not args.no_compile)
+            out["arms"][arm] = run_arm(arm, cfg, batch, idx, tgt, args, not args.no_compile,
+                                       energy)
         except Exception as e:  # record it (an OOM, a compile failure) and go on
             why = f"{type(e).__name__}: {e}"
             print(f"[gpt_peer] {arm} failed: {why}", file=sys.stderr, flush=True)
@@ -208,7 +240,7 @@ def main():
                 # A compile failure should not cost the arm: measure it eager, and say so.
                 torch.cuda.empty_cache()
                 try:
-                    out["arms"][arm] = run_arm(arm, cfg, batch, idx, tgt, args, False)
+                    out["arms"][arm] = run_arm(arm, cfg, batch, idx, tgt, args, False, energy)
                     out["arms"][arm]["compile_error"] = why
                 except Exception as e2:
                     out["arms"][arm]["eager_error"] = f"{type(e2).__name__}: {e2}"

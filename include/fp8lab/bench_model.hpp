@@ -6,11 +6,14 @@
 // SHA-256 of the weights, inputs and targets (equal hashes prove the arms saw the same problem).
 // Training step: forward+backward, gradient norm and clipping, fused AdamW and the bf16 weight
 // refresh, exactly the Trainer's step: median ms, tokens/s and peak MiB (optimizer moments in).
+// On the GPU both also report the energy of their timed repeats (J per repeat, mean W, tokens
+// per joule) from the GPU's energy counter (bench/energy_counter.hpp).
 // The PyTorch peer (bench/peers/gpt_peer.py, run in the same device call) is read from its JSON
 // and the ratios printed beside each arm.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -67,6 +70,10 @@ struct ModelBenchConfig {
   std::string checkpoint;     // optional: weights from this checkpoint directory instead
   std::string peer_json;      // optional: bench/peers/gpt_peer.py's results
   std::string commit;
+  // The GPU's cumulative energy counter in joules, read before and after each arm's timed
+  // repeats. Empty: NVML's counter on the cuda backend (when libnvidia-ml loads), none on the
+  // cpu backend. Tests give their own. nullopt from a read: that arm's energy is not measured.
+  std::function<std::optional<double>()> energy_joules;
 };
 
 struct ModelBenchTiming {
@@ -76,7 +83,15 @@ struct ModelBenchTiming {
   double tokens_per_s = 0;                       // at median_ms
   std::vector<double> samples_ms;                // every timed repeat, in run order
   std::vector<double> round_medians_ms;          // one per round
+  // Energy over every timed repeat of every round (J); nullopt: not measured in some round.
+  std::optional<double> energy_j;
 };
+
+// From a timing's energy: joules per repeat, the mean power over the timed repeats (W), and
+// tokens per joule at `tokens` per repeat; nullopt where the energy was not measured.
+std::optional<double> joules_per_repeat(const ModelBenchTiming& t);
+std::optional<double> mean_watts(const ModelBenchTiming& t);
+std::optional<double> tokens_per_joule(const ModelBenchTiming& t, std::int64_t tokens);
 
 struct ModelBenchArmResult {
   std::string arm;
@@ -88,7 +103,7 @@ struct ModelBenchArmResult {
     int calls = 0;
   };
   std::vector<OpShare> op_times;  // one training step's GPU time per op (--op-times)
-  struct GemmPick {  // "+timed-gemm": what the timed pick measured, per GEMM plan
+  struct GemmPick {               // "+timed-gemm": what the timed pick measured, per GEMM plan
     std::string gemm;
     int candidates = 0, chosen = 0;
     double first_ms = 0, chosen_ms = 0;
@@ -104,6 +119,9 @@ struct ModelBenchResult {
   std::vector<ModelBenchArmResult> arms;
   nlohmann::json peer;  // null when no peer JSON was given
   std::string device;
+  // Where the energy numbers come from ("NVML total energy of GPU ..."), or "not measured: "
+  // and why.
+  std::string energy_source;
   // The environment variables that pick CUDA kernels (docs/cuda-backend.md) as the run saw
   // them, each name with its value or nullopt when unset: they change what ran.
   std::vector<std::pair<std::string, std::optional<std::string>>> kernel_env;

@@ -2,6 +2,7 @@
 // each arm's peak is its own.
 #include "fp8lab/bench_model.hpp"
 
+#include "bench/energy_counter.hpp"
 #include "bench/model_bench_peer.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/checkpoint.hpp"
@@ -12,6 +13,9 @@
 #include "fp8lab/sha256.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+
+#include "fp8lab/cuda_check.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 #include "nn/cuda_backend.hpp"
 #endif
@@ -22,6 +26,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <numeric>
 
 namespace fp8lab {
 namespace {
@@ -32,6 +38,17 @@ using bench::peer_value;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// The energy counter's difference over `timed` (which runs the timed repeats and leaves the
+// device idle): nullopt without a counter or when either read fails.
+template <typename Timed>
+std::optional<double> energy_over(const ModelBenchConfig& cfg, Timed&& timed) {
+  const std::optional<double> before = cfg.energy_joules ? cfg.energy_joules() : std::nullopt;
+  timed();
+  const std::optional<double> after = cfg.energy_joules ? cfg.energy_joules() : std::nullopt;
+  if (!before || !after) return std::nullopt;
+  return *after - *before;
 }
 
 // The untimed calls after the first (which began at `first`): at least cfg.warmup of them, and
@@ -125,6 +142,10 @@ void pool_round(ModelBenchTiming& into, const ModelBenchTiming& round, std::int6
   into.round_medians_ms.push_back(round.median_ms);
   order_statistics(into.samples_ms, into);
   into.peak_mib = std::max(into.peak_mib, round.peak_mib);
+  // Energy is kept only when every round measured it: it must cover the pooled repeats.
+  into.energy_j = into.energy_j && round.energy_j
+                      ? std::optional<double>(*into.energy_j + *round.energy_j)
+                      : std::nullopt;
   into.tokens_per_s = static_cast<double>(tokens) / (into.median_ms / 1e3);
 }
 
@@ -166,11 +187,13 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     r.loss = s.loss_sum / static_cast<double>(std::max<std::int64_t>(s.counted, 1));
     warm_up(cfg, first, pass);
     std::vector<double> times;
-    for (int i = 0; i < cfg.repeats; ++i) {
-      const auto start = Clock::now();
-      pass();
-      times.push_back(ms_since(start));
-    }
+    r.frozen.energy_j = energy_over(cfg, [&] {
+      for (int i = 0; i < cfg.repeats; ++i) {
+        const auto start = Clock::now();
+        pass();
+        times.push_back(ms_since(start));
+      }
+    });
     order_statistics(times, r.frozen);
     r.frozen.samples_ms = times;
     r.frozen.round_medians_ms = {r.frozen.median_ms};
@@ -203,11 +226,13 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     r.step.first_call_ms = ms_since(first);
     warm_up(cfg, first, step);
     std::vector<double> times;
-    for (int i = 0; i < cfg.repeats; ++i) {
-      const auto start = Clock::now();
-      step();
-      times.push_back(ms_since(start));
-    }
+    r.step.energy_j = energy_over(cfg, [&] {
+      for (int i = 0; i < cfg.repeats; ++i) {
+        const auto start = Clock::now();
+        step();
+        times.push_back(ms_since(start));
+      }
+    });
     order_statistics(times, r.step);
     r.step.samples_ms = times;
     r.step.round_medians_ms = {r.step.median_ms};
@@ -227,7 +252,67 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   return r;
 }
 
+// The energy table: one row per arm with any energy measured, or one line saying why none was.
+std::string energy_report(const ModelBenchResult& r) {
+  const std::int64_t tokens = r.config.batch * r.model.seq_len;
+  const bool any = std::any_of(r.arms.begin(), r.arms.end(), [](const ModelBenchArmResult& a) {
+    return a.frozen.energy_j || a.step.energy_j;
+  });
+  if (!any) {
+    return "energy: " +
+           (r.energy_source.rfind("not measured", 0) == 0
+                ? r.energy_source
+                : "not measured: every read of " + r.energy_source + " failed") +
+           "\n";
+  }
+  std::string out = "Energy over the timed repeats (" + r.energy_source +
+                    "):\n| arm | fwd+bwd J | fwd+bwd W | step J | step W | step tokens/J | "
+                    "tokens/J vs torch |\n|---|---:|---:|---:|---:|---:|---:|\n";
+  const auto cell = [](std::optional<double> v, const char* format) {
+    if (!v) return std::string("-");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, format, *v);
+    return std::string(buf);
+  };
+  // Our tokens per joule over the peer's (gpt_peer.py reads the same NVML counter), where both
+  // were measured. A peer JSON without energy has null or no "tokens_per_joule".
+  const auto vs_peer = [&r](const std::string& arm, std::optional<double> ours) {
+    const nlohmann::json* p = bench::peer_arm(r.peer, r.config.preset, arm);
+    if (!ours || p == nullptr || !p->contains("train")) return std::optional<double>();
+    const nlohmann::json& train = p->at("train");
+    if (!train.contains("tokens_per_joule") || !train.at("tokens_per_joule").is_number())
+      return std::optional<double>();
+    const double theirs = train.at("tokens_per_joule").get<double>();
+    return theirs > 0 ? std::optional<double>(*ours / theirs) : std::nullopt;
+  };
+  for (const auto& a : r.arms) {
+    out += "| " + a.arm + " | " + cell(joules_per_repeat(a.frozen), "%.1f") + " | " +
+           cell(mean_watts(a.frozen), "%.0f") + " | " + cell(joules_per_repeat(a.step), "%.1f") +
+           " | " + cell(mean_watts(a.step), "%.0f") + " | " +
+           cell(tokens_per_joule(a.step, tokens), "%.0f") + " | " +
+           cell(vs_peer(a.arm, tokens_per_joule(a.step, tokens)), "%.2fx") + " |\n";
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<double> joules_per_repeat(const ModelBenchTiming& t) {
+  if (!t.energy_j || t.samples_ms.empty()) return std::nullopt;
+  return *t.energy_j / static_cast<double>(t.samples_ms.size());
+}
+
+std::optional<double> mean_watts(const ModelBenchTiming& t) {
+  const double ms = std::accumulate(t.samples_ms.begin(), t.samples_ms.end(), 0.0);
+  if (!t.energy_j || ms <= 0) return std::nullopt;
+  return *t.energy_j / (ms * 1e-3);
+}
+
+std::optional<double> tokens_per_joule(const ModelBenchTiming& t, std::int64_t tokens) {
+  const std::optional<double> j = joules_per_repeat(t);
+  if (!j || *j <= 0) return std::nullopt;
+  return static_cast<double>(tokens) / *j;
+}
 
 ModelBenchArm parse_model_bench_arm(const std::string& name) {
   ModelBenchArm arm;
@@ -288,6 +373,28 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   if (cfg.seq_len > 0) result.model.seq_len = cfg.seq_len;
   result.model.validate();
   result.parameters = ParameterLayout(result.model).total();
+  std::shared_ptr<bench::GpuEnergyCounter> counter;  // lives as long as cfg.energy_joules
+  if (cfg.energy_joules) {
+    result.energy_source = "the caller's energy counter";
+  } else if (cfg.backend != "cuda") {
+    result.energy_source = "not measured: the " + cfg.backend + " backend has no energy counter";
+  } else {
+#if defined(FP8LAB_HAVE_CUDA)
+    int device = 0;
+    char bus_id[32] = {};
+    FP8LAB_CUDA_CHECK(cudaGetDevice(&device));
+    FP8LAB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
+    counter = std::make_shared<bench::GpuEnergyCounter>(bus_id);
+    if (counter->available()) {
+      result.energy_source = counter->describe();
+      cfg.energy_joules = [counter] { return counter->joules(); };
+    } else {
+      result.energy_source = "not measured: " + counter->why_not();
+    }
+#else
+    result.energy_source = "not measured: built without CUDA";
+#endif
+  }
   const Batch batch =
       make_batch(cfg.batch * result.model.seq_len, result.model.vocab_size, cfg.seed);
   const std::int64_t tokens = cfg.batch * result.model.seq_len;
@@ -369,6 +476,7 @@ std::string model_bench_report(const ModelBenchResult& r) {
                   vs_peak.c_str());
     out += line;
   }
+  out += energy_report(r);
   if (c.rounds > 1) {  // how far the rounds drift apart, arm by arm
     std::string head = "| arm |", rule = "|---|";
     for (int i = 1; i <= c.rounds; ++i) {
@@ -387,8 +495,9 @@ std::string model_bench_report(const ModelBenchResult& r) {
     }
   }
   if (const std::vector<ModelBenchTargetCheck> goals = model_bench_targets(r); !goals.empty()) {
-    out += "Targets (the project's goals; step medians and peaks of this run):\n"
-           "| target | measured | limit | met | from |\n|---|---:|---:|---|---|\n";
+    out +=
+        "Targets (the project's goals; step medians and peaks of this run):\n"
+        "| target | measured | limit | met | from |\n|---|---:|---:|---|---|\n";
     for (const auto& g : goals) {
       std::snprintf(line, sizeof line, "| %s | %.3f | %s %.2f | %s | %s |\n", g.target.c_str(),
                     g.value, g.relation.c_str(), g.limit, g.met ? "yes" : "no", g.detail.c_str());
@@ -455,8 +564,16 @@ std::string model_bench_report(const ModelBenchResult& r) {
 
 nlohmann::json model_bench_json(const ModelBenchResult& r) {
   nlohmann::json arms = nlohmann::json::array();
-  auto timing = [](const ModelBenchTiming& t) {
+  const std::int64_t tokens = r.config.batch * r.model.seq_len;
+  const auto maybe = [](std::optional<double> v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  auto timing = [&](const ModelBenchTiming& t) {
     return nlohmann::json{{"median_ms", t.median_ms},
+                          {"energy_j", maybe(t.energy_j)},
+                          {"joules_per_repeat", maybe(joules_per_repeat(t))},
+                          {"mean_watts", maybe(mean_watts(t))},
+                          {"tokens_per_joule", maybe(tokens_per_joule(t, tokens))},
                           {"p10_ms", t.p10_ms},
                           {"p90_ms", t.p90_ms},
                           {"first_call_ms", t.first_call_ms},
@@ -514,6 +631,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
           {"seed", c.seed},
           {"checkpoint", c.checkpoint},
           {"kernel_env", kernel_env},
+          {"energy_source", r.energy_source},
           {"arms", arms},
           {"targets", targets},
           {"peer", r.peer}};

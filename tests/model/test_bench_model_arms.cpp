@@ -5,6 +5,7 @@
 // environment variables that pick kernels are recorded with the results.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
+#include "model/bench_model_fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -90,21 +91,7 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+serial-w-cast+own-w-amax"), Error);
 }
 
-// A frozen-only bench of the tiny preset on the CPU backend, one repeat.
-ModelBenchConfig tiny_cpu_bench(const std::vector<std::string>& arms) {
-  ModelBenchConfig c;
-  c.backend = "cpu";
-  c.preset = "tiny";
-  c.batch = 2;
-  c.seq_len = 32;
-  c.warmup = 0;
-  c.warmup_s = 0;
-  c.repeats = 1;
-  c.train_step = false;
-  c.loss_chunk_rows = 64;
-  for (const std::string& arm : arms) c.arms.push_back(parse_model_bench_arm(arm));
-  return c;
-}
+using testing::tiny_cpu_bench;
 
 TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
   const ModelBenchArm serial = parse_model_bench_arm("fp8-linears+serial-w-cast");

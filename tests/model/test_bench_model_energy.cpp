@@ -1,0 +1,122 @@
+// `fp8lab bench model`'s energy per repeat: a counter read around each arm's timed repeats gives
+// joules per repeat, mean watts and tokens per joule, pooled over rounds only when every round
+// measured it; without a counter the report says why. The GPU's own counter (NVML) is tested in
+// tests/cuda/test_cuda_energy.cpp; here a counter of known power stands in for it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "bench/energy_counter.hpp"
+#include "fp8lab/bench_model.hpp"
+#include "model/bench_model_fixtures.hpp"
+
+namespace fp8lab {
+namespace {
+
+using testing::tiny_cpu_bench;
+
+// A counter of a device drawing exactly `watts`: joules = watts × seconds since construction.
+struct ConstantPower {
+  double watts;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::optional<double> operator()() const {
+    return watts * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+TEST(BenchModelEnergy, ACounterGivesJoulesWattsAndTokensPerJoule) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16", "fp8-mlp"});
+  c.repeats = 3;
+  c.rounds = 2;
+  c.train_step = true;
+  c.energy_joules = ConstantPower{250.0};
+  const ModelBenchResult r = run_model_bench(c);
+  EXPECT_EQ(r.energy_source, "the caller's energy counter");
+  const std::int64_t tokens = c.batch * 32;
+  for (const ModelBenchArmResult& a : r.arms) {
+    for (const ModelBenchTiming* t : {&a.frozen, &a.step}) {
+      ASSERT_TRUE(t->energy_j.has_value()) << a.arm;
+      ASSERT_EQ(t->samples_ms.size(), 6u);
+      EXPECT_DOUBLE_EQ(*joules_per_repeat(*t), *t->energy_j / 6.0) << a.arm;
+      // The counter brackets the timed repeats, so the mean power is 250 W plus the loop's own
+      // few microseconds between repeats, over milliseconds of work.
+      const double w = *mean_watts(*t);
+      EXPECT_GE(w, 250.0 * (1 - 1e-9)) << a.arm;
+      EXPECT_LT(w, 262.5) << a.arm;
+      EXPECT_DOUBLE_EQ(*tokens_per_joule(*t, tokens), double(tokens) / *joules_per_repeat(*t));
+    }
+  }
+  const std::string report = model_bench_report(r);
+  EXPECT_NE(report.find("Energy over the timed repeats (the caller's energy counter):\n"
+                        "| arm | fwd+bwd J | fwd+bwd W | step J | step W | step tokens/J | "
+                        "tokens/J vs torch |"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| fp8-mlp | "), std::string::npos);
+  // The peer's tokens per joule (gpt_peer.py's JSON) gives the ratio column; a peer arm
+  // without energy (null) leaves it empty.
+  ModelBenchResult with_peer = r;
+  const double ours = *tokens_per_joule(r.arms[0].step, tokens);
+  with_peer.peer = {{"preset", "tiny"},
+                    {"arms",
+                     {{"bf16", {{"train", {{"tokens_per_joule", ours / 1.25}}}}},
+                      {"fp8-mlp", {{"train", {{"tokens_per_joule", nullptr}}}}}}}};
+  const std::string vs = model_bench_report(with_peer);
+  EXPECT_NE(vs.find(" | 1.25x |\n| fp8-mlp | "), std::string::npos) << vs;
+  EXPECT_NE(vs.find(" | - |\n"), std::string::npos) << vs;
+  const nlohmann::json j = model_bench_json(r);
+  EXPECT_EQ(j["energy_source"], "the caller's energy counter");
+  EXPECT_NEAR(j["arms"][1]["step"]["mean_watts"].get<double>(), *mean_watts(r.arms[1].step), 1e-9);
+  EXPECT_TRUE(j["arms"][0]["frozen"]["tokens_per_joule"].is_number());
+}
+
+// A round whose reads fail leaves the pooled energy unmeasured: the joules would not cover the
+// repeats they are divided by.
+TEST(BenchModelEnergy, AFailedReadLeavesTheArmUnmeasured) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16"});
+  c.rounds = 2;
+  int reads = 0;
+  c.energy_joules = [&reads]() -> std::optional<double> {
+    if (++reads > 2) return std::nullopt;  // round 1's two reads work, round 2's fail
+    return 100.0 * reads;
+  };
+  const ModelBenchResult r = run_model_bench(c);
+  EXPECT_EQ(reads, 4);
+  EXPECT_FALSE(r.arms[0].frozen.energy_j.has_value());
+  EXPECT_FALSE(joules_per_repeat(r.arms[0].frozen).has_value());
+  EXPECT_NE(model_bench_report(r).find(
+                "energy: not measured: every read of the caller's energy counter failed\n"),
+            std::string::npos)
+      << model_bench_report(r);
+  EXPECT_TRUE(model_bench_json(r)["arms"][0]["frozen"]["energy_j"].is_null());
+
+  // One round that worked: 100 J from the two reads, over its one repeat.
+  reads = 0;
+  c.rounds = 1;
+  const ModelBenchResult one = run_model_bench(c);
+  ASSERT_TRUE(one.arms[0].frozen.energy_j.has_value());
+  EXPECT_DOUBLE_EQ(*one.arms[0].frozen.energy_j, 100.0);
+}
+
+TEST(BenchModelEnergy, WithoutACounterTheReportSaysWhy) {
+  const ModelBenchResult r = run_model_bench(tiny_cpu_bench({"bf16"}));
+  EXPECT_EQ(r.energy_source, "not measured: the cpu backend has no energy counter");
+  EXPECT_NE(
+      model_bench_report(r).find("energy: not measured: the cpu backend has no energy counter\n"),
+      std::string::npos);
+  EXPECT_TRUE(model_bench_json(r)["arms"][0]["frozen"]["mean_watts"].is_null());
+}
+
+TEST(GpuEnergyCounter, AMissingLibraryIsUnavailableAndSaysWhy) {
+  const bench::GpuEnergyCounter counter("0000:3B:00.0", "libfp8lab-no-such-nvml.so.1");
+  EXPECT_FALSE(counter.available());
+  EXPECT_NE(counter.why_not().find("cannot load libfp8lab-no-such-nvml.so.1"), std::string::npos)
+      << counter.why_not();
+  EXPECT_FALSE(counter.joules().has_value());
+  EXPECT_EQ(counter.describe(), "NVML total energy of GPU 0000:3B:00.0");
+}
+
+}  // namespace
+}  // namespace fp8lab
