@@ -15,7 +15,6 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 
-#include "fp8lab/cuda_check.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 #include "nn/cuda_backend.hpp"
 #endif
@@ -380,16 +379,22 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
     result.energy_source = "not measured: the " + cfg.backend + " backend has no energy counter";
   } else {
 #if defined(FP8LAB_HAVE_CUDA)
+    // No GPU is the backend's error to report (make_backend below), not the counter's.
     int device = 0;
     char bus_id[32] = {};
-    FP8LAB_CUDA_CHECK(cudaGetDevice(&device));
-    FP8LAB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device));
-    counter = std::make_shared<bench::GpuEnergyCounter>(bus_id);
-    if (counter->available()) {
-      result.energy_source = counter->describe();
-      cfg.energy_joules = [counter] { return counter->joules(); };
+    cudaError_t rc = cudaGetDevice(&device);
+    if (rc == cudaSuccess) rc = cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device);
+    if (rc != cudaSuccess) {
+      result.energy_source = std::string("not measured: ") + cudaGetErrorString(rc);
+      (void)cudaGetLastError();  // clear it for the backend's own checks
     } else {
-      result.energy_source = "not measured: " + counter->why_not();
+      counter = std::make_shared<bench::GpuEnergyCounter>(bus_id);
+      if (counter->available()) {
+        result.energy_source = counter->describe();
+        cfg.energy_joules = [counter] { return counter->joules(); };
+      } else {
+        result.energy_source = "not measured: " + counter->why_not();
+      }
     }
 #else
     result.energy_source = "not measured: built without CUDA";
