@@ -103,7 +103,7 @@ struct ModelBenchArmResult {
     int calls = 0;
   };
   std::vector<OpShare> op_times;  // one training step's GPU time per op (--op-times)
-  struct GemmPick {               // "+timed-gemm": what the timed pick measured, per GEMM plan
+  struct GemmPick {  // "+timed-gemm": what the timed pick measured, per GEMM plan
     std::string gemm;
     int candidates = 0, chosen = 0;
     double first_ms = 0, chosen_ms = 0;

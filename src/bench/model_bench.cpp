@@ -276,13 +276,9 @@ std::string energy_report(const ModelBenchResult& r) {
   // Our tokens per joule over the peer's (gpt_peer.py reads the same NVML counter), where both
   // were measured. A peer JSON without energy has null or no "tokens_per_joule".
   const auto vs_peer = [&r](const std::string& arm, std::optional<double> ours) {
-    const nlohmann::json* p = bench::peer_arm(r.peer, r.config.preset, arm);
-    if (!ours || p == nullptr || !p->contains("train")) return std::optional<double>();
-    const nlohmann::json& train = p->at("train");
-    if (!train.contains("tokens_per_joule") || !train.at("tokens_per_joule").is_number())
-      return std::optional<double>();
-    const double theirs = train.at("tokens_per_joule").get<double>();
-    return theirs > 0 ? std::optional<double>(*ours / theirs) : std::nullopt;
+    const nlohmann::json* p = peer_arm(r.peer, r.config.preset, arm);
+    const double theirs = p ? peer_value(*p, "train", "tokens_per_joule") : 0.0;
+    return ours && theirs > 0 ? std::optional<double>(*ours / theirs) : std::nullopt;
   };
   for (const auto& a : r.arms) {
     out += "| " + a.arm + " | " + cell(joules_per_repeat(a.frozen), "%.1f") + " | " +
@@ -372,7 +368,6 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   if (cfg.seq_len > 0) result.model.seq_len = cfg.seq_len;
   result.model.validate();
   result.parameters = ParameterLayout(result.model).total();
-  std::shared_ptr<bench::GpuEnergyCounter> counter;  // lives as long as cfg.energy_joules
   if (cfg.energy_joules) {
     result.energy_source = "the caller's energy counter";
   } else if (cfg.backend != "cuda") {
@@ -388,7 +383,8 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
       result.energy_source = std::string("not measured: ") + cudaGetErrorString(rc);
       (void)cudaGetLastError();  // clear it for the backend's own checks
     } else {
-      counter = std::make_shared<bench::GpuEnergyCounter>(bus_id);
+      // Shared with the reading function, which keeps NVML open for the whole run.
+      auto counter = std::make_shared<bench::GpuEnergyCounter>(bus_id);
       if (counter->available()) {
         result.energy_source = counter->describe();
         cfg.energy_joules = [counter] { return counter->joules(); };

@@ -28,10 +28,11 @@ inline const nlohmann::json* peer_arm(const nlohmann::json& peer, const std::str
   return &arms.at(name);
 }
 
-// part ("frozen" or "train") . key of a peer arm, 0 when absent.
+// part ("frozen" or "train") . key of a peer arm, 0 when absent or not a number.
 inline double peer_value(const nlohmann::json& p, const char* part, const char* key) {
-  if (!p.contains(part)) return 0.0;
-  return p.at(part).value(key, 0.0);
+  if (!p.contains(part) || !p.at(part).contains(key)) return 0.0;
+  const nlohmann::json& v = p.at(part).at(key);
+  return v.is_number() ? v.get<double>() : 0.0;  // null: not measured (e.g. energy without NVML)
 }
 
 }  // namespace fp8lab::bench
