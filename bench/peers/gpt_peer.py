@@ -25,8 +25,10 @@ Two measurements per arm, on one batch of seeded random tokens shared by every a
   frozen: forward + backward (grads set to None before each), CUDA events around each call,
           median of --reps after --warmup; the first call's wall time (compilation included) and
           the peak of torch.cuda.max_memory_allocated over the timed calls.
-          Both also read NVML's energy counter around their timed calls (nvml_energy.py):
-          energy_j, joules_per_repeat, mean_watts, tokens_per_joule (null without NVML).
+          Both also sample NVML's energy counter through their timed calls, interpolated at
+          the window's ends (nvml_energy.py): energy_j, energy_window_s (the window's wall
+          time), joules_per_repeat, mean_watts (over the window), tokens_per_joule (null
+          without NVML).
   train:  the full step: zero_grad, forward, backward, global grad-norm clip at 1.0 (foreach),
           torch.optim.AdamW(fused=True) with fp8lab's hyper-parameters and groups (weight decay
           0.1 on the matrices only); median step time, tokens/s = B * T / median, peak memory.
@@ -50,7 +52,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "reference"))
 sys.path.insert(0, HERE)
 from gpt_torch import FpLabGPT  # noqa: E402
 from linear_peer import Fp8Linear  # noqa: E402
-from nvml_energy import EnergyCounter  # noqa: E402
+from nvml_energy import (EnergyCounter, EnergySampler, run_until_counter_moves,  # noqa: E402
+                         torch_pci_bus_id)
 
 PRESETS = {  # model config, micro-batch (fp8lab's run_preset)
     "tiny": (dict(vocab_size=256, d_model=128, n_layers=4, n_heads=4, seq_len=128), 8),
@@ -92,52 +95,65 @@ def make_optimizer(model):
 
 def timed(step, warmup, reps, warmup_s, energy=None):
     """(first-call seconds, median ms, peak MiB over the timed calls, all ms, joules of the timed
-    calls or None). Warm-up: at least `warmup` calls after the first, and at least `warmup_s`
-    seconds of them (the GPU ran the first 1-2 s of load 5-15% slow on the H200, fp8lab's bench
-    model does the same). `energy`: an nvml_energy.EnergyCounter read around the timed calls."""
+    calls or None, the wall seconds those joules cover or None). Warm-up: at least `warmup`
+    calls after the first, and at least `warmup_s` seconds of them (the GPU ran the first 1-2 s
+    of load 5-15% slow on the H200, fp8lab's bench model does the same). `energy`: an
+    nvml_energy.EnergyCounter, sampled on a thread from the warm-up on (nvml_energy.py says
+    why); after the timed calls, untimed ones run on until the counter has moved, so the
+    window's end is interpolated with the same work on both sides (as fp8lab's bench model)."""
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     step()
     torch.cuda.synchronize()
     first_s = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    done = 0
-    while done < warmup or time.perf_counter() - t1 < warmup_s:
+
+    def synchronized_step():
         step()
         torch.cuda.synchronize()
-        done += 1
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    j0 = energy.joules() if energy is not None and energy.available else None
-    for i in range(reps):
-        starts[i].record()
-        step()
-        stops[i].record()
-    torch.cuda.synchronize()
-    j1 = energy.joules() if j0 is not None else None
+
+    sampling_from = time.perf_counter()
+    sampler = (EnergySampler(energy.joules) if energy is not None and energy.available
+               else None)
+    try:
+        done = 0
+        while done < warmup or time.perf_counter() - sampling_from < warmup_s:
+            synchronized_step()
+            done += 1
+        if sampler is not None:  # the window's start needs a move before it
+            run_until_counter_moves(sampler, sampling_from, synchronized_step)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        window_start = time.perf_counter()
+        for i in range(reps):
+            starts[i].record()
+            step()
+            stops[i].record()
+        torch.cuda.synchronize()
+        window_end = time.perf_counter()
+        peak = torch.cuda.max_memory_allocated() / MIB
+        joules = window_s = None
+        if sampler is not None:
+            run_until_counter_moves(sampler, window_end, synchronized_step)
+            joules = sampler.joules_between(window_start, window_end)
+            window_s = window_end - window_start if joules is not None else None
+    finally:
+        if sampler is not None:
+            sampler.close()
     ms = [s.elapsed_time(e) for s, e in zip(starts, stops)]
-    joules = j1 - j0 if j0 is not None and j1 is not None else None
-    return first_s, statistics.median(ms), torch.cuda.max_memory_allocated() / MIB, ms, joules
+    return first_s, statistics.median(ms), peak, ms, joules, window_s
 
 
-def pci_bus_id(device):
-    """The device's PCI bus id as NVML takes it ("0000:3b:00.0")."""
-    p = torch.cuda.get_device_properties(device)
-    return (f"{getattr(p, 'pci_domain_id', 0):04x}:{getattr(p, 'pci_bus_id', 0):02x}:"
-            f"{getattr(p, 'pci_device_id', 0):02x}.0")
-
-
-def energy_fields(joules, ms, tokens):
+def energy_fields(joules, window_s, ms, tokens):
     """The energy entries of a measurement (None where not measured), as fp8lab's JSON names
-    them."""
-    if joules is None:
-        return {"energy_j": None, "joules_per_repeat": None, "mean_watts": None,
-                "tokens_per_joule": None}
+    them: mean watts over the window's wall time, joules per repeat over its repeats."""
+    if joules is None or not window_s:
+        return {"energy_j": None, "energy_window_s": None, "joules_per_repeat": None,
+                "mean_watts": None, "tokens_per_joule": None}
     per = joules / len(ms)
-    return {"energy_j": joules, "joules_per_repeat": per, "mean_watts": joules / (sum(ms) / 1e3),
-            "tokens_per_joule": tokens / per if per > 0 else None}
+    return {"energy_j": joules, "energy_window_s": window_s, "joules_per_repeat": per,
+            "mean_watts": joules / window_s, "tokens_per_joule": tokens / per if per > 0 else None}
 
 
 def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
@@ -158,11 +174,11 @@ def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
         model.zero_grad(set_to_none=True)
         loss_fn().backward()
 
-    first_s, med, peak, ms, joules = timed(frozen_step, args.warmup, args.reps, args.warmup_s,
-                                           energy)
+    first_s, med, peak, ms, joules, window_s = timed(frozen_step, args.warmup, args.reps,
+                                                     args.warmup_s, energy)
     result["frozen"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
                         "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3),
-                        **energy_fields(joules, ms, tokens)}
+                        **energy_fields(joules, window_s, ms, tokens)}
     print(f"[gpt_peer] {arm} frozen fwd+bwd: median {med:.2f} ms, peak {peak:.0f} MiB, "
           f"first call {first_s:.1f} s", file=sys.stderr, flush=True)
 
@@ -179,12 +195,13 @@ def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
         opt.step()
         losses.append(loss.detach())
 
-    first_s, med, peak, ms, joules = timed(train_step, args.warmup, args.train_reps or args.reps,
-                                           args.warmup_s, energy)
+    first_s, med, peak, ms, joules, window_s = timed(train_step, args.warmup,
+                                                     args.train_reps or args.reps, args.warmup_s,
+                                                     energy)
     result["train"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
                        "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3),
                        "loss_first": float(losses[0]), "loss_last": float(losses[-1]),
-                       **energy_fields(joules, ms, tokens)}
+                       **energy_fields(joules, window_s, ms, tokens)}
     print(f"[gpt_peer] {arm} train step: median {med:.2f} ms, {tokens / (med / 1e3):.0f} tokens/s, "
           f"peak {peak:.0f} MiB (loss {float(losses[0]):.4f} -> {float(losses[-1]):.4f})",
           file=sys.stderr, flush=True)
@@ -225,7 +242,7 @@ def main():
            "optimizer": "torch.optim.AdamW(fused=True), clip_grad_norm_(1.0, foreach=True)",
            "statistic": "median", "reps": args.reps, "warmup": args.warmup,
            "warmup_s": args.warmup_s, "arms": {}}
-    energy = EnergyCounter(pci_bus_id(torch.cuda.current_device()))
+    energy = EnergyCounter(torch_pci_bus_id(torch.cuda.current_device()))
     out["energy_source"] = (energy.describe() if energy.available
                             else f"not measured: {energy.why_not}")
     for arm in args.arms:

@@ -10,7 +10,9 @@
 // - Activation arguments are f32 or bf16 (each argument independently); ops compute in fp32 and
 //   round once when they store bf16. Gradients of parameters are f32 and ops ACCUMULATE into
 //   them (dW += ...), so tied weights and gradient accumulation need no extra buffers.
-// - "dx_accum" arguments are accumulated (+=), "dx" arguments are overwritten.
+// - "dx_accum" arguments are accumulated (+=), "dx" arguments are overwritten. The dW of the
+//   GEMM-written gradients (linears, the LM head) may instead be written (GradWrite::overwrite):
+//   the first micro-batch of a step then needs no zeroed gradient buffer.
 // - Token ids and targets are i32.
 #pragma once
 
@@ -55,6 +57,12 @@ struct MemoryStats {
   std::int64_t current_bytes = 0;
   std::int64_t peak_bytes = 0;
 };
+
+// How an op stores a parameter gradient: dW += ... (accumulate, the default) or dW = ...
+// (overwrite: the first micro-batch of a step, which then needs no fill_zero of the gradients
+// first; the f32 gradients take 1.2 ms to zero per gpt1.3b step on the H200). The values are
+// those of accumulating into zeros: only a -0 may come out where the accumulation gave +0.
+enum class GradWrite : std::uint8_t { accumulate, overwrite };
 
 // Which arithmetic a linear layer uses. f32: the fp32 reference (finite-difference tests);
 // bf16: BF16 operands, fp32 accumulation; fp8: tensorwise current-scaled E4M3/E5M2 (design §2).
@@ -206,7 +214,8 @@ class Backend {
                              AmaxSlot amax = {}) = 0;
 
   // y = x W^T; x [M, K], w [N, K], y [M, N]. The returned state feeds linear_backward, which
-  // writes dx [M, K] and accumulates dw_accum [N, K] f32. `name` labels errors (non-finite amax).
+  // writes dx [M, K] and accumulates dw_accum [N, K] f32 (or writes it: dw_write). `name`
+  // labels errors (non-finite amax).
   // With y.data == nullptr only the backward's state is made (the same bits, e.g. the same FP8
   // casts) and the product is skipped: MLP recompute needs proj's state, not its output.
   // x_amax / dy_amax (optional, fp8 mode): a slot the op that wrote x / dy filled (AmaxSlot);
@@ -219,7 +228,8 @@ class Backend {
                                                         AmaxSlot x_amax = {},
                                                         AmaxSlot w_amax = {}) = 0;
   virtual void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                               const TensorView& dw_accum, AmaxSlot dy_amax = {}) = 0;
+                               const TensorView& dw_accum, AmaxSlot dy_amax = {},
+                               GradWrite dw_write = GradWrite::accumulate) = 0;
 
   // An MLP's first linear and its GELU: pre = x W^T, y = gelu(pre); the returned state is
   // linear_forward's. Default: linear_forward(precision, x, w, pre, name, x_amax, w_amax) then
@@ -238,17 +248,20 @@ class Backend {
   virtual void linear_backward_gelu(LinearContext& saved, const TensorView& dy,
                                     const TensorView& gelu_x, const TensorView& dx,
                                     const TensorView& dw_accum, AmaxSlot dy_amax = {},
-                                    AmaxSlot dx_amax = {});
+                                    AmaxSlot dx_amax = {},
+                                    GradWrite dw_write = GradWrite::accumulate);
 
   // Tied LM head + cross-entropy, chunked over rows so the [M, V] logits never exist at once:
   // logits = x w^T (fp32 accumulation), loss = -log softmax(logits)[target]. Rows whose target
   // equals ignore_index are skipped. With dx.data non-null it also writes
   // dx = grad_scale * dloss/dx and accumulates dw_accum += grad_scale * dloss/dw, where the loss
-  // is the SUM over counted rows (the caller picks grad_scale = 1 / global count).
+  // is the SUM over counted rows (the caller picks grad_scale = 1 / global count). With
+  // GradWrite::overwrite the first chunk writes dw_accum and the later ones add to it.
   virtual LossSums cross_entropy(const TensorView& x, const TensorView& w,
                                  const TensorView& targets, int ignore_index, int chunk_rows,
                                  float grad_scale, const TensorView& dx,
-                                 const TensorView& dw_accum) = 0;
+                                 const TensorView& dw_accum,
+                                 GradWrite dw_write = GradWrite::accumulate) = 0;
 
   // ---- reductions and the optimizer ---------------------------------------------------------
   virtual double sum_of_squares(const TensorView& t) = 0;  // f32, accumulated in f64

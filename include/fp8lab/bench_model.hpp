@@ -7,7 +7,8 @@
 // Training step: forward+backward, gradient norm and clipping, fused AdamW and the bf16 weight
 // refresh, exactly the Trainer's step: median ms, tokens/s and peak MiB (optimizer moments in).
 // On the GPU both also report the energy of their timed repeats (J per repeat, mean W, tokens
-// per joule) from the GPU's energy counter (bench/energy_counter.hpp).
+// per joule) from the GPU's energy counter (bench/energy_counter.hpp), sampled on a thread and
+// interpolated at the window's ends (bench/energy_sampler.hpp says why).
 // The PyTorch peer (bench/peers/gpt_peer.py, run in the same device call) is read from its JSON
 // and the ratios printed beside each arm.
 #pragma once
@@ -38,12 +39,16 @@ struct ModelBenchArm {
   bool timed_gemm = false;  // CUDA: GemmAlgoChoice::timed; "+timed-gemm" turns it on
   // CUDA: CudaBackend::set_w_cast_overlap; "+serial-w-cast" turns it off
   bool w_cast_overlap = true;
+  // "+filled-grads": each pass zeroes the gradients with a fill and its backward adds to them,
+  // as before v34, instead of GptModel::zero_grads letting the backward write them (A/B of v34)
+  bool filled_grads = false;
 };
 // "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+unfused-amax" or "+unfused-attention-amax" or "+finalized-amax", then optionally
 // "+unfused-norm", then optionally "+unfused-gelu" or "+dgelu", then optionally "+own-w-amax",
-// then optionally "+serial-w-cast", then optionally "+timed-gemm"; throws naming bad names.
+// then optionally "+serial-w-cast", then optionally "+timed-gemm", then optionally
+// "+filled-grads"; throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {
@@ -70,9 +75,12 @@ struct ModelBenchConfig {
   std::string checkpoint;     // optional: weights from this checkpoint directory instead
   std::string peer_json;      // optional: bench/peers/gpt_peer.py's results
   std::string commit;
-  // The GPU's cumulative energy counter in joules, read before and after each arm's timed
-  // repeats. Empty: NVML's counter on the cuda backend (when libnvidia-ml loads), none on the
-  // cpu backend. Tests give their own. nullopt from a read: that arm's energy is not measured.
+  // The GPU's cumulative energy counter in joules. Each arm's warm-up and timed repeats run with
+  // a bench::EnergySampler polling it on a thread of its own (so it must be callable from
+  // another thread), and the repeats go on untimed until the counter moves after the window.
+  // Empty: NVML's counter on the cuda backend (when libnvidia-ml loads), none on the cpu
+  // backend, and no thread. Tests give their own. A read that fails (nullopt) ends the sampling:
+  // a window it leaves unbracketed is not measured.
   std::function<std::optional<double>()> energy_joules;
 };
 
@@ -85,10 +93,14 @@ struct ModelBenchTiming {
   std::vector<double> round_medians_ms;          // one per round
   // Energy over every timed repeat of every round (J); nullopt: not measured in some round.
   std::optional<double> energy_j;
+  // The wall time energy_j covers (s): each round's window from just before its first timed
+  // repeat to just after its last one, host gaps included; 0 where energy_j is not measured.
+  double energy_window_s = 0;
 };
 
-// From a timing's energy: joules per repeat, the mean power over the timed repeats (W), and
-// tokens per joule at `tokens` per repeat; nullopt where the energy was not measured.
+// From a timing's energy: joules per repeat, the mean power over the timed windows (W, energy
+// over energy_window_s), and tokens per joule at `tokens` per repeat; nullopt where the energy
+// was not measured.
 std::optional<double> joules_per_repeat(const ModelBenchTiming& t);
 std::optional<double> mean_watts(const ModelBenchTiming& t);
 std::optional<double> tokens_per_joule(const ModelBenchTiming& t, std::int64_t tokens);

@@ -6,6 +6,8 @@
 // saved even where the power cap turns part of the saving back into clock.
 //
 // The counter is NVML's total energy since the driver loaded (millijoules, Volta and later).
+// On the H200 it moves only every ~100 ms, so two reads around a window of ~1 s are off by up
+// to ~±9%: a window's energy comes from bench/energy_sampler.hpp, which polls this counter.
 // libnvidia-ml is loaded at run time (dlopen), like NCCL: fp8lab needs no NVML to build, and a
 // machine without it (CPU runs, CI) gets an unavailable counter that says why.
 #pragma once

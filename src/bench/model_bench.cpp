@@ -3,6 +3,7 @@
 #include "fp8lab/bench_model.hpp"
 
 #include "bench/energy_counter.hpp"
+#include "bench/energy_sampler.hpp"
 #include "bench/model_bench_peer.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/checkpoint.hpp"
@@ -26,7 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <numeric>
+#include <optional>
 
 namespace fp8lab {
 namespace {
@@ -39,22 +40,53 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// The energy counter's difference over `timed` (which runs the timed repeats and leaves the
-// device idle): nullopt without a counter or when either read fails.
-template <typename Timed>
-std::optional<double> energy_over(const ModelBenchConfig& cfg, Timed&& timed) {
-  const std::optional<double> before = cfg.energy_joules ? cfg.energy_joules() : std::nullopt;
-  timed();
-  const std::optional<double> after = cfg.energy_joules ? cfg.energy_joules() : std::nullopt;
-  if (!before || !after) return std::nullopt;
-  return *after - *before;
-}
-
 // The untimed calls after the first (which began at `first`): at least cfg.warmup of them, and
 // until cfg.warmup_s seconds have passed since `first` (see ModelBenchConfig::warmup_s).
 template <typename Call>
 void warm_up(const ModelBenchConfig& cfg, Clock::time_point first, Call&& call) {
   for (int i = 0; i < cfg.warmup || ms_since(first) < 1e3 * cfg.warmup_s; ++i) call();
+}
+
+// More untimed calls until the sampler has seen the counter move after `t`, so that a window
+// ending (or starting) at `t` is bracketed by moves with the same work on both sides of `t`
+// (bench/energy_sampler.hpp). At most 50 calls or 2 s: past that the window's energy is left
+// unmeasured, not wrong. A failed read ends it at once: no move will be seen.
+template <typename Call>
+void until_counter_moves(const bench::EnergySampler& sampler, Clock::time_point t, Call&& call) {
+  const auto start = Clock::now();
+  for (int i = 0; i < 50 && Clock::now() - start < std::chrono::seconds(2); ++i) {
+    if (sampler.has_change_after(t) || sampler.read_failed()) return;
+    call();
+  }
+}
+
+// The warm-up (warm_up) and then cfg.repeats timed calls; returns their times. With an energy
+// counter, a sampler polls it from the warm-up on, and `out` gets the energy of the window from
+// just before the first timed call to just after the last one, and that window's seconds.
+template <typename Call>
+std::vector<double> warm_up_and_time(const ModelBenchConfig& cfg, Clock::time_point first,
+                                     Call&& call, ModelBenchTiming& out) {
+  const auto sampling_from = Clock::now();
+  std::optional<bench::EnergySampler> sampler;
+  if (cfg.energy_joules) sampler.emplace(cfg.energy_joules);
+  warm_up(cfg, first, call);
+  // The window's start needs a move before it; the default 3 s warm-up has seen ~30.
+  if (sampler) until_counter_moves(*sampler, sampling_from, call);
+  std::vector<double> times;
+  const auto window_start = Clock::now();
+  for (int i = 0; i < cfg.repeats; ++i) {
+    const auto start = Clock::now();
+    call();  // synchronizes
+    times.push_back(ms_since(start));
+  }
+  const auto window_end = Clock::now();
+  if (sampler) {
+    until_counter_moves(*sampler, window_end, call);
+    out.energy_j = sampler->joules_between(window_start, window_end);
+    if (out.energy_j)
+      out.energy_window_s = std::chrono::duration<double>(window_end - window_start).count();
+  }
+  return times;
 }
 
 double mib(std::int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
@@ -106,6 +138,15 @@ void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
   model.set_weight_amax_from_update(arm.weight_amax_from_update);
 }
 
+// The gradients of a new pass read as zero: the backward writes them (GptModel::zero_grads),
+// or under "+filled-grads" a fill zeroes them and the backward adds (before v34).
+void zero_grads(const ModelBenchArm& arm, GptModel& model) {
+  if (arm.filled_grads)
+    model.backend().fill_zero(model.grads());
+  else
+    model.zero_grads();
+}
+
 // The arm's backend-level switches ("+timed-gemm"), on a fresh backend.
 void apply_backend_switches(const ModelBenchArm& arm, Backend& backend) {
   if (!arm.timed_gemm && arm.w_cast_overlap) return;
@@ -142,9 +183,9 @@ void pool_round(ModelBenchTiming& into, const ModelBenchTiming& round, std::int6
   order_statistics(into.samples_ms, into);
   into.peak_mib = std::max(into.peak_mib, round.peak_mib);
   // Energy is kept only when every round measured it: it must cover the pooled repeats.
-  into.energy_j = into.energy_j && round.energy_j
-                      ? std::optional<double>(*into.energy_j + *round.energy_j)
-                      : std::nullopt;
+  const bool both = into.energy_j && round.energy_j;
+  into.energy_j = both ? std::optional<double>(*into.energy_j + *round.energy_j) : std::nullopt;
+  into.energy_window_s = both ? into.energy_window_s + round.energy_window_s : 0.0;
   into.tokens_per_s = static_cast<double>(tokens) / (into.median_ms / 1e3);
 }
 
@@ -174,7 +215,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
-      model.zero_grads();
+      zero_grads(arm, model);
       const LossSums s =
           model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
       backend->synchronize();
@@ -184,15 +225,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     const LossSums s = pass();
     r.frozen.first_call_ms = ms_since(first);
     r.loss = s.loss_sum / static_cast<double>(std::max<std::int64_t>(s.counted, 1));
-    warm_up(cfg, first, pass);
-    std::vector<double> times;
-    r.frozen.energy_j = energy_over(cfg, [&] {
-      for (int i = 0; i < cfg.repeats; ++i) {
-        const auto start = Clock::now();
-        pass();
-        times.push_back(ms_since(start));
-      }
-    });
+    const std::vector<double> times = warm_up_and_time(cfg, first, pass, r.frozen);
     order_statistics(times, r.frozen);
     r.frozen.samples_ms = times;
     r.frozen.round_medians_ms = {r.frozen.median_ms};
@@ -213,7 +246,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     // The Trainer's step (one process): gradients, one norm reduction, then AdamW with the clip
     // folded in, which also writes the bf16 working weights.
     auto step = [&] {
-      model.zero_grads();
+      zero_grads(arm, model);
       model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
       const double norm = std::sqrt(backend->sum_of_squares(model.grads()));
       opt.step(1e-4f, norm > clip ? static_cast<float>(clip / norm) : 1.f);
@@ -223,15 +256,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     const auto first = Clock::now();
     step();
     r.step.first_call_ms = ms_since(first);
-    warm_up(cfg, first, step);
-    std::vector<double> times;
-    r.step.energy_j = energy_over(cfg, [&] {
-      for (int i = 0; i < cfg.repeats; ++i) {
-        const auto start = Clock::now();
-        step();
-        times.push_back(ms_since(start));
-      }
-    });
+    const std::vector<double> times = warm_up_and_time(cfg, first, step, r.step);
     order_statistics(times, r.step);
     r.step.samples_ms = times;
     r.step.round_medians_ms = {r.step.median_ms};
@@ -298,9 +323,8 @@ std::optional<double> joules_per_repeat(const ModelBenchTiming& t) {
 }
 
 std::optional<double> mean_watts(const ModelBenchTiming& t) {
-  const double ms = std::accumulate(t.samples_ms.begin(), t.samples_ms.end(), 0.0);
-  if (!t.energy_j || ms <= 0) return std::nullopt;
-  return *t.energy_j / (ms * 1e-3);
+  if (!t.energy_j || t.energy_window_s <= 0) return std::nullopt;
+  return *t.energy_j / t.energy_window_s;
 }
 
 std::optional<double> tokens_per_joule(const ModelBenchTiming& t, std::int64_t tokens) {
@@ -321,6 +345,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
+  if (strip("+filled-grads")) arm.filled_grads = true;
   if (strip("+timed-gemm")) arm.timed_gemm = true;
   if (strip("+serial-w-cast")) arm.w_cast_overlap = false;
   if (strip("+own-w-amax")) arm.weight_amax_from_update = false;
@@ -570,8 +595,10 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
   auto timing = [&](const ModelBenchTiming& t) {
+    const nlohmann::json window_s = t.energy_j ? nlohmann::json(t.energy_window_s) : nullptr;
     return nlohmann::json{{"median_ms", t.median_ms},
                           {"energy_j", maybe(t.energy_j)},
+                          {"energy_window_s", window_s},
                           {"joules_per_repeat", maybe(joules_per_repeat(t))},
                           {"mean_watts", maybe(mean_watts(t))},
                           {"tokens_per_joule", maybe(tokens_per_joule(t, tokens))},

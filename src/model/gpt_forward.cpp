@@ -98,15 +98,24 @@ LossSums GptModel::loss(const std::int32_t* inputs, const std::int32_t* targets,
   const ParamInfo& wte = layout_.params()[0];
   const TensorView none;
   LossSums sums;
+  // After zero_grads the GEMM-written gradients are written, not added to (zero_grads). The
+  // pending flag stays until the backward is through: a backward cut short by an error leaves
+  // them for the accessors to zero.
+  dw_write_ = training && grads_zero_pending_ ? GradWrite::overwrite : GradWrite::accumulate;
+  if (dw_write_ == GradWrite::overwrite) zero_added_grads();
   {
     IdleLoan loan(backend_, a.dresid);  // the backward's first write to it is its fill_zero
     forward(training);
     loan.switch_to(a.d_mlp);  // the logits chunk: d_mlp (and gelu.shared) is idle in the loss
     sums =
         backend_.cross_entropy(a.lnf, working(wte), a.targets, ignore_index, chunk_rows, grad_scale,
-                               training ? a.d_lnf.view() : none, training ? grad(wte) : none);
+                               training ? a.d_lnf.view() : none,
+                               training ? grad_target(wte) : none, dw_write_);
   }
-  if (training) backward();
+  if (training) {
+    backward();
+    grads_zero_pending_ = false;
+  }
   return sums;
 }
 
@@ -219,12 +228,12 @@ void GptModel::norm_backward(const TensorView& x, const ParamInfo& w, const Tens
                              std::int64_t next_layer) {
   Activations& a = *acts_;
   if (!next_dy) {
-    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad(w));
+    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w));
   } else if (fuse_norm_add_) {
-    backend_.rmsnorm_backward_and_convert(x, param(w), rstd, dy, a.dresid, grad(w), a.d_branch,
-                                          dy_amax(next_layer, *next_dy));
+    backend_.rmsnorm_backward_and_convert(x, param(w), rstd, dy, a.dresid, grad_target(w),
+                                          a.d_branch, dy_amax(next_layer, *next_dy));
   } else {
-    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad(w));
+    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w));
     backend_.convert(a.dresid, a.d_branch, dy_amax(next_layer, *next_dy));
   }
 }
@@ -261,7 +270,8 @@ void GptModel::backward() {
     block_backward(l);
     ready(block_param(l, "ln1.weight").offset);  // the block and everything after it
   }
-  backend_.embedding_backward(a.tokens, a.dresid, grad(params[0]), grad(params[1]));
+  backend_.embedding_backward(a.tokens, a.dresid, grad_target(params[0]),
+                              grad_target(params[1]));
   ready(0);
 }
 
@@ -286,22 +296,23 @@ void GptModel::block_backward(std::int64_t l) {
     backend_.gelu_forward(fc, a.gelu_shared, x_amax(l, BlockLinear::mlp_proj));  // proj's x
   }
   loan.switch_to(a.d_ln);
-  const TensorView proj_dw = grad(block_param(l, "mlp.proj.weight"));
+  const TensorView proj_dw = grad_target(block_param(l, "mlp.proj.weight"));
   if (fuse_gelu_backward_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
     backend_.linear_backward_gelu(*b.mlp_proj_ctx, a.d_branch, fc, a.d_mlp, proj_dw,
                                   dy_amax(l, BlockLinear::mlp_proj),
-                                  dy_amax(l, BlockLinear::mlp_fc));
+                                  dy_amax(l, BlockLinear::mlp_fc), dw_write_);
   } else {
     backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp, proj_dw,
-                             dy_amax(l, BlockLinear::mlp_proj));
+                             dy_amax(l, BlockLinear::mlp_proj), dw_write_);
     // In place: d(gelu out) -> d(fc out).
     backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
   }
   loan.switch_to(fc);
   // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
   if (a.recompute_ln2 && !precision_.mlp_recompute) recompute_norm(l, BlockLinear::mlp_fc);
-  backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln, grad(block_param(l, "mlp.fc.weight")),
-                           dy_amax(l, BlockLinear::mlp_fc));
+  backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln,
+                           grad_target(block_param(l, "mlp.fc.weight")),
+                           dy_amax(l, BlockLinear::mlp_fc), dw_write_);
   norm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], block_param(l, "ln2.weight"), b.rstd2,
                 a.d_ln, BlockLinear::attn_proj, l);
   b.fc_ctx.reset();
@@ -311,13 +322,13 @@ void GptModel::block_backward(std::int64_t l) {
   if (a.recompute_ln1) recompute_norm(l, BlockLinear::attn_qkv);
   // Attention branch: x_mlp = x_attn + proj(attention(qkv(ln1(x_attn)))).
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
-                           grad(block_param(l, "attn.proj.weight")),
-                           dy_amax(l, BlockLinear::attn_proj));
+                           grad_target(block_param(l, "attn.proj.weight")),
+                           dy_amax(l, BlockLinear::attn_proj), dw_write_);
   const AmaxSlot d_qkv_amax =
       fuse_attention_amax_ ? dy_amax(l, BlockLinear::attn_qkv) : AmaxSlot{};
   backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv, d_qkv_amax);
-  backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln, grad(block_param(l, "attn.qkv.weight")),
-                           d_qkv_amax);
+  backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln,
+                           grad_target(block_param(l, "attn.qkv.weight")), d_qkv_amax, dw_write_);
   // Block 0's ln1 feeds the embedding backward, which reads dresid itself.
   norm_backward(a.resid[static_cast<std::size_t>(2 * l)], block_param(l, "ln1.weight"), b.rstd1,
                 a.d_ln, l > 0 ? std::optional(BlockLinear::mlp_proj) : std::nullopt, l - 1);

@@ -144,7 +144,49 @@ TensorView param_slice(const TensorView& flat, const ParamInfo& p) {
 
 TensorView GptModel::param(const ParamInfo& p) const { return param_slice(master_.view(), p); }
 
-TensorView GptModel::grad(const ParamInfo& p) const { return param_slice(grads_.view(), p); }
+TensorView GptModel::grad(const ParamInfo& p) const {
+  settle_zero_grads();
+  return param_slice(grads_.view(), p);
+}
+
+TensorView GptModel::grads() const {
+  settle_zero_grads();
+  return grads_.view();
+}
+
+TensorView GptModel::grad_target(const ParamInfo& p) const {
+  return param_slice(grads_.view(), p);
+}
+
+void GptModel::settle_zero_grads() const {
+  if (!grads_zero_pending_) return;
+  backend_.fill_zero(grads_);
+  grads_zero_pending_ = false;
+}
+
+void GptModel::zero_added_grads() {
+  const auto& params = layout_.params();
+  // Written by a GEMM (GradWrite reaches them): the block matrices and wte (the LM head's dW,
+  // which the embedding backward then adds to). Everything else only adds.
+  auto gemm_written = [&](std::size_t i) {
+    return i == 0 || params[i].role == ParamRole::matrix;
+  };
+  for (std::size_t i = 0; i < params.size();) {
+    if (gemm_written(i)) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (end < params.size() && !gemm_written(end)) ++end;
+    const ParamInfo& last = params[end - 1];
+    const std::int64_t begin = params[i].offset, numel = last.offset + last.shape.numel() - begin;
+    TensorView run = grads_.view();
+    run.data = static_cast<char*>(run.data) + static_cast<std::size_t>(begin) * sizeof(float);
+    run.shape = {numel};
+    backend_.fill_zero(run);
+    i = end;
+  }
+}
 
 TensorView GptModel::working(const ParamInfo& p) const {
   if (precision_.compute == ComputeMode::fp32) return param(p);
@@ -202,7 +244,7 @@ void GptModel::finish_weight_update() {
   w_amax_current_ = weight_amax_from_update_ && weight_amax_slots_.view().data != nullptr;
 }
 
-void GptModel::zero_grads() { backend_.fill_zero(grads_); }
+void GptModel::zero_grads() { grads_zero_pending_ = true; }
 
 void GptModel::init_parameters(std::uint64_t seed) {
   std::vector<float> host(static_cast<std::size_t>(layout_.total()));
@@ -226,7 +268,7 @@ std::vector<float> GptModel::get_parameters() {
 
 std::vector<float> GptModel::get_gradients() {
   std::vector<float> host(static_cast<std::size_t>(layout_.total()));
-  backend_.download(grads_, host.data());
+  backend_.download(grads(), host.data());
   return host;
 }
 

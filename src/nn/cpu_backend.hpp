@@ -55,10 +55,12 @@ class CpuBackend final : public Backend {
                                                 std::string_view name, AmaxSlot x_amax = {},
                                                 AmaxSlot w_amax = {}) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                       const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
+                       const TensorView& dw_accum, AmaxSlot dy_amax = {},
+                       GradWrite dw_write = GradWrite::accumulate) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
                          int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
-                         const TensorView& dw_accum) override;
+                         const TensorView& dw_accum,
+                         GradWrite dw_write = GradWrite::accumulate) override;
 
   double sum_of_squares(const TensorView& t) override;
   bool all_finite(const TensorView& t) override;

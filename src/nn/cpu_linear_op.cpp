@@ -92,7 +92,9 @@ std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const
 }
 
 void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                                 const TensorView& dw_accum, AmaxSlot dy_amax) {
+                                 const TensorView& dw_accum, AmaxSlot dy_amax,
+                                 GradWrite dw_write) {
+  const bool accumulate = dw_write == GradWrite::accumulate;
   auto* ctx = dynamic_cast<CpuLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CPU backend");
   check_dtype(dw_accum, DType::f32, "linear dw");
@@ -106,7 +108,7 @@ void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, con
     sgemm_nn(dim(m), dim(k), dim(n), 1.f, dy.as<const float>(), dim(n), ctx->w.as<const float>(),
              dim(k), 0.f, dx.as<float>(), dim(k));
     sgemm_tn(dim(n), dim(k), dim(m), 1.f, dy.as<const float>(), dim(n), ctx->x.as<const float>(),
-             dim(k), 1.f, dw_accum.as<float>(), dim(k));
+             dim(k), accumulate ? 1.f : 0.f, dw_accum.as<float>(), dim(k));
     return;
   }
   LinearScratch scratch;
@@ -117,7 +119,7 @@ void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, con
     scratch.dyq = dyq;
     scratch.dyq_t = dyq_t;
   }
-  linear_backward_cpu(ctx->config, ctx->saved, dy, dx, dw_accum, scratch, /*accumulate_dw=*/true,
+  linear_backward_cpu(ctx->config, ctx->saved, dy, dx, dw_accum, scratch, accumulate,
                       given_amax(dy_amax, ctx->mode, Fp8Format::e5m2, ctx->config.name + ".dy"));
 }
 

@@ -53,7 +53,7 @@ double row_loss(float* logits, std::int64_t vocab, std::int32_t target, bool gra
 LossSums CpuBackend::cross_entropy(const TensorView& x, const TensorView& w,
                                    const TensorView& targets, int ignore_index, int chunk_rows,
                                    float grad_scale, const TensorView& dx,
-                                   const TensorView& dw_accum) {
+                                   const TensorView& dw_accum, GradWrite dw_write) {
   check_loss_args(x, w, targets, dx, dw_accum);
   const bool grad = dx.data != nullptr;
   const std::int64_t rows = x.shape[0], d = x.shape[1], vocab = w.shape[0];
@@ -101,9 +101,10 @@ LossSums CpuBackend::cross_entropy(const TensorView& x, const TensorView& w,
     sgemm_nn(static_cast<int>(c), static_cast<int>(d), static_cast<int>(vocab), 1.f, lp,
              static_cast<int>(vocab), wp, static_cast<int>(d), 0.f, dxp, static_cast<int>(d));
     store_span(dx, r0 * d, c * d, dxp);
+    const bool first_write = r0 == 0 && dw_write == GradWrite::overwrite;
     sgemm_tn(static_cast<int>(vocab), static_cast<int>(d), static_cast<int>(c), 1.f, lp,
-             static_cast<int>(vocab), xp, static_cast<int>(d), 1.f, dw_accum.as<float>(),
-             static_cast<int>(d));
+             static_cast<int>(vocab), xp, static_cast<int>(d), first_write ? 0.f : 1.f,
+             dw_accum.as<float>(), static_cast<int>(d));
   }
   return sums;
 }

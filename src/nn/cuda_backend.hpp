@@ -114,7 +114,8 @@ class CudaBackend final : public Backend {
                                                 std::string_view name, AmaxSlot x_amax = {},
                                                 AmaxSlot w_amax = {}) override;
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                       const TensorView& dw_accum, AmaxSlot dy_amax = {}) override;
+                       const TensorView& dw_accum, AmaxSlot dy_amax = {},
+                       GradWrite dw_write = GradWrite::accumulate) override;
   // bf16 (with no amax wanted of y or dx): one GEMM each, GELU in cuBLASLt's epilogue
   // (linear_gelu_forward_cuda, linear_backward_dgelu_cuda); otherwise the Backend defaults.
   std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision, const TensorView& x,
@@ -125,10 +126,12 @@ class CudaBackend final : public Backend {
                                                      AmaxSlot w_amax = {}) override;
   void linear_backward_gelu(LinearContext& saved, const TensorView& dy, const TensorView& gelu_x,
                             const TensorView& dx, const TensorView& dw_accum, AmaxSlot dy_amax = {},
-                            AmaxSlot dx_amax = {}) override;
+                            AmaxSlot dx_amax = {},
+                            GradWrite dw_write = GradWrite::accumulate) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
                          int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
-                         const TensorView& dw_accum) override;
+                         const TensorView& dw_accum,
+                         GradWrite dw_write = GradWrite::accumulate) override;
   double sum_of_squares(const TensorView& t) override;
   bool all_finite(const TensorView& t) override;
   void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,

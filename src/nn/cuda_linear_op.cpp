@@ -141,14 +141,17 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
 }
 
 void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
-                                  const TensorView& dw_accum, AmaxSlot dy_amax) {
+                                  const TensorView& dw_accum, AmaxSlot dy_amax,
+                                  GradWrite dw_write) {
+  const bool accumulate = dw_write == GradWrite::accumulate;
   auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CUDA backend");
   OpTimer timer(*this, ctx->config.mode == LinearCudaMode::bf16 ? "linear_backward bf16"
                                                                 : "linear_backward fp8");
   check_f32(dw_accum, "linear dw");
   if (ctx->config.mode == LinearCudaMode::bf16) {
-    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, true, stream_);
+    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, accumulate,
+                         stream_);
     return;
   }
   check_rank(dy, 2, "linear dy");
@@ -161,8 +164,8 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
   {
     PhaseTimers phases(*this, ctx->config);
-    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, true, stream_,
-                         dy_amax);
+    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, accumulate,
+                         stream_, dy_amax);
   }
 }
 
@@ -184,19 +187,19 @@ std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
 void CudaBackend::linear_backward_gelu(LinearContext& saved, const TensorView& dy,
                                        const TensorView& gelu_x, const TensorView& dx,
                                        const TensorView& dw_accum, AmaxSlot dy_amax,
-                                       AmaxSlot dx_amax) {
+                                       AmaxSlot dx_amax, GradWrite dw_write) {
   auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr,
                "linear_backward_gelu: the saved state was not made by the CUDA backend");
   if (ctx->config.mode != LinearCudaMode::bf16 || dx_amax) {
-    Backend::linear_backward_gelu(saved, dy, gelu_x, dx, dw_accum, dy_amax, dx_amax);
+    Backend::linear_backward_gelu(saved, dy, gelu_x, dx, dw_accum, dy_amax, dx_amax, dw_write);
     return;
   }
   OpTimer timer(*this, "linear_backward bf16 +dgelu");
   nn::check_linear_gelu(gelu_x, dx, ctx->config.name);
   check_f32(dw_accum, "linear dw");
-  linear_backward_dgelu_cuda(*gemm_, ctx->config, ctx->saved, dy, gelu_x, dx, dw_accum, true,
-                             stream_);
+  linear_backward_dgelu_cuda(*gemm_, ctx->config, ctx->saved, dy, gelu_x, dx, dw_accum,
+                             dw_write == GradWrite::accumulate, stream_);
 }
 
 // Chunk by chunk: logits = x_c wᵀ (fp32 accumulation) -> loss rows and bf16 dlogits ->
@@ -208,7 +211,7 @@ void CudaBackend::linear_backward_gelu(LinearContext& saved, const TensorView& d
 LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
                                     const TensorView& targets, int ignore_index, int chunk_rows,
                                     float grad_scale, const TensorView& dx,
-                                    const TensorView& dw_accum) {
+                                    const TensorView& dw_accum, GradWrite dw_write) {
   OpTimer timer(*this, "cross_entropy");
   check_bf16(x, "cross_entropy x");
   check_bf16(w, "cross_entropy w (the bf16 working copy of the tied embedding)");
@@ -260,7 +263,8 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
     part.emplace(*this, "cross_entropy: dx GEMM");
     gemm_->matmul({dlogits, true}, {w, false}, rows_of(dx, r0, n), {}, stream_);
     part.emplace(*this, "cross_entropy: dw GEMM");
-    gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {.accumulate = true}, stream_);
+    const bool first_write = r0 == 0 && dw_write == GradWrite::overwrite;
+    gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {.accumulate = !first_write}, stream_);
   }
   cuda_ops::loss_reduce(loss, targets.as<const std::int32_t>(), ignore_index, rows, flag_loss_sum(),
                         flag_counted(), stream_);

@@ -80,12 +80,14 @@ class ForwardingBackend : public Backend {
     return inner_->linear_forward(m, x, w, y, n, a, wa);
   }
   void linear_backward(LinearContext& s, const TensorView& dy, const TensorView& dx,
-                       const TensorView& dw, AmaxSlot a = {}) override {
-    inner_->linear_backward(s, dy, dx, dw, a);
+                       const TensorView& dw, AmaxSlot a = {},
+                       GradWrite write = GradWrite::accumulate) override {
+    inner_->linear_backward(s, dy, dx, dw, a, write);
   }
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& t, int ig,
-                         int ch, float gs, const TensorView& dx, const TensorView& dw) override {
-    return inner_->cross_entropy(x, w, t, ig, ch, gs, dx, dw);
+                         int ch, float gs, const TensorView& dx, const TensorView& dw,
+                         GradWrite write = GradWrite::accumulate) override {
+    return inner_->cross_entropy(x, w, t, ig, ch, gs, dx, dw, write);
   }
   double sum_of_squares(const TensorView& t) override { return inner_->sum_of_squares(t); }
   bool all_finite(const TensorView& t) override { return inner_->all_finite(t); }

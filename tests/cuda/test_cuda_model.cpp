@@ -150,6 +150,34 @@ TEST(CudaModelDeterminism, RepeatsAndRecomputeAreBitIdentical) {
   }
 }
 
+// zero_grads leaves the zeroing to the next backward: the GEMMs write dW with beta 0 (the LM
+// head's first chunk too), and only the norm gains and wpe are zeroed first. Every policy, with
+// and without MLP recompute and the GELU backward in proj's GEMM: the gradients of an explicit
+// fill, none left NaN (model_ab_run.hpp).
+TEST(CudaModelZeroGrads, WritesWhatAFillWould) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::ab_model(2);
+  const std::int64_t m = testing::kAbBatch * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 5);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 6);
+  for (PrecisionPolicy policy :
+       {PrecisionPolicy::bf16, PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
+    for (int variant = 0; variant < 3; ++variant) {
+      PrecisionConfig p;
+      p.policy = policy;
+      p.mlp_recompute = variant == 1;
+      auto gpu = make_cuda_backend();
+      GptModel model(c, p, testing::kAbBatch, *gpu);
+      model.set_fuse_gelu_backward(variant == 2);
+      const std::string label = std::string(policy_name(policy)) +
+                                (variant == 1 ? "+recompute" : variant == 2 ? "+dgelu" : "");
+      // 64 rows per classifier chunk: three chunks, the first writes the LM head's dW.
+      testing::expect_zero_grads_writes_what_a_fill_would(model, seed, inputs, targets, 64, label);
+    }
+  }
+}
+
 class CudaPointwiseRecompute : public ::testing::TestWithParam<PolicyCase> {};
 
 // Pointwise recompute on the GPU: ln1 and ln2 rebuilt by the plain RMSNorm kernel (the fused add

@@ -115,6 +115,25 @@ TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
   }
 }
 
+// "+filled-grads" (the A/B of v34) parses last and runs the frozen pass and the training step on
+// any backend. That both ways give the same gradients: GptModel.ZeroGradsWritesWhatAFillWould.
+TEST(BenchModelArms, FilledGradsParsesLastAndChangesNoResult) {
+  const ModelBenchArm filled = parse_model_bench_arm("fp8-mlp+recompute+timed-gemm+filled-grads");
+  EXPECT_TRUE(filled.filled_grads);
+  EXPECT_TRUE(filled.timed_gemm);
+  EXPECT_TRUE(filled.precision.mlp_recompute);
+  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp").filled_grads);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+filled-grads+recompute"), Error);
+  ModelBenchConfig c = tiny_cpu_bench({"fp8-mlp", "fp8-mlp+filled-grads"});
+  c.train_step = true;
+  const ModelBenchResult r = run_model_bench(c);
+  ASSERT_EQ(r.arms.size(), 2u);
+  EXPECT_EQ(r.arms[1].arm, "fp8-mlp+filled-grads");
+  EXPECT_EQ(r.arms[0].loss, r.arms[1].loss);
+  EXPECT_FALSE(r.arms[0].step.samples_ms.empty());
+  EXPECT_FALSE(r.arms[1].step.samples_ms.empty());
+}
+
 // Sets (or, with nullptr, unsets) an environment variable for one scope.
 class ScopedEnv {
  public:

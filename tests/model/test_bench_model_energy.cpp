@@ -1,10 +1,13 @@
-// `fp8lab bench model`'s energy per repeat: a counter read around each arm's timed repeats gives
-// joules per repeat, mean watts and tokens per joule, pooled over rounds only when every round
+// `fp8lab bench model`'s energy per repeat: a counter sampled through each arm's timed repeats
+// (bench/energy_sampler.hpp, tested in test_energy_sampler.cpp) gives joules per repeat, mean
+// watts over the timed window and tokens per joule, pooled over rounds only when every round
 // measured it; without a counter the report says why. The GPU's own counter (NVML) is tested in
 // tests/cuda/test_cuda_energy.cpp; here a counter of known power stands in for it.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -40,11 +43,15 @@ TEST(BenchModelEnergy, ACounterGivesJoulesWattsAndTokensPerJoule) {
       ASSERT_TRUE(t->energy_j.has_value()) << a.arm;
       ASSERT_EQ(t->samples_ms.size(), 6u);
       EXPECT_DOUBLE_EQ(*joules_per_repeat(*t), *t->energy_j / 6.0) << a.arm;
-      // The counter brackets the timed repeats, so the mean power is 250 W plus the loop's own
-      // few microseconds between repeats, over milliseconds of work.
-      const double w = *mean_watts(*t);
-      EXPECT_GE(w, 250.0 * (1 - 1e-9)) << a.arm;
-      EXPECT_LT(w, 262.5) << a.arm;
+      // The windows' wall time: at least the timed repeats' own, both rounds'.
+      const double repeats_s =
+          std::accumulate(t->samples_ms.begin(), t->samples_ms.end(), 0.0) / 1e3;
+      EXPECT_GE(t->energy_window_s, repeats_s) << a.arm;
+      // The counter read at the windows' ends: 250 W, up to where the sampler stamps a read (at
+      // its middle; a read of this counter takes well under a microsecond, a window
+      // milliseconds).
+      EXPECT_NEAR(*mean_watts(*t), 250.0, 2.5) << a.arm;
+      EXPECT_DOUBLE_EQ(*mean_watts(*t), *t->energy_j / t->energy_window_s) << a.arm;
       EXPECT_DOUBLE_EQ(*tokens_per_joule(*t, tokens), double(tokens) / *joules_per_repeat(*t));
     }
   }
@@ -69,6 +76,8 @@ TEST(BenchModelEnergy, ACounterGivesJoulesWattsAndTokensPerJoule) {
   const nlohmann::json j = model_bench_json(r);
   EXPECT_EQ(j["energy_source"], "the caller's energy counter");
   EXPECT_NEAR(j["arms"][1]["step"]["mean_watts"].get<double>(), *mean_watts(r.arms[1].step), 1e-9);
+  EXPECT_NEAR(j["arms"][1]["step"]["energy_window_s"].get<double>(), r.arms[1].step.energy_window_s,
+              1e-12);
   EXPECT_TRUE(j["arms"][0]["frozen"]["tokens_per_joule"].is_number());
 }
 
@@ -77,27 +86,48 @@ TEST(BenchModelEnergy, ACounterGivesJoulesWattsAndTokensPerJoule) {
 TEST(BenchModelEnergy, AFailedReadLeavesTheArmUnmeasured) {
   ModelBenchConfig c = tiny_cpu_bench({"bf16"});
   c.rounds = 2;
-  int reads = 0;
-  c.energy_joules = [&reads]() -> std::optional<double> {
-    if (++reads > 2) return std::nullopt;  // round 1's two reads work, round 2's fail
-    return 100.0 * reads;
+  // Each phase's sampler polls on a thread of its own: the first thread to read gets a counter
+  // of 250 W, every later one (round 2's) a failed read.
+  std::atomic<int> threads{0};
+  const ConstantPower power{250.0};
+  c.energy_joules = [&threads, power]() -> std::optional<double> {
+    thread_local int which = 0;  // this thread's turn, from 1
+    if (which == 0) which = ++threads;
+    if (which > 1) return std::nullopt;
+    return power();
   };
   const ModelBenchResult r = run_model_bench(c);
-  EXPECT_EQ(reads, 4);
+  EXPECT_EQ(threads.load(), 2);
   EXPECT_FALSE(r.arms[0].frozen.energy_j.has_value());
+  EXPECT_EQ(r.arms[0].frozen.energy_window_s, 0.0);
   EXPECT_FALSE(joules_per_repeat(r.arms[0].frozen).has_value());
+  EXPECT_FALSE(mean_watts(r.arms[0].frozen).has_value());
   EXPECT_NE(model_bench_report(r).find(
                 "energy: not measured: every read of the caller's energy counter failed\n"),
             std::string::npos)
       << model_bench_report(r);
-  EXPECT_TRUE(model_bench_json(r)["arms"][0]["frozen"]["energy_j"].is_null());
+  const nlohmann::json j = model_bench_json(r);
+  EXPECT_TRUE(j["arms"][0]["frozen"]["energy_j"].is_null());
+  EXPECT_TRUE(j["arms"][0]["frozen"]["energy_window_s"].is_null());
 
-  // One round that worked: 100 J from the two reads, over its one repeat.
-  reads = 0;
+  // One round, on the first thread: 250 W over its window, which holds its one repeat.
+  threads = 0;
   c.rounds = 1;
   const ModelBenchResult one = run_model_bench(c);
-  ASSERT_TRUE(one.arms[0].frozen.energy_j.has_value());
-  EXPECT_DOUBLE_EQ(*one.arms[0].frozen.energy_j, 100.0);
+  const ModelBenchTiming& t = one.arms[0].frozen;
+  ASSERT_TRUE(t.energy_j.has_value());
+  EXPECT_GE(t.energy_window_s, t.samples_ms[0] / 1e3);
+  EXPECT_NEAR(*t.energy_j, 250.0 * t.energy_window_s, 0.01 * 250.0 * t.energy_window_s);
+}
+
+// A counter that never moves leaves every window unbracketed: the bench runs its capped extra
+// repeats and reports the energy as unmeasured rather than as zero.
+TEST(BenchModelEnergy, ACounterThatNeverMovesIsUnmeasured) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16"});
+  c.energy_joules = [] { return std::optional<double>(1000.0); };
+  const ModelBenchResult r = run_model_bench(c);
+  EXPECT_FALSE(r.arms[0].frozen.energy_j.has_value());
+  EXPECT_FALSE(mean_watts(r.arms[0].frozen).has_value());
 }
 
 TEST(BenchModelEnergy, WithoutACounterTheReportSaysWhy) {

@@ -223,10 +223,11 @@ class SlotCounter final : public testing::ForwardingBackend {
     return ForwardingBackend::linear_forward(m, x, w, y, n, a, wa);
   }
   void linear_backward(LinearContext& s, const TensorView& dy, const TensorView& dx,
-                       const TensorView& dw, AmaxSlot a = {}) override {
+                       const TensorView& dw, AmaxSlot a = {},
+                       GradWrite write = GradWrite::accumulate) override {
     dy_slots += a ? 1 : 0;
     hand_on(a);
-    ForwardingBackend::linear_backward(s, dy, dx, dw, a);
+    ForwardingBackend::linear_backward(s, dy, dx, dw, a, write);
   }
   void attention_forward(const TensorView& q, int h, int t, const TensorView& o,
                          const TensorView& l, AmaxSlot a = {}) override {
@@ -399,6 +400,30 @@ TEST(GptModel, FusedNormAddGivesBitIdenticalLossAndGradients) {
     testing::expect_bit_identical(runs[0], runs[1], label);
     EXPECT_EQ(ready[0], ready[1]) << label;
   }
+}
+
+// zero_grads leaves the zeroing to the next backward (GradWrite::overwrite): every policy, with
+// and without MLP recompute, with and without the fused GELU backward, gives the gradients of
+// an explicit fill (model_ab_run.hpp).
+TEST(GptModel, ZeroGradsWritesWhatAFillWould) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t batch = 2, m = batch * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  for (const PrecisionConfig& p : policies_with_and_without_mlp_recompute()) {
+    for (bool gelu_backward : {false, true}) {
+      auto be = make_cpu_backend();
+      GptModel model(c, p, batch, *be);
+      model.set_fuse_gelu_backward(gelu_backward);
+      const std::string label = precision_label(p) + (gelu_backward ? " +dgelu" : "");
+      // 16 rows per classifier chunk: two chunks, so the LM head's dW is written then added to.
+      testing::expect_zero_grads_writes_what_a_fill_would(model, seed, inputs, targets, 16, label);
+    }
+  }
+  auto be = make_cpu_backend();
+  GptModel model(c, fp32_reference(), batch, *be);
+  testing::expect_zero_grads_writes_what_a_fill_would(model, seed, inputs, targets, 16, "fp32");
 }
 
 // Mixed precision (bf16 activations and working weights) stays close to the fp32 reference; the

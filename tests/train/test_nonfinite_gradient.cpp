@@ -17,8 +17,9 @@ class PoisoningBackend final : public testing::ForwardingBackend {
  public:
   bool poison_next_dw = false;
   void linear_backward(LinearContext& s, const TensorView& dy, const TensorView& dx,
-                       const TensorView& dw, AmaxSlot a = {}) override {
-    ForwardingBackend::linear_backward(s, dy, dx, dw, a);
+                       const TensorView& dw, AmaxSlot a = {},
+                       GradWrite write = GradWrite::accumulate) override {
+    ForwardingBackend::linear_backward(s, dy, dx, dw, a, write);
     if (poison_next_dw) {  // the first linear of the backward: the last block's mlp.proj
       dw.as<float>()[5] = std::numeric_limits<float>::infinity();
       poison_next_dw = false;
