@@ -22,9 +22,9 @@ __global__ void __launch_bounds__(kCastThreads)
   if (vec) {
     const std::int64_t chunks = n / 16;
     for (std::int64_t c = tid; c < chunks; c += stride) {
-      float v[16];
-      load16(x + c * 16, v);
-      reinterpret_cast<uint4*>(q)[c] = cast16<F, kHw>(v, scale, t);
+      Raw16<In> raw;
+      raw.load(x + c * 16);
+      reinterpret_cast<uint4*>(q)[c] = cast16<In, F, kHw>(raw, scale, t);
     }
     done = chunks * 16;
   }

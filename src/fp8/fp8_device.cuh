@@ -84,9 +84,11 @@ __device__ __forceinline__ void load16(const float* p, float (&v)[16]) {
   }
 }
 
-// Casts 16 values (already loaded) into 16 fp8 bytes packed in a uint4, tallying as it goes.
+// Casts 16 values (already loaded) into 16 fp8 bytes packed in a uint4, tallying as it goes:
+// every element converted, checked and counted on its own (the software path, and the hardware
+// path's rare chunks: see cast16).
 template <Fp8Format F, bool kHw>
-__device__ __forceinline__ uint4 cast16(const float (&v)[16], float scale, CastTally& t) {
+__device__ __forceinline__ uint4 cast16_exact(const float (&v)[16], float scale, CastTally& t) {
   std::uint32_t w[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -100,6 +102,109 @@ __device__ __forceinline__ uint4 cast16(const float (&v)[16], float scale, CastT
     tally<F>(t, v[4 * i + 3], y3, static_cast<std::uint8_t>(hi >> 8));
   }
   return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// 16 input elements kept as raw 16-byte vectors until converted: all of a thread's loads can be
+// issued before the first conversion, with few registers held.
+template <typename In>
+struct Raw16 {
+  static constexpr int kVectors = 16 * static_cast<int>(sizeof(In)) / 16;
+  uint4 v[kVectors];
+  __device__ __forceinline__ void load(const In* p) {
+#pragma unroll
+    for (int i = 0; i < kVectors; ++i) v[i] = reinterpret_cast<const uint4*>(p)[i];
+  }
+  __device__ __forceinline__ void to_floats(float (&out)[16]) const {
+    load16(reinterpret_cast<const In*>(v), out);
+  }
+  // Bit 7 of byte k: element 4 * quad + k is not ±0 (the other bits are not meaningful). From
+  // the stored bits: a magnitude plus all ones below the sign carries into the sign bit iff it
+  // is not zero.
+  __device__ __forceinline__ std::uint32_t nonzero_bytes(int quad) const {
+    const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(v) + quad * 4 / kPerWord;
+    if constexpr (sizeof(In) == 2) {  // two bf16 per word: flags in bits 15 and 31
+      const std::uint32_t a = (w[0] & 0x7FFF7FFFu) + 0x7FFF7FFFu;
+      const std::uint32_t b = (w[1] & 0x7FFF7FFFu) + 0x7FFF7FFFu;
+      return __byte_perm(a, b, 0x7531);
+    } else {  // one f32 per word: flag in bit 31
+      std::uint32_t f[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) f[k] = (w[k] & 0x7FFFFFFFu) + 0x7FFFFFFFu;
+      return __byte_perm(__byte_perm(f[0], f[1], 0x0073), __byte_perm(f[2], f[3], 0x0073), 0x5410);
+    }
+  }
+  // The magnitude bits of the largest |x| as a float (NaN above inf), from the stored bits.
+  __device__ __forceinline__ std::uint32_t max_magnitude_bits() const {
+    const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(v);
+    std::uint32_t top = 0;
+    if constexpr (sizeof(In) == 2) {  // both halves at once (one 3-input max per two words)
+#pragma unroll
+      for (int i = 0; i < 8; ++i) top = __vmaxu2(top, w[i] & 0x7FFF7FFFu);
+      return max(top & 0xFFFFu, top >> 16) << 16;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 16; ++i) top = max(top, w[i] & 0x7FFFFFFFu);
+      return top;
+    }
+  }
+  static constexpr int kPerWord = 4 / static_cast<int>(sizeof(In));
+};
+
+// The smallest magnitude bits of y = x * scale that can saturate (fp8_saturates) or that are
+// inf or NaN: e4m3 |y| > 464, e5m2 |y| >= 61440; NaN and inf bits lie above both.
+template <Fp8Format F>
+__device__ __forceinline__ constexpr std::uint32_t rare_magnitude_bits() {
+  return F == Fp8Format::e4m3 ? 0x43E80001u /* just above 464 */ : 0x47700000u /* 61440 */;
+}
+
+// The cast of 16 raw input elements. The hardware path does per element only what every
+// element needs (the unpacking, the multiply, the conversion); the checks and tallies come from
+// words. In the model the casts run at the power-capped SM clock, where the per-element version
+// was issue-bound (26 instructions per element; perf-notes v35).
+// - A chunk whose max |y| could saturate, or holds inf or NaN, takes cast16_exact: saturation
+//   is rare under current scaling, and only there can the conversion make a NaN code, which
+//   cvt_pair_hw canonicalises.
+// - Underflow (x != 0 and a code of magnitude 0, as quantize_cpu counts it) is a population
+//   count over four codes at a time: "magnitude 0" and "x not ±0" as bit 7 of each byte; and
+//   only for chunks with a code of magnitude 0 (few: the inputs are rarely 0 or tiny).
+template <typename In, Fp8Format F, bool kHw>
+__device__ __forceinline__ uint4 cast16(const Raw16<In>& raw, float scale, CastTally& t) {
+  float v[16];
+  raw.to_floats(v);
+  if constexpr (!kHw) {
+    return cast16_exact<F, false>(v, scale, t);
+  } else {
+    constexpr __nv_fp8_interpretation_t kind = F == Fp8Format::e4m3 ? __NV_E4M3 : __NV_E5M2;
+    // max |y| is the largest |x| times the scale (rounding to nearest is monotone); a NaN or
+    // non-finite scale makes it NaN or inf, so those chunks take the exact path too.
+    const float top = bits_float(raw.max_magnitude_bits()) * scale;
+    if ((float_bits(top) & 0x7FFFFFFFu) >= rare_magnitude_bits<F>())
+      return cast16_exact<F, true>(v, scale, t);
+    std::uint32_t w[4], code_nonzero[4];
+#pragma unroll
+    for (int quad = 0; quad < 4; ++quad) {
+      const float* y = v + 4 * quad;
+      const std::uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(y[0] * scale, y[1] * scale),
+                                                        __NV_SATFINITE, kind);
+      const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(y[2] * scale, y[3] * scale),
+                                                        __NV_SATFINITE, kind);
+      w[quad] = __byte_perm(lo, hi, 0x5410);
+      // Bit 7 of a byte: its magnitude (7 bits) plus 0x7F carries into it iff it is not zero.
+      code_nonzero[quad] = (w[quad] & 0x7F7F7F7Fu) + 0x7F7F7F7Fu;
+    }
+    // No code of magnitude 0 (the usual chunk): nothing underflowed. Otherwise count the codes of
+    // magnitude 0 whose input was not ±0.
+    const std::uint32_t all_nonzero =
+        code_nonzero[0] & code_nonzero[1] & code_nonzero[2] & code_nonzero[3] & 0x80808080u;
+    if (all_nonzero != 0x80808080u) {
+      unsigned underflow = 0;
+#pragma unroll
+      for (int quad = 0; quad < 4; ++quad)
+        underflow += __popc(~code_nonzero[quad] & raw.nonzero_bytes(quad) & 0x80808080u);
+      t.underflow += underflow;
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
 }
 
 template <Fp8Format F, bool kHw>

@@ -10,29 +10,14 @@
 namespace fp8lab::detail {
 namespace {
 
-// 16 input elements kept as raw 16-byte vectors until converted: all of a thread's loads are
-// issued before the first conversion, with few registers held.
-template <typename In>
-struct Raw16 {
-  static constexpr int kVectors = 16 * static_cast<int>(sizeof(In)) / 16;
-  uint4 v[kVectors];
-  __device__ __forceinline__ void load(const In* p) {
-#pragma unroll
-    for (int i = 0; i < kVectors; ++i) v[i] = reinterpret_cast<const uint4*>(p)[i];
-  }
-  __device__ __forceinline__ void to_floats(float (&out)[16]) const {
-    load16(reinterpret_cast<const In*>(v), out);
-  }
-};
-
-template <typename In, Fp8Format F, bool kHw>
-__global__ void __launch_bounds__(kTileThreads, 4)
-    cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
-                         CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
-  __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
-  const float scale = cast_scale_and_meta_work<F>(meta, work);
-  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
-  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+// One tile of the fused cast-transpose. kFull: the tile lies wholly inside x (every tile of the
+// model's shapes), so no chunk needs its bounds checked.
+template <typename In, Fp8Format F, bool kHw, bool kFull>
+__device__ __forceinline__ void cast_transpose_tile(const In* x, std::int64_t rows,
+                                                    std::int64_t cols, Fp8Meta* meta, float scale,
+                                                    std::int64_t r0, std::int64_t c0,
+                                                    std::uint8_t (*tile)[kTile], std::uint8_t* q,
+                                                    std::uint8_t* qt) {
   // A thread's chunks share their column chunk and lie kRowsPerPass rows apart: one base
   // pointer per tensor and a constant stride keep the registers to 4 CTAs per SM.
   constexpr int kRowsPerPass = kTileThreads / kChunksPerRow;  // 32
@@ -46,19 +31,31 @@ __global__ void __launch_bounds__(kTileThreads, 4)
   Raw16<In> raw[kChunksPerThread];
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i)
-    if (i * kRowsPerPass < rows_here) raw[i].load(x + offset + i * step);
+    if (kFull || i * kRowsPerPass < rows_here) raw[i].load(x + offset + i * step);
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    if (i * kRowsPerPass >= rows_here) continue;
-    float v[16];
-    raw[i].to_floats(v);
-    const uint4 bytes = cast16<F, kHw>(v, scale, t);
+    if (!kFull && i * kRowsPerPass >= rows_here) continue;
+    const uint4 bytes = cast16<In, F, kHw>(raw[i], scale, t);
     *reinterpret_cast<uint4*>(q + offset + i * step) = bytes;
     tile_put16(tile, row0 + i * kRowsPerPass, chunk, bytes);
   }
   flush_tally(t, meta);
   __syncthreads();
   tile_store_transposed(tile, r0, c0, rows, cols, qt);
+}
+
+template <typename In, Fp8Format F, bool kHw>
+__global__ void __launch_bounds__(kTileThreads, 4)
+    cast_transpose_tiled(const In* x, std::int64_t rows, std::int64_t cols, Fp8Meta* meta,
+                         CastMetaWork work, std::uint8_t* q, std::uint8_t* qt) {
+  __shared__ alignas(16) std::uint8_t tile[kTile][kTile];
+  const float scale = cast_scale_and_meta_work<F>(meta, work);
+  const std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kTile;
+  const std::int64_t c0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  if (r0 + kTile <= rows && c0 + kTile <= cols)
+    cast_transpose_tile<In, F, kHw, true>(x, rows, cols, meta, scale, r0, c0, tile, q, qt);
+  else
+    cast_transpose_tile<In, F, kHw, false>(x, rows, cols, meta, scale, r0, c0, tile, q, qt);
 }
 
 __global__ void __launch_bounds__(kTileThreads)

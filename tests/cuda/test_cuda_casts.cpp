@@ -113,6 +113,57 @@ TEST(CudaCastsCounts, SaturationCountedWithAnOversizedScale) {
   }
 }
 
+// The hardware cast's two paths (v35): 16-element chunks with NaN, ±inf or a saturating value
+// take the per-element path, the rest count underflow from words. At a given scale, chunks of
+// each kind side by side (and ±0, tiny and subnormal-landing values), both formats, bf16 and f32,
+// the plain and the fused kernels: the CPU's bytes and counts.
+TEST(CudaCastsEdges, SpecialValuesAtAGivenScaleMatchTheCpu) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(), inf, -inf, 1e30f, -7e4f,
+                            500.0f, 0.0f, -0.0f, 1e-30f, -3e-6f};
+  const std::int64_t rows = 128, cols = 256;
+  for (DType dtype : {DType::bf16, DType::f32}) {
+    for (Fp8Format format : {Fp8Format::e4m3, Fp8Format::e5m2}) {
+      HostTensor x = cast_input(dtype, {rows, cols}, seed, 1.0f);
+      // One special value in every third chunk of 16, at a varying place in it.
+      for (std::int64_t chunk = 0; chunk < rows * cols / 16; chunk += 3) {
+        const std::int64_t i = chunk * 16 + (chunk * 7 + static_cast<std::int64_t>(seed % 16)) % 16;
+        const float v = specials[(chunk / 3) % std::size(specials)];
+        if (dtype == DType::f32)
+          x.as<float>()[i] = v;
+        else
+          x.as<std::uint16_t>()[i] = float_to_bf16(v);
+      }
+      const float scale = 64.0f;  // |x| ~ 1 lands near e4m3's top; 500 and 7e4 saturate
+      HostTensor q(fp8_dtype(format), {rows, cols}), qt(fp8_dtype(format), {cols, rows});
+      const CastCounts want = quantize_cpu(x.view(), scale, format, q.view());
+      transpose_fp8_cpu(q.view(), qt.view());
+      ASSERT_GT(want.saturated, 0);
+      ASSERT_GT(want.underflow, 0);
+      DeviceArena arena(std::size_t{1} << 20);
+      Fp8Meta* meta = alloc_fp8_meta(arena, 2, nullptr);
+      for (int m = 0; m < 2; ++m)
+        FP8LAB_CUDA_CHECK(
+            cudaMemcpy(&meta[m].scale, &scale, sizeof(float), cudaMemcpyHostToDevice));
+      const DeviceTensor dx = to_device(x.view());
+      DeviceTensor dq = poisoned_device(fp8_dtype(format), {rows, cols});
+      DeviceTensor fq = poisoned_device(fp8_dtype(format), {rows, cols});
+      DeviceTensor fqt = poisoned_device(fp8_dtype(format), {cols, rows});
+      quantize_cuda(dx.view(), format, meta, dq.view(), nullptr);
+      quantize_transpose_cuda(dx.view(), format, meta + 1, fq.view(), fqt.view(), nullptr);
+      const auto metas = read_fp8_meta(meta, 2, nullptr);
+      const std::string what = std::string(dtype_name(dtype)) +
+                               (format == Fp8Format::e4m3 ? " e4m3" : " e5m2");
+      for (const Fp8MetaHost& m : metas) EXPECT_EQ(m.counts, want) << what;
+      expect_same_bytes(q.view(), dq.view(), ("quantize_cuda " + what).c_str());
+      expect_same_bytes(q.view(), fq.view(), ("quantize_transpose_cuda q " + what).c_str());
+      expect_same_bytes(qt.view(), fqt.view(), ("quantize_transpose_cuda qt " + what).c_str());
+    }
+  }
+}
+
 TEST(CudaCastsEdges, NonFiniteInputRaisesTheFlagNotAHostSync) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
