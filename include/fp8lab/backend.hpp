@@ -11,7 +11,7 @@
 //   round once when they store bf16. Gradients of parameters are f32 and ops ACCUMULATE into
 //   them (dW += ...), so tied weights and gradient accumulation need no extra buffers.
 // - "dx_accum" arguments are accumulated (+=), "dx" arguments are overwritten. The dW of the
-//   GEMM-written gradients (linears, the LM head) may instead be written (GradWrite::overwrite):
+//   linears, the LM head and the RMSNorm gains may instead be written (GradWrite::overwrite):
 //   the first micro-batch of a step then needs no zeroed gradient buffer.
 // - Token ids and targets are i32.
 #pragma once
@@ -173,9 +173,11 @@ class Backend {
   // `amax` (optional): the producer-fused amax of y (see AmaxSlot); likewise for GELU's y, dx.
   virtual void rmsnorm_forward(const TensorView& x, const TensorView& w, float eps,
                                const TensorView& y, const TensorView& rstd, AmaxSlot amax = {}) = 0;
+  // dw_write: dw_accum += or = the gain's gradient (GradWrite).
   virtual void rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                                 const TensorView& dy, const TensorView& dx_accum,
-                                const TensorView& dw_accum) = 0;
+                                const TensorView& dw_accum,
+                                GradWrite dw_write = GradWrite::accumulate) = 0;
 
   // The residual add and the RMSNorm that reads its sum, in one pass over each row:
   // add(x, branch, sum_out) then rmsnorm_forward(sum_out, w, eps, y, rstd, amax), the same bits.
@@ -192,7 +194,8 @@ class Backend {
   virtual void rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w,
                                             const TensorView& rstd, const TensorView& dy,
                                             const TensorView& dx_accum, const TensorView& dw_accum,
-                                            const TensorView& dx_copy, AmaxSlot copy_amax = {});
+                                            const TensorView& dx_copy, AmaxSlot copy_amax = {},
+                                            GradWrite dw_write = GradWrite::accumulate);
 
   // Causal multi-head attention. qkv [M, 3D] holds q | k | v, each split into heads of D / H
   // columns; out [M, D]; lse [B, H, T] f32 (the row log-sum-exp, saved for the backward).

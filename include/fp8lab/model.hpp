@@ -96,8 +96,8 @@ class GptModel {
   TensorView working_copy(const ParamInfo& p) const;
   // The gradients read as zero from here on. The buffer itself is not zeroed: the next
   // forward_backward writes the gradients instead of adding to them (GradWrite::overwrite for
-  // the GEMM-written ones, ~99% of the parameters; the norm gains and wpe, whose kernels only
-  // add, are zeroed first). Zeroing all of it cost 1.2 ms per gpt1.3b step on the H200.
+  // the linears, the LM head and the norm gains; wpe, whose kernel only adds, is zeroed first).
+  // Zeroing all of it cost 1.2 ms per gpt1.3b step on the H200.
   void zero_grads();
 
   // Producer-fused amax (AmaxSlot in backend.hpp), on by default: the ops that write an FP8
@@ -223,8 +223,8 @@ class GptModel {
   TensorView grad_target(const ParamInfo& p) const;
   // Zeroes the gradient buffer if zero_grads is still pending (the accessors' side of it).
   void settle_zero_grads() const;
-  // Before a backward that overwrites: zeroes the gradients of the ops that only add (the norm
-  // gains and wpe), in runs of neighbours in the layout.
+  // Before a backward that overwrites: zeroes the gradients of the ops that only add (wpe), in
+  // runs of neighbours in the layout.
   void zero_added_grads();
   const ParamInfo& block_param(std::int64_t layer, std::string_view suffix) const;
   LossSums loss(const std::int32_t* inputs, const std::int32_t* targets, int ignore_index,

@@ -228,12 +228,12 @@ void GptModel::norm_backward(const TensorView& x, const ParamInfo& w, const Tens
                              std::int64_t next_layer) {
   Activations& a = *acts_;
   if (!next_dy) {
-    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w));
+    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w), dw_write_);
   } else if (fuse_norm_add_) {
     backend_.rmsnorm_backward_and_convert(x, param(w), rstd, dy, a.dresid, grad_target(w),
-                                          a.d_branch, dy_amax(next_layer, *next_dy));
+                                          a.d_branch, dy_amax(next_layer, *next_dy), dw_write_);
   } else {
-    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w));
+    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w), dw_write_);
     backend_.convert(a.dresid, a.d_branch, dy_amax(next_layer, *next_dy));
   }
 }

@@ -166,18 +166,18 @@ void GptModel::settle_zero_grads() const {
 
 void GptModel::zero_added_grads() {
   const auto& params = layout_.params();
-  // Written by a GEMM (GradWrite reaches them): the block matrices and wte (the LM head's dW,
-  // which the embedding backward then adds to). Everything else only adds.
-  auto gemm_written = [&](std::size_t i) {
-    return i == 0 || params[i].role == ParamRole::matrix;
+  // Written under GradWrite: the block matrices, the norm gains and wte (the LM head's dW,
+  // which the embedding backward then adds to). Only wpe's op (the embedding backward) adds.
+  auto written = [&](std::size_t i) {
+    return i == 0 || params[i].role != ParamRole::embedding;
   };
   for (std::size_t i = 0; i < params.size();) {
-    if (gemm_written(i)) {
+    if (written(i)) {
       ++i;
       continue;
     }
     std::size_t end = i + 1;
-    while (end < params.size() && !gemm_written(end)) ++end;
+    while (end < params.size() && !written(end)) ++end;
     const ParamInfo& last = params[end - 1];
     const std::int64_t begin = params[i].offset, numel = last.offset + last.shape.numel() - begin;
     TensorView run = grads_.view();

@@ -17,9 +17,10 @@ void Backend::add_rmsnorm_forward(const TensorView& x, const TensorView& branch,
 void Backend::rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w,
                                            const TensorView& rstd, const TensorView& dy,
                                            const TensorView& dx_accum, const TensorView& dw_accum,
-                                           const TensorView& dx_copy, AmaxSlot copy_amax) {
+                                           const TensorView& dx_copy, AmaxSlot copy_amax,
+                                           GradWrite dw_write) {
   nn::check_norm_copy(x, dy, dx_accum, dx_copy);
-  rmsnorm_backward(x, w, rstd, dy, dx_accum, dw_accum);
+  rmsnorm_backward(x, w, rstd, dy, dx_accum, dw_accum, dw_write);
   convert(dx_accum, dx_copy, copy_amax);
 }
 

@@ -34,14 +34,16 @@ class CpuBackend final : public Backend {
                        const TensorView& rstd, AmaxSlot amax = {}) override;
   void rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                         const TensorView& dy, const TensorView& dx_accum,
-                        const TensorView& dw_accum) override;
+                        const TensorView& dw_accum,
+                        GradWrite dw_write = GradWrite::accumulate) override;
   void add_rmsnorm_forward(const TensorView& x, const TensorView& branch, const TensorView& sum_out,
                            const TensorView& w, float eps, const TensorView& y,
                            const TensorView& rstd, AmaxSlot amax = {}) override;
   void rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w,
                                     const TensorView& rstd, const TensorView& dy,
                                     const TensorView& dx_accum, const TensorView& dw_accum,
-                                    const TensorView& dx_copy, AmaxSlot copy_amax = {}) override;
+                                    const TensorView& dx_copy, AmaxSlot copy_amax = {},
+                                    GradWrite dw_write = GradWrite::accumulate) override;
   void attention_forward(const TensorView& qkv, int n_heads, int seq_len, const TensorView& out,
                          const TensorView& lse, AmaxSlot out_amax = {}) override;
   void attention_backward(const TensorView& qkv, const TensorView& out, const TensorView& lse,

@@ -34,7 +34,7 @@ float normalize_row(float* row, std::int64_t d, const float* w, float eps) {
 // convert(dx_accum, *copy) would store it (read back from dx_accum: the same rounding).
 void norm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                    const TensorView& dy, const TensorView& dx_accum, const TensorView& dw_accum,
-                   const TensorView* copy) {
+                   const TensorView* copy, GradWrite dw_write) {
   check_norm_args(x, w, rstd, dy, "rmsnorm dy");
   check_activation(dx_accum, "rmsnorm dx");
   check_dtype(dw_accum, DType::f32, "rmsnorm dw");
@@ -81,7 +81,7 @@ void norm_backward(const TensorView& x, const TensorView& w, const TensorView& r
   for (std::int64_t j = 0; j < d; ++j) {
     float s = 0.f;
     for (std::int64_t b = 0; b < blocks; ++b) s += dw_partial[static_cast<std::size_t>(b * d + j)];
-    dw[j] += s;
+    dw[j] = dw_write == GradWrite::overwrite ? s : dw[j] + s;
   }
 }
 
@@ -137,18 +137,18 @@ void CpuBackend::add_rmsnorm_forward(const TensorView& x, const TensorView& bran
 
 void CpuBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                                   const TensorView& dy, const TensorView& dx_accum,
-                                  const TensorView& dw_accum) {
-  norm_backward(x, w, rstd, dy, dx_accum, dw_accum, nullptr);
+                                  const TensorView& dw_accum, GradWrite dw_write) {
+  norm_backward(x, w, rstd, dy, dx_accum, dw_accum, nullptr, dw_write);
 }
 
 void CpuBackend::rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w,
                                               const TensorView& rstd, const TensorView& dy,
                                               const TensorView& dx_accum,
                                               const TensorView& dw_accum, const TensorView& dx_copy,
-                                              AmaxSlot copy_amax) {
+                                              AmaxSlot copy_amax, GradWrite dw_write) {
   nn::check_norm_copy(x, dy, dx_accum, dx_copy);
   check_activation(dx_copy, "rmsnorm dx copy");
-  norm_backward(x, w, rstd, dy, dx_accum, dw_accum, &dx_copy);
+  norm_backward(x, w, rstd, dy, dx_accum, dw_accum, &dx_copy, dw_write);
   store_output_amax(dx_copy, copy_amax);
 }
 

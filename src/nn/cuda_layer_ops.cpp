@@ -102,15 +102,16 @@ void CudaBackend::rmsnorm_forward(const TensorView& x, const TensorView& w, floa
 
 void CudaBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& rstd,
                                    const TensorView& dy, const TensorView& dx_accum,
-                                   const TensorView& dw_accum) {
+                                   const TensorView& dw_accum, GradWrite dw_write) {
   OpTimer timer(*this, "rmsnorm_backward");
   const int d = check_norm_backward_args(x, w, rstd, dy, dx_accum, dw_accum);
   PoolBlock scratch(this, cuda_ops::rmsnorm_backward_workspace_bytes(x.shape[0], d),
                     MemoryKind::workspace, "rmsnorm backward partials");
   cuda_ops::rmsnorm_backward(x.data, elem_type(x, "x"), w.as<const float>(),
                              rstd.as<const float>(), dy.data, elem_type(dy, "dy"), dx_accum.data,
-                             elem_type(dx_accum, "dx"), dw_accum.as<float>(), x.shape[0], d,
-                             scratch.get(), stream_);
+                             elem_type(dx_accum, "dx"), dw_accum.as<float>(),
+                             dw_write == GradWrite::accumulate, x.shape[0], d, scratch.get(),
+                             stream_);
   check_launch("rmsnorm_backward", __FILE__, __LINE__);
 }
 
@@ -132,7 +133,8 @@ void CudaBackend::rmsnorm_backward_and_convert(const TensorView& x, const Tensor
                                                const TensorView& rstd, const TensorView& dy,
                                                const TensorView& dx_accum,
                                                const TensorView& dw_accum,
-                                               const TensorView& dx_copy, AmaxSlot copy_amax) {
+                                               const TensorView& dx_copy, AmaxSlot copy_amax,
+                                               GradWrite dw_write) {
   OpTimer timer(*this, "rmsnorm_backward_and_convert");
   const int d = check_norm_backward_args(x, w, rstd, dy, dx_accum, dw_accum);
   nn::check_norm_copy(x, dy, dx_accum, dx_copy);
@@ -141,8 +143,8 @@ void CudaBackend::rmsnorm_backward_and_convert(const TensorView& x, const Tensor
   cuda_ops::rmsnorm_backward_and_convert(
       x.data, elem_type(x, "x"), w.as<const float>(), rstd.as<const float>(), dy.data,
       elem_type(dy, "dy"), dx_accum.data, elem_type(dx_accum, "dx"), dw_accum.as<float>(),
-      dx_copy.data, elem_type(dx_copy, "dx copy"), x.shape[0], d, scratch.get(), stream_,
-      amax_out(copy_amax));
+      dw_write == GradWrite::accumulate, dx_copy.data, elem_type(dx_copy, "dx copy"), x.shape[0],
+      d, scratch.get(), stream_, amax_out(copy_amax));
   check_launch("rmsnorm_backward_and_convert", __FILE__, __LINE__);
 }
 

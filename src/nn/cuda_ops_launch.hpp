@@ -91,18 +91,20 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
 void rmsnorm_forward(const void* x, ElemType x_type, const float* w, float eps, void* y,
                      ElemType y_type, float* rstd, std::int64_t rows, int d_model,
                      cudaStream_t stream, AmaxOut amax = {});
-// dx_accum += dL/dx; dw_accum += dL/dw (row partials in `workspace`, reduced in a fixed order).
+// dx_accum += dL/dx; dw_accum += dL/dw, or = with accumulate_dw false (row partials in
+// `workspace`, reduced in a fixed order).
 std::size_t rmsnorm_backward_workspace_bytes(std::int64_t rows, int d_model);
 void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
                       const void* dy, ElemType dy_type, void* dx_accum, ElemType dx_type,
-                      float* dw_accum, std::int64_t rows, int d_model, void* workspace,
-                      cudaStream_t stream);
+                      float* dw_accum, bool accumulate_dw, std::int64_t rows, int d_model,
+                      void* workspace, cudaStream_t stream);
 // rmsnorm_backward, then convert(dx_accum -> dx_copy, copy_amax): the same bits, the copy
 // stored from the registers that store dx (f32 dx into a bf16 copy; other cases run the two).
 // The same workspace as rmsnorm_backward.
 void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
                                   const void* dy, ElemType dy_type, void* dx_accum,
-                                  ElemType dx_type, float* dw_accum, void* dx_copy,
+                                  ElemType dx_type, float* dw_accum, bool accumulate_dw,
+                                  void* dx_copy,
                                   ElemType copy_type, std::int64_t rows, int d_model,
                                   void* workspace, cudaStream_t stream, AmaxOut copy_amax = {});
 // add_f32(x, branch -> sum), then rmsnorm_forward(sum -> y, rstd, amax): the same bits in one

@@ -275,7 +275,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   if constexpr (kCopy) finish_amax(key, copy.amax);
 }
 
-// dw[j] += sum over chunks c of partial[c, j]. Block: 32 columns x 32 slices; slice s sums chunks
+// dw[j] += (or, without accumulate, =) sum over chunks c of partial[c, j]. Block: 32 columns x
+// 32 slices; slice s sums chunks
 // s, s + 32, ... in order (8 loads in flight, the partials are fresh in L2), then the slice sums
 // are added in slice order: a fixed tree.
 constexpr int kReduceSlices = 32;
@@ -283,7 +284,7 @@ constexpr int kReduceLoads = 8;
 
 __global__ void __launch_bounds__(32 * kReduceSlices)
     rmsnorm_dw_reduce_kernel(const float* __restrict__ partial, std::int64_t chunks, int d,
-                             float* __restrict__ dw_accum) {
+                             float* __restrict__ dw_accum, bool accumulate) {
   __shared__ float slice_sums[kReduceSlices][33];
   const int col = blockIdx.x * 32 + threadIdx.x;
   const int slice = threadIdx.y;
@@ -304,7 +305,7 @@ __global__ void __launch_bounds__(32 * kReduceSlices)
   if (slice == 0 && col < d) {
     float total = 0.f;
     for (int i = 0; i < kReduceSlices; ++i) total = __fadd_rn(total, slice_sums[i][threadIdx.x]);
-    dw_accum[col] = __fadd_rn(dw_accum[col], total);
+    dw_accum[col] = accumulate ? __fadd_rn(dw_accum[col], total) : total;
   }
 }
 
@@ -352,8 +353,9 @@ VecShape backward_shape(int d, const void* x, const void* dy, const void* dx, co
 // The row kernels of one backward (rows > 0, d > 0), then the dw reduction.
 template <typename DX, bool kCopy>
 void launch_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
-                     const void* dy, ElemType dy_type, DX* dx, float* dw_accum, std::int64_t rows,
-                     int d, VecShape shape, void* workspace, DxCopy copy, cudaStream_t stream) {
+                     const void* dy, ElemType dy_type, DX* dx, float* dw_accum,
+                     bool accumulate_dw, std::int64_t rows, int d, VecShape shape,
+                     void* workspace, DxCopy copy, cudaStream_t stream) {
   const Chunking ch = chunking(rows);
   auto* partial = static_cast<float*>(workspace);
   dispatch_type(x_type, [&](auto xt) {
@@ -376,7 +378,8 @@ void launch_backward(const void* x, ElemType x_type, const float* w, const float
   });
   const dim3 block(32, kReduceSlices);
   const auto col_blocks = static_cast<unsigned>((d + 31) / 32);
-  rmsnorm_dw_reduce_kernel<<<col_blocks, block, 0, stream>>>(partial, ch.chunks, d, dw_accum);
+  rmsnorm_dw_reduce_kernel<<<col_blocks, block, 0, stream>>>(partial, ch.chunks, d, dw_accum,
+                                                             accumulate_dw);
 }
 
 }  // namespace
@@ -413,20 +416,30 @@ std::size_t rmsnorm_backward_workspace_bytes(std::int64_t rows, int d_model) {
 
 void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
                       const void* dy, ElemType dy_type, void* dx_accum, ElemType dx_type,
-                      float* dw_accum, std::int64_t rows, int d_model, void* workspace,
-                      cudaStream_t stream) {
-  if (rows <= 0 || d_model <= 0) return;
+                      float* dw_accum, bool accumulate_dw, std::int64_t rows, int d_model,
+                      void* workspace, cudaStream_t stream) {
+  if (rows <= 0 || d_model <= 0) {
+    // No rows: the gain's gradient is zero, which a write must still store (the reduction over
+    // no chunks stores 0).
+    if (!accumulate_dw && d_model > 0)
+      rmsnorm_dw_reduce_kernel<<<static_cast<unsigned>((d_model + 31) / 32),
+                                 dim3(32, kReduceSlices), 0, stream>>>(nullptr, 0, d_model,
+                                                                       dw_accum, false);
+    return;
+  }
   const VecShape shape = backward_shape(d_model, x, dy, dx_accum, w, workspace);
   dispatch_type(dx_type, [&](auto dt) {
     using DX = decltype(dt);
     launch_backward<DX, false>(x, x_type, w, rstd, dy, dy_type, static_cast<DX*>(dx_accum),
-                               dw_accum, rows, d_model, shape, workspace, DxCopy{}, stream);
+                               dw_accum, accumulate_dw, rows, d_model, shape, workspace,
+                               DxCopy{}, stream);
   });
 }
 
 void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
                                   const void* dy, ElemType dy_type, void* dx_accum,
-                                  ElemType dx_type, float* dw_accum, void* dx_copy,
+                                  ElemType dx_type, float* dw_accum, bool accumulate_dw,
+                                  void* dx_copy,
                                   ElemType copy_type, std::int64_t rows, int d_model,
                                   void* workspace, cudaStream_t stream, AmaxOut copy_amax) {
   const VecShape shape = backward_shape(d_model, x, dy, dx_accum, w, workspace);
@@ -438,13 +451,13 @@ void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w
                      copy_type == ElemType::bf16 &&
                      (shape.groups_per_thread == 0 || aligned16(dx_copy));
   if (!fused) {
-    rmsnorm_backward(x, x_type, w, rstd, dy, dy_type, dx_accum, dx_type, dw_accum, rows, d_model,
-                     workspace, stream);
+    rmsnorm_backward(x, x_type, w, rstd, dy, dy_type, dx_accum, dx_type, dw_accum,
+                     accumulate_dw, rows, d_model, workspace, stream);
     convert(dx_accum, dx_type, dx_copy, copy_type, rows * d_model, stream, copy_amax);
     return;
   }
   launch_backward<float, true>(x, x_type, w, rstd, dy, dy_type, static_cast<float*>(dx_accum),
-                               dw_accum, rows, d_model, shape, workspace,
+                               dw_accum, accumulate_dw, rows, d_model, shape, workspace,
                                DxCopy{static_cast<bf16_bits*>(dx_copy), copy_amax}, stream);
 }
 

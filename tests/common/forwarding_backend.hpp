@@ -43,8 +43,9 @@ class ForwardingBackend : public Backend {
     inner_->rmsnorm_forward(x, w, eps, y, r, a);
   }
   void rmsnorm_backward(const TensorView& x, const TensorView& w, const TensorView& r,
-                        const TensorView& dy, const TensorView& dx, const TensorView& dw) override {
-    inner_->rmsnorm_backward(x, w, r, dy, dx, dw);
+                        const TensorView& dy, const TensorView& dx, const TensorView& dw,
+                        GradWrite write = GradWrite::accumulate) override {
+    inner_->rmsnorm_backward(x, w, r, dy, dx, dw, write);
   }
   void add_rmsnorm_forward(const TensorView& x, const TensorView& b, const TensorView& sum,
                            const TensorView& w, float eps, const TensorView& y, const TensorView& r,
@@ -54,8 +55,9 @@ class ForwardingBackend : public Backend {
   void rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w, const TensorView& r,
                                     const TensorView& dy, const TensorView& dx,
                                     const TensorView& dw, const TensorView& copy,
-                                    AmaxSlot a = {}) override {
-    inner_->rmsnorm_backward_and_convert(x, w, r, dy, dx, dw, copy, a);
+                                    AmaxSlot a = {},
+                                    GradWrite write = GradWrite::accumulate) override {
+    inner_->rmsnorm_backward_and_convert(x, w, r, dy, dx, dw, copy, a, write);
   }
   void attention_forward(const TensorView& q, int h, int t, const TensorView& o,
                          const TensorView& l, AmaxSlot a = {}) override {

@@ -554,25 +554,39 @@ TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
             DType::u8,
             {static_cast<std::int64_t>(cuda_ops::rmsnorm_backward_workspace_bytes(s.rows, s.d)) +
              1});
-        HostTensor got_dx[2], got_dw[2], got_copy[2];
-        for (int run = 0; run < 2; ++run) {
-          const DevBuf gdx(dx0), gdw(dw0), gcopy(testing::poisoned(DType::bf16, shape));
+        // Runs 0 and 1 accumulate onto dw0; run 2 accumulates onto zeros and run 3 writes over
+        // NaNs (GradWrite::overwrite): those two must store the same values.
+        HostTensor got_dx[4], got_dw[4], got_copy[4];
+        HostTensor zeros(DType::f32, {s.d}), nans(DType::f32, {s.d});
+        for (std::int64_t j = 0; j < s.d; ++j) {
+          zeros.as<float>()[j] = 0.f;
+          nans.as<float>()[j] = std::numeric_limits<float>::quiet_NaN();
+        }
+        for (int run = 0; run < 4; ++run) {
+          const DevBuf gdx(dx0), gdw(run < 2 ? dw0 : run == 2 ? zeros : nans),
+              gcopy(testing::poisoned(DType::bf16, shape));
+          const bool accumulate = run < 3;
           fill_bytes_cuda(workspace.view(), 0xFF);  // partials must be written, not assumed zero
           if (fused) {
             cuda_ops::rmsnorm_backward_and_convert(
                 dx.ptr(), elem(xt), dw.as<const float>(), dr.as<const float>(), ddy.ptr(), elem(gt),
-                gdx.ptr(), elem(dxt), gdw.as<float>(), gcopy.ptr(), ElemType::bf16, s.rows, s.d,
-                workspace.view().data, nullptr);
+                gdx.ptr(), elem(dxt), gdw.as<float>(), accumulate, gcopy.ptr(), ElemType::bf16,
+                s.rows, s.d, workspace.view().data, nullptr);
           } else {
-            cuda_ops::rmsnorm_backward(
-                dx.ptr(), elem(xt), dw.as<const float>(), dr.as<const float>(), ddy.ptr(), elem(gt),
-                gdx.ptr(), elem(dxt), gdw.as<float>(), s.rows, s.d, workspace.view().data, nullptr);
+            cuda_ops::rmsnorm_backward(dx.ptr(), elem(xt), dw.as<const float>(),
+                                       dr.as<const float>(), ddy.ptr(), elem(gt), gdx.ptr(),
+                                       elem(dxt), gdw.as<float>(), accumulate, s.rows, s.d,
+                                       workspace.view().data, nullptr);
           }
           finish("rmsnorm_backward");
           got_dx[run] = gdx.read();
           got_dw[run] = gdw.read();
           got_copy[run] = gcopy.read();
         }
+        for (std::int64_t j = 0; j < s.d; ++j)
+          ASSERT_EQ(got_dw[3].as<float>()[j], got_dw[2].as<float>()[j])
+              << "dw written against dw added to zeros, column " << j << " [" << s.rows << ", "
+              << s.d << "]";
         std::ostringstream what;
         what << (fused ? "rmsnorm_backward_and_convert" : "rmsnorm_backward") << " dx "
              << dtype_name(dxt) << " [" << s.rows << ", " << s.d << "]";

@@ -348,9 +348,10 @@ class NormOpCounter final : public testing::ForwardingBackend {
   void rmsnorm_backward_and_convert(const TensorView& x, const TensorView& w, const TensorView& r,
                                     const TensorView& dy, const TensorView& dx,
                                     const TensorView& dw, const TensorView& copy,
-                                    AmaxSlot a = {}) override {
+                                    AmaxSlot a = {},
+                                    GradWrite write = GradWrite::accumulate) override {
     ++fused_backward;
-    ForwardingBackend::rmsnorm_backward_and_convert(x, w, r, dy, dx, dw, copy, a);
+    ForwardingBackend::rmsnorm_backward_and_convert(x, w, r, dy, dx, dw, copy, a, write);
   }
   void add(const TensorView& a, const TensorView& b, const TensorView& out) override {
     ++adds;
