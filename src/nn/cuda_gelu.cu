@@ -50,18 +50,51 @@ __device__ __forceinline__ float gelu_grad(float v) {
   return s * fmaf(v * (1.f - s), du2, 1.f);
 }
 
-// Each thread takes 16 elements a step (two 16-byte bf16 loads per tensor in flight), and bf16
-// results are packed by the hardware's round-to-nearest-even conversion (one instruction per two
-// elements; NaN becomes a canonical NaN, which the GELU contract allows) instead of float_to_bf16's
-// integer sequence.
+// Each thread takes 16 elements a step as two 8-element vectors (two 16-byte bf16 loads per
+// tensor in flight), and bf16 results are packed by the hardware's round-to-nearest-even
+// conversion (one instruction per two elements; NaN becomes a canonical NaN, which the GELU
+// contract allows) instead of float_to_bf16's integer sequence.
+//
+// A warp's step is 512 elements: lane l's vectors start at 8 l and 256 + 8 l, so each of the
+// warp's 16-byte load and store instructions covers one contiguous run of 32 vectors (512 bytes
+// of bf16), whole 32-byte sectors. With the two vectors adjacent instead (16 l and 16 l + 8),
+// every instruction wrote half of each sector it touched, two L2 writes per sector: ncu showed
+// gelu_forward bound by L2 throughput (94%) at 62% of DRAM bandwidth (docs/perf-notes.md, v37).
 constexpr int kGeluSpan = 2 * kVec;
+constexpr int kWarpSpan = 32 * kGeluSpan;
 
+// Calls body(i, j, Width<kGeluSpan>{}) for the vectors [i, i + kVec) and [j, j + kVec) of every
+// whole warp step when `vec`, then body(i, i, Width<1>{}) for each remaining element; grid-stride
+// over both (warps over steps, threads over the rest).
+template <typename Body>
+__device__ __forceinline__ void for_each_warp_span(std::int64_t n, bool vec, Body&& body) {
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::int64_t done = 0;
+  if (vec) {
+    const std::int64_t steps = n / kWarpSpan;
+    const std::int64_t lane_at = (tid % 32) * kVec;
+    for (std::int64_t s = tid / 32; s < steps; s += threads / 32) {
+      const std::int64_t i = s * kWarpSpan + lane_at;
+      body(i, i + 32 * kVec, Width<kGeluSpan>{});
+    }
+    done = steps * kWarpSpan;
+  }
+  for (std::int64_t i = done + tid; i < n; i += threads) body(i, i, Width<1>{});
+}
+
+// The blocks of a for_each_warp_span pass: one thread per 16 elements.
+inline int warp_span_blocks(std::int64_t n, bool vec) {
+  return blocks_for(vec ? n / kGeluSpan + 1 : n);
+}
+
+// W values from p (W == 1), or kVec from each of p and q (W == kGeluSpan).
 template <int W, typename T>
-__device__ __forceinline__ void load_span(const T* p, float (&v)[W]) {
+__device__ __forceinline__ void load_span(const T* p, const T* q, float (&v)[W]) {
   if constexpr (W == kGeluSpan) {
     float a[kVec], b[kVec];  // both 16-byte loads issued before either is used
     load_n<kVec>(p, a);
-    load_n<kVec>(p + kVec, b);
+    load_n<kVec>(q, b);
 #pragma unroll
     for (int k = 0; k < kVec; ++k) v[k] = a[k], v[kVec + k] = b[k];
   } else {
@@ -69,21 +102,22 @@ __device__ __forceinline__ void load_span(const T* p, float (&v)[W]) {
   }
 }
 
-// Stores W values; returns the largest amax key of what was stored (the hardware-rounded bf16
-// bits where it rounds).
+// Stores W values as load_span reads them; returns the largest amax key of what was stored
+// (the hardware-rounded bf16 bits where it rounds).
 template <int W>
-__device__ __forceinline__ std::uint32_t store_span(float* p, const float (&v)[W]) {
+__device__ __forceinline__ std::uint32_t store_span(float* p, float* q, const float (&v)[W]) {
   if constexpr (W == kGeluSpan) {
     float a[kVec], b[kVec];
 #pragma unroll
     for (int k = 0; k < kVec; ++k) a[k] = v[k], b[k] = v[kVec + k];
-    return max(store_n<kVec>(p, a), store_n<kVec>(p + kVec, b));
+    return max(store_n<kVec>(p, a), store_n<kVec>(q, b));
   } else {
     return store_n<W>(p, v);
   }
 }
 template <int W>
-__device__ __forceinline__ std::uint32_t store_span(bf16_bits* p, const float (&v)[W]) {
+__device__ __forceinline__ std::uint32_t store_span(bf16_bits* p, bf16_bits* q,
+                                                    const float (&v)[W]) {
   if constexpr (W == kGeluSpan) {
     std::uint32_t w[kGeluSpan / 2];
 #pragma unroll
@@ -91,8 +125,8 @@ __device__ __forceinline__ std::uint32_t store_span(bf16_bits* p, const float (&
       // cvt.rn.bf16x2.f32 d, hi, lo: the first operand goes to the upper half.
       asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w[i]) : "f"(v[2 * i + 1]), "f"(v[2 * i]));
     }
-    reinterpret_cast<uint4*>(p)[0] = make_uint4(w[0], w[1], w[2], w[3]);
-    reinterpret_cast<uint4*>(p)[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+    *reinterpret_cast<uint4*>(q) = make_uint4(w[4], w[5], w[6], w[7]);
     return detail::amax_key_bf16_words(w);
   } else {
     return store_n<W>(p, v);
@@ -103,13 +137,13 @@ template <typename X, typename Y>
 __global__ void __launch_bounds__(kThreads)
     gelu_forward_kernel(const X* x, Y* y, std::int64_t n, bool vec, AmaxOut amax) {
   std::uint32_t key = 0;
-  for_each_element<kGeluSpan>(n, vec, [&](std::int64_t i, auto width) {
+  for_each_warp_span(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
     constexpr int W = decltype(width)::value;
     float v[W];
-    load_span<W>(x + i, v);
+    load_span<W>(x + i, x + j, v);
 #pragma unroll
     for (int k = 0; k < W; ++k) v[k] = gelu_value(v[k]);
-    key = max(key, store_span<W>(y + i, v));
+    key = max(key, store_span<W>(y + i, y + j, v));
   });
   finish_amax(key, amax);
 }
@@ -118,14 +152,14 @@ template <typename X, typename G, typename D>
 __global__ void __launch_bounds__(kThreads)
     gelu_backward_kernel(const X* x, const G* dy, D* dx, std::int64_t n, bool vec, AmaxOut amax) {
   std::uint32_t key = 0;
-  for_each_element<kGeluSpan>(n, vec, [&](std::int64_t i, auto width) {
+  for_each_warp_span(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
     constexpr int W = decltype(width)::value;
     float v[W], g[W];
-    load_span<W>(x + i, v);
-    load_span<W>(dy + i, g);
+    load_span<W>(x + i, x + j, v);
+    load_span<W>(dy + i, dy + j, g);
 #pragma unroll
     for (int k = 0; k < W; ++k) v[k] = __fmul_rn(gelu_grad(v[k]), g[k]);
-    key = max(key, store_span<W>(dx + i, v));
+    key = max(key, store_span<W>(dx + i, dx + j, v));
   });
   finish_amax(key, amax);
 }
@@ -140,7 +174,7 @@ void gelu_forward(const void* x, ElemType x_type, void* y, ElemType y_type, std:
     dispatch_type(y_type, [&](auto yt) {
       using X = decltype(xt);
       using Y = decltype(yt);
-      gelu_forward_kernel<X, Y><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
+      gelu_forward_kernel<X, Y><<<warp_span_blocks(n, vec), kThreads, 0, stream>>>(
           static_cast<const X*>(x), static_cast<Y*>(y), n, vec, amax);
     });
   });
@@ -156,7 +190,7 @@ void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_t
         using X = decltype(xt);
         using G = decltype(gt);
         using D = decltype(dt);
-        gelu_backward_kernel<X, G, D><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
+        gelu_backward_kernel<X, G, D><<<warp_span_blocks(n, vec), kThreads, 0, stream>>>(
             static_cast<const X*>(x), static_cast<const G*>(dy), static_cast<D*>(dx), n, vec, amax);
       });
     });
