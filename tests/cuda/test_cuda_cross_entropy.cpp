@@ -358,6 +358,55 @@ TEST(CudaCrossEntropyTargets, BadTargetsAreRecordedAndTheirRowsZeroed) {
   }
 }
 
+// Masked (-inf) logits where a thread's running maximum starts at -inf, and NaN logits, in both
+// row kernels (bf16: the shared-memory kernel's online sum; f32: the streaming kernel).
+TEST(CudaCrossEntropySpecials, MaskedLogitsMatchTheReferenceAndANaNMakesTheLossNaN) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = testing::fresh_seed();
+  const std::int64_t rows = 6;  // make_problem: row 3 and row 5 ignored, row 4's target at 0
+  for (DType dtype : {DType::bf16, DType::f32}) {
+    for (int vocab : {50304, 50257}) {
+      const std::string what = std::string(dtype_name(dtype)) + " V" + std::to_string(vocab);
+      Problem p = make_problem(dtype, rows, vocab, seed);
+      auto* targets = p.targets.as<std::int32_t>();
+      // Row 0: its first 6000 logits masked (whole first vectors of every thread); row 1: every
+      // even logit; row 2: the last 5000. Targets where the logits are not masked.
+      for (int j = 0; j < 6000; ++j) set_logit(p.logits, j, -INFINITY);
+      for (int j = 0; j < vocab; j += 2) set_logit(p.logits, std::int64_t{vocab} + j, -INFINITY);
+      for (int j = vocab - 5000; j < vocab; ++j)
+        set_logit(p.logits, 2 * std::int64_t{vocab} + j, -INFINITY);
+      targets[0] = 7000;
+      targets[1] = 1;
+      targets[2] = 10;
+      const Reference ref = reference(p);
+      const DeviceTensor d_logits = to_device(p.logits.view());
+      const DeviceTensor d_targets = to_device(p.targets.view());
+      DeviceTensor d_loss = poisoned_device(DType::f32, {rows});
+      DeviceTensor d_grad = poisoned_device(DType::bf16, {rows, vocab});
+      const DeviceScalars sc;
+      sc.set(0.0, 0);
+      const float scale = 1.0f / static_cast<float>(p.counted);
+      run_rows(p, d_logits, d_targets, scale, d_grad.view().as<std::uint16_t>(), d_loss, sc);
+      check_loss(p, ref, to_host(d_loss.view()), (what + " masked loss").c_str());
+      check_grad(p, ref, scale, to_host(d_grad.view()), (what + " masked grad").c_str());
+
+      // A NaN at a row's first, middle and last logit (rows 0, 1 and 2; row 1's middle is
+      // odd for both vocabs, so not a masked one): NaN loss there, row 4 unchanged.
+      set_logit(p.logits, 0, NAN);
+      set_logit(p.logits, std::int64_t{vocab} + (vocab / 2 | 1), NAN);
+      set_logit(p.logits, 2 * std::int64_t{vocab} + vocab - 1, NAN);
+      const DeviceTensor d_nan = to_device(p.logits.view());
+      DeviceTensor d_loss2 = poisoned_device(DType::f32, {rows});
+      run_rows(p, d_nan, d_targets, scale, d_grad.view().as<std::uint16_t>(), d_loss2, sc);
+      const HostTensor loss2 = to_host(d_loss2.view());
+      for (std::int64_t r : {0, 1, 2})
+        EXPECT_TRUE(std::isnan(loss2.as<const float>()[r])) << what << ": NaN row " << r;
+      EXPECT_NEAR(loss2.as<const float>()[4], ref.loss[4], 2e-5 + 1e-6 * std::fabs(ref.lse[4]))
+          << what << ": row 4 has no NaN";
+    }
+  }
+}
+
 TEST(CudaLossReduce, ManyRowsDeterministicAndExact) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
