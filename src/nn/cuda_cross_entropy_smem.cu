@@ -1,9 +1,9 @@
 // The single-pass cross-entropy row kernel for bf16 logits (contract:
 // cuda_cross_entropy.cu). The row is read from global memory once, into shared
-// memory, taking an online maximum and sum of exps on the way; the gradient then
-// reads shared memory, so the global traffic is one read and one write of the
-// row. gpt2's padded 50304-wide row takes 98 KiB: two blocks per SM, so one
-// block's loads overlap the other's stores.
+// memory, taking its maximum on the way; sum(exp(x - max)) and the gradient
+// then read shared memory, so the global traffic is one read and one write of
+// the row. gpt2's padded 50304-wide row takes 98 KiB: two blocks per SM, so one
+// block's loads overlap the other's exps.
 #include "nn/cross_entropy_rows.cuh"
 
 namespace fp8lab::cuda_ops::ce_rows {
@@ -47,42 +47,6 @@ __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
   return d;
 }
 
-// A thread's running maximum m of the logits it has seen and sum = sum(exp(x - m)) over them,
-// exp as 2^(x log2e - m log2e) (one FMA and one MUFU.EX2 a logit, ftz). Special values as the
-// two-pass form gave them: a NaN makes sum NaN and it stays NaN (NaN * 0 is NaN); while m is
-// -inf only -inf (exp 0) and NaN have been seen, so the sum is taken against 0 instead of
-// -inf (whose -inf - -inf would be NaN); a +inf logit makes its own term inf - inf = NaN.
-struct OnlineSum {
-  float m = -INFINITY;
-  float sum = 0.0f;
-
-  __device__ __forceinline__ void raise_to(float x) {
-    if (x > m) {  // rare after a row's first vectors; exp2(-inf) = 0 on the first
-      sum *= exp2_approx((m - x) * kLog2e);
-      m = x;
-    }
-  }
-  __device__ __forceinline__ float ref_l2() const { return m == -INFINITY ? 0.0f : m * kLog2e; }
-  __device__ __forceinline__ void add1(float x) {
-    raise_to(x);
-    sum += exp2_approx(fmaf(x, kLog2e, -ref_l2()));
-  }
-  __device__ __forceinline__ void add8(const float (&f)[8]) {
-    float vm = f[0];
-#pragma unroll
-    for (int e = 1; e < 8; ++e) vm = fmaxf(vm, f[e]);
-    raise_to(vm);
-    const float r = ref_l2();
-#pragma unroll
-    for (int e = 0; e < 8; ++e) sum += exp2_approx(fmaf(f[e], kLog2e, -r));
-  }
-  // sum rescaled to the row's maximum M >= m (a thread that saw only -inf and NaN keeps its
-  // 0 or NaN).
-  __device__ __forceinline__ float scaled_to(float row_max) const {
-    return m == -INFINITY ? sum : sum * exp2_approx((m - row_max) * kLog2e);
-  }
-};
-
 // Bytes of dynamic shared memory for one row: the row plus up to 7 elements of
 // padding that aligns its vector body to 16 bytes, rounded up to whole vectors.
 std::size_t smem_row_bytes(int vocab) { return (static_cast<std::size_t>(vocab) + 8 + 7) / 8 * 16; }
@@ -114,16 +78,11 @@ __global__ void __launch_bounds__(kSmemThreads, 2)
   const bool tail_elem = sp.tail_start + tid < vocab;
   const std::int64_t tail_j = sp.tail_start + tid;
 
-  // ---- the one global read: row -> shared memory, with each thread's online max and sum ----
-  // Each thread keeps the largest logit it has seen (m) and the sum of exp(x - m) over what it
-  // has seen (sum), rescaled when m grows; the exps are computed while the next loads are in
-  // flight. (Before v38 a second pass over shared memory took sum(exp(x - max)) after the
-  // block's max: with two blocks per SM, a block in that pass used no DRAM bandwidth, and
-  // the kernel reached 68% of it.)
-  OnlineSum acc;
+  // ---- the one global read: row -> shared memory, and the row maximum ----
+  float m = -INFINITY;
   if (head_elem) {
     s[tid] = x[tid];
-    acc.add1(bf16_to_float(s[tid]));
+    m = bf16_to_float(s[tid]);
   }
   for (std::int64_t v = tid; v < sp.nvec; v += kSmemUnroll * kSmemThreads) {
     uint4 a[kSmemUnroll];
@@ -139,16 +98,32 @@ __global__ void __launch_bounds__(kSmemThreads, 2)
       s_body[vi] = a[u];
       float f[k];
       unpack_bf16x8(a[u], f);
-      acc.add8(f);
+#pragma unroll
+      for (int e = 0; e < k; ++e) m = fmaxf(m, f[e]);
     }
   }
   if (tail_elem) {
     s[tail_j] = x[tail_j];
-    acc.add1(bf16_to_float(s[tail_j]));
+    m = fmaxf(m, bf16_to_float(s[tail_j]));
   }
-  const float row_max = block_reduce(acc.m, scratch, [](float a, float b) { return fmaxf(a, b); });
-  const float row_sum =
-      block_reduce(acc.scaled_to(row_max), scratch, [](float a, float b) { return a + b; });
+  const float row_max = block_reduce(m, scratch, [](float a, float b) { return fmaxf(a, b); });
+
+  // ---- sum of exp(x - max) from shared memory (a NaN anywhere makes it NaN)
+  // ----
+  // exp(x - c) as 2^(x log2e - c log2e): one FMA and one MUFU.EX2 (ftz: a p below 2^-126
+  // becomes 0); two of these per logit are the kernel's arithmetic, so the accurate expf's
+  // extra range reduction would make it compute-bound.
+  const float max_l2 = row_max * kLog2e;
+  float sum = 0.0f;
+  if (head_elem) sum += exp2_approx(fmaf(bf16_to_float(s[tid]), kLog2e, -max_l2));
+  for (std::int64_t vi = tid; vi < sp.nvec; vi += kSmemThreads) {
+    float f[k];
+    unpack_bf16x8(s_body[vi], f);
+#pragma unroll
+    for (int e = 0; e < k; ++e) sum += exp2_approx(fmaf(f[e], kLog2e, -max_l2));
+  }
+  if (tail_elem) sum += exp2_approx(fmaf(bf16_to_float(s[tail_j]), kLog2e, -max_l2));
+  const float row_sum = block_reduce(sum, scratch, [](float a, float b) { return a + b; });
   const float lse = row_max + logf(row_sum);
   if (tid == 0) loss[row] = lse - x_target;
   if (drow == nullptr) return;

@@ -358,8 +358,9 @@ TEST(CudaCrossEntropyTargets, BadTargetsAreRecordedAndTheirRowsZeroed) {
   }
 }
 
-// Masked (-inf) logits where a thread's running maximum starts at -inf, and NaN logits, in both
-// row kernels (bf16: the shared-memory kernel's online sum; f32: the streaming kernel).
+// Masked (-inf) logits, covering whole vectors of every thread at a row's head, and NaN logits,
+// in both row kernels (bf16: the shared-memory kernel; f32: the streaming kernel, whose online
+// maximum then starts from -inf).
 TEST(CudaCrossEntropySpecials, MaskedLogitsMatchTheReferenceAndANaNMakesTheLossNaN) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
