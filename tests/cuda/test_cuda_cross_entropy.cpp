@@ -237,6 +237,23 @@ void run_rows(const Problem& p, const DeviceTensor& logits, const DeviceTensor& 
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// A problem's logits and targets on the device, a poisoned loss and gradient, zeroed scalars;
+// run() is run_rows with the gradient written.
+struct DeviceRun {
+  DeviceTensor logits, targets, loss, grad;
+  DeviceScalars sc;
+  explicit DeviceRun(const Problem& p)
+      : logits(to_device(p.logits.view())),
+        targets(to_device(p.targets.view())),
+        loss(poisoned_device(DType::f32, {p.rows})),
+        grad(poisoned_device(DType::bf16, {p.rows, p.vocab})) {
+    sc.set(0.0, 0);
+  }
+  void run(const Problem& p, float scale) const {
+    run_rows(p, logits, targets, scale, grad.view().as<std::uint16_t>(), loss, sc);
+  }
+};
+
 using CeParam = std::tuple<DType, int>;  // logits dtype, vocab
 
 class CudaCrossEntropy : public ::testing::TestWithParam<CeParam> {};
@@ -331,17 +348,12 @@ TEST(CudaCrossEntropyTargets, BadTargetsAreRecordedAndTheirRowsZeroed) {
   p.targets.as<std::int32_t>()[6] = vocab;  // one past the end
   p.targets.as<std::int32_t>()[2] = -7;     // negative, and not ignore_index
   const Reference ref = reference(p);       // rows 2 and 6 are checked separately below
-  const DeviceTensor d_logits = to_device(p.logits.view());
-  const DeviceTensor d_targets = to_device(p.targets.view());
-  DeviceTensor d_loss = poisoned_device(DType::f32, {rows});
-  DeviceTensor d_grad = poisoned_device(DType::bf16, {rows, vocab});
-  const DeviceScalars sc;
-  sc.set(0.0, 0);
-  run_rows(p, d_logits, d_targets, 0.125f, d_grad.view().as<std::uint16_t>(), d_loss, sc);
-  EXPECT_EQ(sc.get_bad(), 3) << "min(bad row) + 1: rows 2 and 6 are bad";
+  const DeviceRun d(p);
+  d.run(p, 0.125f);
+  EXPECT_EQ(d.sc.get_bad(), 3) << "min(bad row) + 1: rows 2 and 6 are bad";
 
-  const HostTensor loss = to_host(d_loss.view());
-  const HostTensor grad = to_host(d_grad.view());
+  const HostTensor loss = to_host(d.loss.view());
+  const HostTensor grad = to_host(d.grad.view());
   for (std::int64_t r : {2, 6}) {
     EXPECT_TRUE(std::isnan(loss.as<const float>()[r])) << "a bad row's loss is NaN, row " << r;
     std::int64_t nonzero = 0;
@@ -380,26 +392,20 @@ TEST(CudaCrossEntropySpecials, MaskedLogitsMatchTheReferenceAndANaNMakesTheLossN
       targets[1] = 1;
       targets[2] = 10;
       const Reference ref = reference(p);
-      const DeviceTensor d_logits = to_device(p.logits.view());
-      const DeviceTensor d_targets = to_device(p.targets.view());
-      DeviceTensor d_loss = poisoned_device(DType::f32, {rows});
-      DeviceTensor d_grad = poisoned_device(DType::bf16, {rows, vocab});
-      const DeviceScalars sc;
-      sc.set(0.0, 0);
       const float scale = 1.0f / static_cast<float>(p.counted);
-      run_rows(p, d_logits, d_targets, scale, d_grad.view().as<std::uint16_t>(), d_loss, sc);
-      check_loss(p, ref, to_host(d_loss.view()), (what + " masked loss").c_str());
-      check_grad(p, ref, scale, to_host(d_grad.view()), (what + " masked grad").c_str());
+      const DeviceRun masked(p);
+      masked.run(p, scale);
+      check_loss(p, ref, to_host(masked.loss.view()), (what + " masked loss").c_str());
+      check_grad(p, ref, scale, to_host(masked.grad.view()), (what + " masked grad").c_str());
 
       // A NaN at a row's first, middle and last logit (rows 0, 1 and 2; row 1's middle is
       // odd for both vocabs, so not a masked one): NaN loss there, row 4 unchanged.
       set_logit(p.logits, 0, NAN);
       set_logit(p.logits, std::int64_t{vocab} + (vocab / 2 | 1), NAN);
       set_logit(p.logits, 2 * std::int64_t{vocab} + vocab - 1, NAN);
-      const DeviceTensor d_nan = to_device(p.logits.view());
-      DeviceTensor d_loss2 = poisoned_device(DType::f32, {rows});
-      run_rows(p, d_nan, d_targets, scale, d_grad.view().as<std::uint16_t>(), d_loss2, sc);
-      const HostTensor loss2 = to_host(d_loss2.view());
+      const DeviceRun with_nan(p);
+      with_nan.run(p, scale);
+      const HostTensor loss2 = to_host(with_nan.loss.view());
       for (std::int64_t r : {0, 1, 2})
         EXPECT_TRUE(std::isnan(loss2.as<const float>()[r])) << what << ": NaN row " << r;
       EXPECT_NEAR(loss2.as<const float>()[4], ref.loss[4], 2e-5 + 1e-6 * std::fabs(ref.lse[4]))
