@@ -32,6 +32,8 @@ Two measurements per arm, on one batch of seeded random tokens shared by every a
   train:  the full step: zero_grad, forward, backward, global grad-norm clip at 1.0 (foreach),
           torch.optim.AdamW(fused=True) with fp8lab's hyper-parameters and groups (weight decay
           0.1 on the matrices only); median step time, tokens/s = B * T / median, peak memory.
+  --profile: one more train step under torch.profiler after the timed ones, its kernels' GPU
+          time split into GEMM, attention and other (kernel_split.py), with the largest kernels.
 Presets (src/model/model_config.cpp): gpt50m B64, gpt350m B16, gpt1.3b B8, all T2048; tiny for a
 quick run. Writes JSON (rewritten after each arm, so partial results survive a crash).
 
@@ -51,6 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "reference"))
 sys.path.insert(0, HERE)
 from gpt_torch import FpLabGPT  # noqa: E402
+from kernel_split import describe as describe_split, split as split_kernels  # noqa: E402
 from linear_peer import Fp8Linear  # noqa: E402
 from nvml_energy import (EnergyCounter, EnergySampler, run_until_counter_moves,  # noqa: E402
                          torch_pci_bus_id)
@@ -156,6 +159,27 @@ def energy_fields(joules, window_s, ms, tokens):
             "mean_watts": joules / window_s, "tokens_per_joule": tokens / per if per > 0 else None}
 
 
+def profiled_split(step):
+    """One more (warm) call of `step` under torch.profiler, its CUDA kernels split by kind
+    (kernel_split.py): the peer's side of fp8lab's --op-times. After the timed calls, so the
+    profiler's overhead touches no timing."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    kernels = []
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:  # torch before 2.4 named it for CUDA
+            us = getattr(e, "self_cuda_time_total", 0.0)
+        if us > 0:
+            kernels.append((e.key, float(us), int(e.count)))
+    if not kernels:
+        raise RuntimeError("the profiler recorded no GPU kernel time")
+    return split_kernels(kernels)
+
+
 def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
     torch._dynamo.reset()  # every arm compiles from scratch: first-call times are comparable
     torch.cuda.empty_cache()
@@ -205,6 +229,14 @@ def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
     print(f"[gpt_peer] {arm} train step: median {med:.2f} ms, {tokens / (med / 1e3):.0f} tokens/s, "
           f"peak {peak:.0f} MiB (loss {float(losses[0]):.4f} -> {float(losses[-1]):.4f})",
           file=sys.stderr, flush=True)
+    if args.profile:
+        try:  # the timings above stand whatever the profiler does
+            result["train"]["kernel_split"] = profiled_split(train_step)
+            line = describe_split(result["train"]["kernel_split"])
+        except Exception as e:
+            result["train"]["kernel_split"] = {"error": f"{type(e).__name__}: {e}"}
+            line = f"failed: {type(e).__name__}: {e}"
+        print(f"[gpt_peer] {arm} train step, profiled: {line}", file=sys.stderr, flush=True)
     del opt, model, fwd, params, losses
     return result
 
@@ -222,6 +254,9 @@ def main():
                    help="and warm up for at least this many seconds (the GPU's power ramp)")
     p.add_argument("--seed", type=int, default=1234, help="weights and token batch")
     p.add_argument("--no-compile", action="store_true", help="eager (to debug an arm)")
+    p.add_argument("--profile", action="store_true",
+                   help="after each arm's timed steps, one more under torch.profiler: its GPU "
+                        "time as GEMM, attention and other (kernel_split.py) in train.kernel_split")
     p.add_argument("--json", required=True)
     args = p.parse_args()
 
