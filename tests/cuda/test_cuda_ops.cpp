@@ -381,7 +381,9 @@ TEST(CudaOps, AdamwMatchesCpuOverSeveralSteps) {
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
   auto gpu = make_cuda_backend();  // through CudaBackend: its checks and its launch
-  for (std::int64_t n : {std::int64_t{13}, std::int64_t{1000003}}) {
+  // 2^23 + 4099: more than one sweep of the kernel's largest grid (4096 blocks x 256 threads x
+  // 8 elements), then a tail that is not a whole warp step of 256.
+  for (std::int64_t n : {std::int64_t{13}, std::int64_t{1000003}, std::int64_t{(1 << 23) + 4099}}) {
     for (std::int64_t offset : {0, 1}) {
       HostTensor p = random_tensor(DType::f32, {n}, seed, 10, 0.02f);
       HostTensor m(DType::f32, {n}), v(DType::f32, {n});
