@@ -164,35 +164,13 @@ __device__ __forceinline__ void adamw_element(float& p, float g, float& m, float
   p = __fsub_rn(p, __fmul_rn(a.lr, __fadd_rn(step, __fmul_rn(a.weight_decay, p))));
 }
 
-// AdamW's f32 streams (three written, four read) a warp step of 256 elements at a time: lane l
-// takes the quads [4 l, 4 l + 4) and [128 + 4 l, 128 + 4 l + 4), so each 16-byte f32 load and
-// store instruction of the warp covers 512 contiguous bytes and each 8-byte store of the bf16
-// working copy 256: whole 32-byte sectors. for_each_element's two adjacent float4s per thread
-// (8 l and 8 l + 4) make every f32 store instruction write half of each sector it touches, two
-// L2 writes per sector; that bound the GELU kernels until v37 (docs/perf-notes.md, v37, v40).
-// Which thread takes which element does not change any element's arithmetic: the same bits.
+// AdamW's f32 streams (three written, four read) a warp step of 256 elements at a time:
+// lane l takes the quads [4 l, 4 l + 4) and [128 + 4 l, 128 + 4 l + 4) (for_each_lane_pair<kQuad>),
+// so each 16-byte f32 instruction of the warp covers 512 contiguous bytes and each 8-byte store
+// of the bf16 working copy 256. Which thread takes which element changes no element's
+// arithmetic: the same bits as for_each_element's layout (docs/perf-notes.md, v40).
 constexpr int kQuad = 4;
-constexpr int kQuadPair = 2 * kQuad;            // elements per thread and warp step
-constexpr int kQuadWarpSpan = 32 * kQuadPair;  // 256
-
-// body(i, j, Width<kQuadPair>{}) for the quads at i and j of every whole warp step when `vec`,
-// then body(i, i, Width<1>{}) for each remaining element; grid-stride over both.
-template <typename Body>
-__device__ __forceinline__ void for_each_quad_pair(std::int64_t n, bool vec, Body&& body) {
-  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::int64_t done = 0;
-  if (vec) {
-    const std::int64_t steps = n / kQuadWarpSpan;
-    const std::int64_t lane_at = (tid % 32) * kQuad;
-    for (std::int64_t s = tid / 32; s < steps; s += threads / 32) {
-      const std::int64_t i = s * kQuadWarpSpan + lane_at;
-      body(i, i + 32 * kQuad, Width<kQuadPair>{});
-    }
-    done = steps * kQuadWarpSpan;
-  }
-  for (std::int64_t i = done + tid; i < n; i += threads) body(i, i, Width<1>{});
-}
+constexpr int kQuadPair = 2 * kQuad;  // elements per thread and warp step
 
 // W values: p[i..i+4) then p[j..j+4) (W == kQuadPair), or p[i] (W == 1).
 template <int W>
@@ -239,17 +217,12 @@ __device__ __forceinline__ std::uint32_t store_quads(bf16_bits* p, std::int64_t 
   }
 }
 
-// The blocks of a for_each_quad_pair pass: one thread per kQuadPair elements.
-inline int quad_pair_blocks(std::int64_t n, bool vec) {
-  return blocks_for(vec ? n / kQuadPair + 1 : n);
-}
-
 __global__ void __launch_bounds__(kThreads)
     adamw_kernel(float* __restrict__ param, const float* __restrict__ grad, float* __restrict__ m,
                  float* __restrict__ v, bf16_bits* __restrict__ working, std::int64_t n, bool vec,
                  AdamWArgs args, AmaxOut working_amax) {
   std::uint32_t key = 0;  // of the working copy's stored bf16 values (an FP8 linear's W amax)
-  for_each_quad_pair(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
+  for_each_lane_pair<kQuad>(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
     constexpr int W = decltype(width)::value;
     float p[W], g[W], mm[W], vv[W];
     load_quads<W>(param, i, j, p);
@@ -329,8 +302,8 @@ void adamw_update(float* param, const float* grad, float* m, float* v, std::uint
   if (n <= 0 && !working_amax.meta) return;
   const bool vec = aligned16(param) && aligned16(grad) && aligned16(m) && aligned16(v) &&
                    (working == nullptr || aligned16(working));
-  adamw_kernel<<<quad_pair_blocks(n, vec), kThreads, 0, stream>>>(param, grad, m, v, working, n,
-                                                                  vec, args, working_amax);
+  adamw_kernel<<<lane_pair_blocks<kQuad>(n, vec), kThreads, 0, stream>>>(
+      param, grad, m, v, working, n, vec, args, working_amax);
 }
 
 }  // namespace fp8lab::cuda_ops

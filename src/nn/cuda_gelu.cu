@@ -55,38 +55,10 @@ __device__ __forceinline__ float gelu_grad(float v) {
 // conversion (one instruction per two elements; NaN becomes a canonical NaN, which the GELU
 // contract allows) instead of float_to_bf16's integer sequence.
 //
-// A warp's step is 512 elements: lane l's vectors start at 8 l and 256 + 8 l, so each of the
-// warp's 16-byte load and store instructions covers one contiguous run of 32 vectors (512 bytes
-// of bf16), whole 32-byte sectors. With the two vectors adjacent instead (16 l and 16 l + 8),
-// every instruction wrote half of each sector it touched, two L2 writes per sector: ncu showed
-// gelu_forward bound by L2 throughput (94%) at 62% of DRAM bandwidth (docs/perf-notes.md, v37).
+// A warp's step is 512 elements, lane l's vectors at 8 l and 256 + 8 l (for_each_lane_pair<kVec>):
+// with them adjacent instead (16 l and 16 l + 8), ncu showed gelu_forward bound by L2
+// throughput (94%) at 62% of DRAM bandwidth (docs/perf-notes.md, v37).
 constexpr int kGeluSpan = 2 * kVec;
-constexpr int kWarpSpan = 32 * kGeluSpan;
-
-// Calls body(i, j, Width<kGeluSpan>{}) for the vectors [i, i + kVec) and [j, j + kVec) of every
-// whole warp step when `vec`, then body(i, i, Width<1>{}) for each remaining element; grid-stride
-// over both (warps over steps, threads over the rest).
-template <typename Body>
-__device__ __forceinline__ void for_each_warp_span(std::int64_t n, bool vec, Body&& body) {
-  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  std::int64_t done = 0;
-  if (vec) {
-    const std::int64_t steps = n / kWarpSpan;
-    const std::int64_t lane_at = (tid % 32) * kVec;
-    for (std::int64_t s = tid / 32; s < steps; s += threads / 32) {
-      const std::int64_t i = s * kWarpSpan + lane_at;
-      body(i, i + 32 * kVec, Width<kGeluSpan>{});
-    }
-    done = steps * kWarpSpan;
-  }
-  for (std::int64_t i = done + tid; i < n; i += threads) body(i, i, Width<1>{});
-}
-
-// The blocks of a for_each_warp_span pass: one thread per 16 elements.
-inline int warp_span_blocks(std::int64_t n, bool vec) {
-  return blocks_for(vec ? n / kGeluSpan + 1 : n);
-}
 
 // W values from p (W == 1), or kVec from each of p and q (W == kGeluSpan).
 template <int W, typename T>
@@ -137,7 +109,7 @@ template <typename X, typename Y>
 __global__ void __launch_bounds__(kThreads)
     gelu_forward_kernel(const X* x, Y* y, std::int64_t n, bool vec, AmaxOut amax) {
   std::uint32_t key = 0;
-  for_each_warp_span(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
+  for_each_lane_pair<kVec>(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
     constexpr int W = decltype(width)::value;
     float v[W];
     load_span<W>(x + i, x + j, v);
@@ -152,7 +124,7 @@ template <typename X, typename G, typename D>
 __global__ void __launch_bounds__(kThreads)
     gelu_backward_kernel(const X* x, const G* dy, D* dx, std::int64_t n, bool vec, AmaxOut amax) {
   std::uint32_t key = 0;
-  for_each_warp_span(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
+  for_each_lane_pair<kVec>(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
     constexpr int W = decltype(width)::value;
     float v[W], g[W];
     load_span<W>(x + i, x + j, v);
@@ -174,7 +146,7 @@ void gelu_forward(const void* x, ElemType x_type, void* y, ElemType y_type, std:
     dispatch_type(y_type, [&](auto yt) {
       using X = decltype(xt);
       using Y = decltype(yt);
-      gelu_forward_kernel<X, Y><<<warp_span_blocks(n, vec), kThreads, 0, stream>>>(
+      gelu_forward_kernel<X, Y><<<lane_pair_blocks<kVec>(n, vec), kThreads, 0, stream>>>(
           static_cast<const X*>(x), static_cast<Y*>(y), n, vec, amax);
     });
   });
@@ -190,7 +162,7 @@ void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_t
         using X = decltype(xt);
         using G = decltype(gt);
         using D = decltype(dt);
-        gelu_backward_kernel<X, G, D><<<warp_span_blocks(n, vec), kThreads, 0, stream>>>(
+        gelu_backward_kernel<X, G, D><<<lane_pair_blocks<kVec>(n, vec), kThreads, 0, stream>>>(
             static_cast<const X*>(x), static_cast<const G*>(dy), static_cast<D*>(dx), n, vec, amax);
       });
     });

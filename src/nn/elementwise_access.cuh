@@ -142,6 +142,37 @@ __device__ __forceinline__ void for_each_element(std::int64_t n, bool vec, Body&
   for (std::int64_t i = done + tid; i < n; i += stride) body(i, Width<1>{});
 }
 
+// Calls body(i, j, Width<2 * kPart>{}) for the parts [i, i + kPart) and [j, j + kPart) of every
+// whole warp step of 64 kPart elements when `vec`, then body(i, i, Width<1>{}) for each remaining
+// element; grid-stride over both (warps over steps, threads over the rest). Lane l's parts start
+// at kPart l and kPart (32 + l), so each of the warp's vector instructions covers one contiguous
+// run of 32 parts, whole 32-byte sectors. With a thread's two parts adjacent instead (as in
+// for_each_element's f32 steps), every store instruction writes half of each sector it touches,
+// two L2 writes per sector: that bound GELU (docs/perf-notes.md, v37) and AdamW (v40).
+template <int kPart, typename Body>
+__device__ __forceinline__ void for_each_lane_pair(std::int64_t n, bool vec, Body&& body) {
+  constexpr int kWarpStep = 64 * kPart;
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  std::int64_t done = 0;
+  if (vec) {
+    const std::int64_t steps = n / kWarpStep;
+    const std::int64_t lane_at = (tid % 32) * kPart;
+    for (std::int64_t s = tid / 32; s < steps; s += threads / 32) {
+      const std::int64_t i = s * kWarpStep + lane_at;
+      body(i, i + 32 * kPart, Width<2 * kPart>{});
+    }
+    done = steps * kWarpStep;
+  }
+  for (std::int64_t i = done + tid; i < n; i += threads) body(i, i, Width<1>{});
+}
+
+// The blocks of a for_each_lane_pair pass: one thread per 2 kPart elements.
+template <int kPart>
+inline int lane_pair_blocks(std::int64_t n, bool vec) {
+  return blocks_for(vec ? n / (2 * kPart) + 1 : n);
+}
+
 // The end of a producer kernel: every thread hands in the largest key it stored (see
 // detail::commit_block_amax and accumulate_block_amax; all threads of the block must get
 // here). No meta: nothing.
