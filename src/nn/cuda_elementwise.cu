@@ -171,6 +171,7 @@ __device__ __forceinline__ void adamw_element(float& p, float g, float& m, float
 // arithmetic: the same bits as for_each_element's layout (docs/perf-notes.md, v40).
 constexpr int kQuad = 4;
 constexpr int kQuadPair = 2 * kQuad;  // elements per thread and warp step
+static_assert(kQuadPair == kVec, "the working copy's store packs one kVec vector");
 
 // W values: p[i..i+4) then p[j..j+4) (W == kQuadPair), or p[i] (W == 1).
 template <int W>
@@ -204,11 +205,7 @@ __device__ __forceinline__ std::uint32_t store_quads(bf16_bits* p, std::int64_t 
                                                      const float (&v)[W]) {
   if constexpr (W == kQuadPair) {
     std::uint32_t w[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      w[k] = static_cast<std::uint32_t>(float_to_bf16(v[2 * k])) |
-             (static_cast<std::uint32_t>(float_to_bf16(v[2 * k + 1])) << 16);
-    }
+    pack_bf16x8(v, w);  // kQuadPair == kVec
     *reinterpret_cast<uint2*>(p + i) = make_uint2(w[0], w[1]);
     *reinterpret_cast<uint2*>(p + j) = make_uint2(w[2], w[3]);
     return detail::amax_key_bf16_words(w);

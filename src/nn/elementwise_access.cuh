@@ -103,16 +103,22 @@ __device__ __forceinline__ std::uint32_t store_n(float* p, const float (&v)[W]) 
   return key;
 }
 
+// kVec values as four words of bf16 bits, each value rounded by float_to_bf16, the first of each
+// pair in the low half (memory order).
+__device__ __forceinline__ void pack_bf16x8(const float (&v)[kVec], std::uint32_t (&w)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    w[i] = static_cast<std::uint32_t>(float_to_bf16(v[2 * i])) |
+           (static_cast<std::uint32_t>(float_to_bf16(v[2 * i + 1])) << 16);
+  }
+}
+
 template <int W>
 __device__ __forceinline__ std::uint32_t store_n(bf16_bits* p, const float (&v)[W]) {
   std::uint32_t key = 0;
   if constexpr (W == kVec) {
     std::uint32_t w[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      w[i] = static_cast<std::uint32_t>(float_to_bf16(v[2 * i])) |
-             (static_cast<std::uint32_t>(float_to_bf16(v[2 * i + 1])) << 16);
-    }
+    pack_bf16x8(v, w);
     *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
     key = detail::amax_key_bf16_words(w);
   } else {
