@@ -1,6 +1,7 @@
 // The GPU's energy counter (bench/energy_counter.hpp, read by `fp8lab bench model`) on a real
 // GPU: NVML loads, finds the device the CUDA runtime uses by its PCI bus id, and its counter
 // climbs while the GPU works, at a power between the board's idle and its limit.
+#if defined(FP8LAB_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -46,3 +47,4 @@ TEST(CudaEnergyCounter, CountsUpWhileTheGpuWorks) {
 
 }  // namespace
 }  // namespace fp8lab
+#endif  // FP8LAB_HAVE_CUDA
