@@ -24,6 +24,7 @@
 
 #include "fp8lab/fp8_format.hpp"
 #include "fp8lab/fp8_meta.hpp"
+#include "fp8lab/fp8_recipe.hpp"
 #include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
@@ -65,7 +66,8 @@ struct MemoryStats {
 enum class GradWrite : std::uint8_t { accumulate, overwrite };
 
 // Which arithmetic a linear layer uses. f32: the fp32 reference (finite-difference tests);
-// bf16: BF16 operands, fp32 accumulation; fp8: tensorwise current-scaled E4M3/E5M2 (design §2).
+// bf16: BF16 operands, fp32 accumulation; fp8: current-scaled E4M3/E5M2 (design §2) under the
+// backend's FP8 options (Backend::set_fp8_options: the scaling recipe, a BF16 wgrad).
 enum class LinearMode : std::uint8_t { f32, bf16, fp8 };
 const char* linear_mode_name(LinearMode p);
 
@@ -134,6 +136,12 @@ class Backend {
   virtual ~Backend() = default;
   virtual Device device() const = 0;
   virtual std::string name() const = 0;
+
+  // The recipe of every LinearMode::fp8 linear from now on (fp8lab/fp8_recipe.hpp); GptModel
+  // sets it from its PrecisionConfig. The producer-fused amax (AmaxSlot) is tensorwise: under
+  // the other recipes the linears take no slots (an FP8 linear handed one is an error).
+  void set_fp8_options(const Fp8Options& options) { fp8_options_ = options; }
+  const Fp8Options& fp8_options() const { return fp8_options_; }
 
   // ---- memory -------------------------------------------------------------------------------
   virtual Buffer allocate(MemoryKind kind, DType dtype, const Shape& shape,
@@ -277,6 +285,9 @@ class Backend {
   virtual void adamw_update(const TensorView& param, const TensorView& grad, const TensorView& m,
                             const TensorView& v, const AdamWStep& step,
                             const TensorView& working = {}, AmaxSlot working_amax = {}) = 0;
+
+ protected:
+  Fp8Options fp8_options_;
 };
 
 // The reference backend: host memory, OpenMP + BLAS.

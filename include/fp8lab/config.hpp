@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fp8lab/fp8_recipe.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -51,6 +53,9 @@ struct PrecisionConfig {
   // with mlp_recompute (which already rebuilds gelu).
   bool pointwise_recompute = false;
   ComputeMode compute = ComputeMode::mixed;
+  // The FP8 linears' scaling recipe and wgrad precision (fp8lab/fp8_recipe.hpp); JSON keys
+  // precision.fp8_recipe (tensorwise | rowwise | blockwise) and precision.fp8_wgrad (fp8 | bf16).
+  Fp8Options fp8;
   bool operator==(const PrecisionConfig&) const = default;
 };
 
@@ -107,6 +112,7 @@ struct RunConfig {
   TrainConfig train;
   DataConfig data;
   void validate() const;
+  void validate_fp8_shapes() const;  // part of validate()
   bool operator==(const RunConfig&) const = default;
 };
 

@@ -9,11 +9,19 @@
 //                     accumulator is multiplied by (inv_scale_a * inv_scale_b) computed in fp32.
 //                     e5m2 × e5m2 is rejected (cuBLASLt has no such kernel). M, N and K must be
 //                     multiples of 16 (cuBLASLt's FP8 constraint), else ErrorKind::shape.
+// Grouped FP8 scales (fp8lab/fp8_scale_layout.hpp): an operand may instead carry one inverse
+// scale per group; then C[m, n] = sum over K blocks of (A_blk · B_blkᵀ)[m, n] · sa · sb, the
+// block being 128 when either operand has 128-wide groups along K (vec128, block128) and all of
+// K otherwise, sa and sb the inverse scales of the block's groups of row m of A and row n of B.
+// Supported pairs (A, B), as on Hopper's cuBLASLt: (tensor, tensor), (row, row),
+// (vec128, vec128), (vec128, block128); 128-wide groups need K (and block128's N) to be
+// multiples of 128.
 // C is f32 or bf16 (round to nearest even from the fp32 result). With `accumulate` (f32 C only)
 // the result is added to C (fp32 add), otherwise C is overwritten.
 // The CPU twin accumulates through OpenBLAS sgemm: deterministic for a fixed thread count.
 #pragma once
 
+#include "fp8lab/fp8_scale_layout.hpp"
 #include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
@@ -22,7 +30,17 @@ struct GemmOptions {
   float inv_scale_a = 1.0f;  // fp8 operands only: 1/scale of A's cast
   float inv_scale_b = 1.0f;  // fp8 operands only: 1/scale of B's cast
   bool accumulate = false;   // C += A·Bᵀ (f32 C only)
+  // Grouped scales (fp8 operands only): the per-group inverse scales of A and B in the layout of
+  // their ScaleMode. Mode tensor uses inv_scale_a / inv_scale_b above.
+  ScaleMode scale_mode_a = ScaleMode::tensor, scale_mode_b = ScaleMode::tensor;
+  const float* inv_scales_a = nullptr;
+  const float* inv_scales_b = nullptr;
 };
+
+// Checks the scale modes of an FP8 GEMM A [M, k] · B [n, k]ᵀ (the pairs and multiples above);
+// `what` names the GEMM in the error.
+void check_gemm_scale_modes(ScaleMode a, ScaleMode b, std::int64_t n, std::int64_t k,
+                            const std::string& what);
 
 // cuBLASLt's FP8 GEMM constraint: every dimension a multiple of 16.
 inline constexpr std::int64_t kFp8GemmAlignment = 16;

@@ -14,6 +14,9 @@
 // dgelu writes out = (A·B) · GELU'(aux), aux holding GELU's input (cuBLASLt's DGELU). aux is a
 // bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
 //
+// Grouped scales (GemmArg::scale_mode): the pairs and multiples of fp8lab/gemm.hpp, mapped to
+// cuBLASLt's OUTER_VEC_32F, VEC128_32F and BLK128x128_32F scale modes; precise accumulation only.
+//
 // One CublasLtGemm holds the handle, one shared workspace, and the plans (descriptors and the
 // heuristic's candidate algorithms), built once per shape/type/option key and cached. A plan's
 // algorithm is picked on its first call (GemmAlgoChoice) and kept.
@@ -28,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "fp8lab/fp8_scale_layout.hpp"
 #include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
@@ -36,6 +40,9 @@ struct GemmArg {
   TensorView t;
   bool k_major = true;
   const float* inv_scale = nullptr;  // device pointer; FP8 operands only
+  // FP8 operands: how inv_scale is laid out (fp8lab/fp8_scale_layout.hpp): one float (tensor),
+  // or one per group in the layout of the mode, for the operand [rows, K] as stored.
+  ScaleMode scale_mode = ScaleMode::tensor;
 };
 
 enum class GemmEpilogue : std::uint8_t { none, gelu_aux, dgelu };

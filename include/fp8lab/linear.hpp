@@ -12,6 +12,12 @@
 //       (operands dYqᵀ and Xqᵀ). Backward never re-casts x or W and never recomputes their amax:
 //       it reads only what the forward saved. Scales are constants for differentiation.
 //
+// Scaling recipes (fp8lab/fp8_recipe.hpp): the above is the tensorwise recipe. Under rowwise and
+// blockwise every cast has one scale per group; x, W (forward) and dY (backward) are each cast
+// into both layouts with the groups their GEMMs need, each layout with its inverse scales
+// (*_inv, in the layout of fp8lab/fp8_scale_layout.hpp). With bf16_wgrad the wgrad is a BF16
+// GEMM of dY and the forward's BF16 x (kept in `x`), and no transposed x or dY is cast.
+//
 // Memory: every tensor here is a caller-owned view, so the CUDA twin (linear_*_cuda, same
 // arguments) can take arena memory. On the CPU, `LinearSavedHost` owns the saved buffers.
 // A non-finite x, W or dY is an ErrorKind::non_finite error naming "<name>.x", "<name>.w" or
@@ -19,6 +25,8 @@
 // treat bad input alike).
 #pragma once
 
+#include "fp8lab/fp8_grouped.hpp"
+#include "fp8lab/fp8_recipe.hpp"
 #include "fp8lab/fp8_scaling.hpp"
 #include "fp8lab/tensor.hpp"
 
@@ -37,24 +45,34 @@ LinearPrecision parse_linear_precision(std::string_view name);  // throws naming
 struct LinearConfig {
   LinearPrecision precision = LinearPrecision::bf16;
   std::string name = "linear";  // prefixes tensor names in errors: "<name>.x", "<name>.w", ...
+  Fp8Options fp8;               // fp8 policy: the scaling recipe, BF16 wgrad
 };
+
+// The checks of an FP8 linear [M, K] x [N, K] under a recipe: every dimension a multiple of
+// fp8_recipe_alignment (an ErrorKind::shape error naming the dimension and the multiple).
+void check_fp8_linear_dims(const Fp8Options& fp8, std::int64_t m, std::int64_t k, std::int64_t n,
+                           const std::string& name);
 
 // What forward leaves for backward. bf16 policy: x and w are the caller's inputs (keep them alive
 // until backward). fp8 policy: the forward-rounded E4M3 casts in both layouts, with their scales.
 struct LinearSaved {
   LinearPrecision precision = LinearPrecision::bf16;
-  TensorView x, w;                // bf16 [M, K], [N, K]                (bf16 policy)
+  Fp8Options fp8;
+  TensorView x, w;                // bf16 [M, K], [N, K] (bf16 policy; x also under bf16_wgrad)
   TensorView xq, xq_t;            // e4m3 [M, K] and its transpose [K, M] (fp8 policy)
   TensorView wq, wq_t;            // e4m3 [N, K] and its transpose [K, N] (fp8 policy)
-  Fp8Scale x_scale, w_scale;      // fp8 policy
+  // Grouped recipes: the f32 inverse scales of each layout (empty for tensorwise).
+  TensorView xq_inv, xq_t_inv, wq_inv, wq_t_inv;
+  Fp8Scale x_scale, w_scale;      // fp8 policy (grouped recipes: amax only)
   CastCounts x_counts, w_counts;  // fp8 policy: what the forward casts clamped or flushed
 };
 
 // Host memory for LinearSaved's fp8 buffers (empty for the bf16 policy).
 struct LinearSavedHost {
-  HostTensor xq, xq_t, wq, wq_t;
+  HostTensor xq, xq_t, wq, wq_t, xq_inv, xq_t_inv, wq_inv, wq_t_inv;
   LinearSaved saved;  // views into the tensors above
-  LinearSavedHost(LinearPrecision precision, std::int64_t m, std::int64_t k, std::int64_t n);
+  LinearSavedHost(LinearPrecision precision, std::int64_t m, std::int64_t k, std::int64_t n,
+                  const Fp8Options& fp8 = {});
   LinearSavedHost(const LinearSavedHost&) = delete;
   LinearSavedHost& operator=(const LinearSavedHost&) = delete;
 };
@@ -68,12 +86,14 @@ struct LinearBackwardStats {
 // Scratch the fp8 backward casts dY into: dYq [M, N] and dYqᵀ [N, M], e5m2 (unused for bf16).
 struct LinearScratch {
   TensorView dyq, dyq_t;
+  TensorView dyq_inv, dyq_t_inv;  // grouped recipes: their f32 inverse scales
 };
 
 struct LinearScratchHost {
-  HostTensor dyq, dyq_t;
+  HostTensor dyq, dyq_t, dyq_inv, dyq_t_inv;
   LinearScratch scratch;  // views into the tensors above
-  LinearScratchHost(LinearPrecision precision, std::int64_t m, std::int64_t n);
+  LinearScratchHost(LinearPrecision precision, std::int64_t m, std::int64_t n,
+                    const Fp8Options& fp8 = {});
   LinearScratchHost(const LinearScratchHost&) = delete;
   LinearScratchHost& operator=(const LinearScratchHost&) = delete;
 };

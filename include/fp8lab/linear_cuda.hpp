@@ -52,6 +52,10 @@ class LinearCudaOverlap {
 struct LinearCudaConfig {
   LinearCudaMode mode = LinearCudaMode::bf16;
   std::string name = "linear";
+  // FP8 modes: the scaling recipe and wgrad precision (fp8lab/fp8_recipe.hpp). The grouped
+  // recipes cast with quantize_grouped_cuda (plain and fused are the same path for them) and
+  // take no producer-fused amax.
+  Fp8Options fp8;
   bool fast_accum = false;               // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
   LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
   // Optional, FP8 modes: called as each phase of the call starts on the main stream, with its
@@ -68,16 +72,31 @@ struct LinearCudaConfig {
 
 struct LinearSavedCuda {
   LinearCudaMode mode = LinearCudaMode::bf16;
-  TensorView x, w;                // bf16 mode: the caller's inputs (keep them alive)
-  TensorView xq, xq_t, wq, wq_t;  // fp8 modes: e4m3 [M,K], [K,M], [N,K], [K,N]
+  Fp8Options fp8;
+  TensorView x, w;                // bf16 mode: the caller's inputs (keep them alive); x also
+                                  // under bf16_wgrad
+  TensorView xq, xq_t, wq, wq_t;  // fp8 modes: e4m3 [M,K], [K,M], [N,K], [K,N] (no xq_t under
+                                  // bf16_wgrad)
+  TensorView xq_inv, xq_t_inv, wq_inv, wq_t_inv;  // grouped recipes: f32 inverse scales
   Fp8Meta* meta = nullptr;        // fp8 modes: device metas of x, W, dY
 };
 
+// Bytes of the saved state's views under a recipe: what alloc_linear_saved_cuda takes, and
+// what the CUDA backend carves out of its pool blocks.
+struct LinearFp8Sizes {
+  std::int64_t xq, xq_t, wq, wq_t;                  // codes
+  std::int64_t xq_inv, xq_t_inv, wq_inv, wq_t_inv;  // f32 counts (0 for tensorwise)
+  std::int64_t dyq, dyq_t, dyq_inv, dyq_t_inv;      // the backward's scratch
+};
+LinearFp8Sizes linear_fp8_sizes(const Fp8Options& fp8, std::int64_t m, std::int64_t k,
+                                std::int64_t n);
+
 // Arena memory for the saved state (fp8 buffers + 3 metas) and the backward scratch (dYq, dYqᵀ).
 LinearSavedCuda alloc_linear_saved_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
-                                        std::int64_t k, std::int64_t n, cudaStream_t stream);
+                                        std::int64_t k, std::int64_t n, cudaStream_t stream,
+                                        const Fp8Options& fp8 = {});
 LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
-                                        std::int64_t n);
+                                        std::int64_t n, const Fp8Options& fp8 = {});
 
 // y.data == nullptr: fill `saved` (the casts) without the GEMM, for a backward-only recompute.
 // x_amax (fp8 modes, optional): the slot of a producer-fused amax (AmaxSlot in backend.hpp) that

@@ -217,6 +217,8 @@ class GptModel {
   // W's slot of `which` in block `layer` while weight_amax_current(); empty otherwise.
   AmaxSlot w_amax(std::int64_t layer, BlockLinear which) const;
   AmaxSlot slot(int index, Fp8Format format) const;
+  // `which` is an FP8 linear whose amax a producer may fuse (the tensorwise recipe).
+  bool fused_amax_linear(BlockLinear which) const;
   AmaxSlot weight_slot(int index) const;  // index: layer * 4 + BlockLinear
   TensorView working(const ParamInfo& p) const;
   // The gradient of p as the backward writes it: no zeroing of a pending zero_grads (grad does).

@@ -3,6 +3,7 @@
 #include "fp8lab/gemm.hpp"
 
 #include "fp8lab/fp8_format.hpp"
+#include "fp8lab/fp8_grouped.hpp"
 
 #include <cblas.h>
 
@@ -101,7 +102,41 @@ void check_gemm_tn_args(const TensorView& a, const TensorView& b, const TensorVi
     FP8LAB_CHECK(std::isfinite(options.inv_scale_a) && std::isfinite(options.inv_scale_b),
                  "FP8 GEMM inverse scales must be finite, got {} and {}", options.inv_scale_a,
                  options.inv_scale_b);
+    check_gemm_scale_modes(options.scale_mode_a, options.scale_mode_b, n, k,
+                           "FP8 GEMM " + gemm_shapes(a, b, c));
+    FP8LAB_CHECK((options.scale_mode_a == ScaleMode::tensor) == (options.inv_scales_a == nullptr) &&
+                     (options.scale_mode_b == ScaleMode::tensor) ==
+                         (options.inv_scales_b == nullptr),
+                 "FP8 GEMM {}: grouped scale modes ({}, {}) need their inverse-scale arrays, "
+                 "mode tensor takes inv_scale_a / inv_scale_b",
+                 gemm_shapes(a, b, c), scale_mode_name(options.scale_mode_a),
+                 scale_mode_name(options.scale_mode_b));
+  } else {
+    FP8LAB_CHECK(options.scale_mode_a == ScaleMode::tensor &&
+                     options.scale_mode_b == ScaleMode::tensor && !options.inv_scales_a &&
+                     !options.inv_scales_b,
+                 "GEMM {}: scale modes apply to FP8 operands only", gemm_shapes(a, b, c));
   }
+}
+
+void check_gemm_scale_modes(ScaleMode a, ScaleMode b, std::int64_t n, std::int64_t k,
+                            const std::string& what) {
+  const bool pair_ok = (a == ScaleMode::tensor && b == ScaleMode::tensor) ||
+                       (a == ScaleMode::row && b == ScaleMode::row) ||
+                       (a == ScaleMode::vec128 &&
+                        (b == ScaleMode::vec128 || b == ScaleMode::block128));
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, pair_ok,
+                    "{}: scale modes A {} and B {} are not a supported pair (tensor x tensor, row "
+                    "x row, vec128 x vec128, vec128 x block128)",
+                    what, scale_mode_name(a), scale_mode_name(b));
+  if (a == ScaleMode::vec128)
+    FP8LAB_CHECK_KIND(ErrorKind::shape, k % kScaleBlock == 0,
+                      "{}: 128-wide scale groups need K to be a multiple of {}, got K={}", what,
+                      kScaleBlock, k);
+  if (b == ScaleMode::block128)
+    FP8LAB_CHECK_KIND(ErrorKind::shape, n % kScaleBlock == 0,
+                      "{}: 128x128 scale blocks of B need N to be a multiple of {}, got N={}",
+                      what, kScaleBlock, n);
 }
 
 void gemm_tn_cpu(const TensorView& a, const TensorView& b, const TensorView& c,
@@ -110,30 +145,54 @@ void gemm_tn_cpu(const TensorView& a, const TensorView& b, const TensorView& c,
   check_gemm_tn_args(a, b, c, options);
   const std::int64_t m = a.rows(), k = a.cols(), n = b.rows();
   const std::vector<float> a32 = exact_f32_copy(a), b32 = exact_f32_copy(b);
+  const bool fp8 = gemm_kind(a, b) == GemmKind::fp8;
+  const ScaleLayout la{options.scale_mode_a, m, k}, lb{options.scale_mode_b, n, k};
+  // K blocks: 128 wide when a scale group is (the scales change along K), else all of K.
+  const bool blocked = la.group_cols() == kScaleBlock || lb.group_cols() == kScaleBlock;
+  const std::int64_t kb = blocked ? kScaleBlock : std::max<std::int64_t>(k, 1);
+  // The fp8 epilogue: per K block, one fp32 product of the two inverse scales applied to the
+  // block's fp32 accumulator; blocks summed in fp32 in order.
+  auto factor = [&](std::int64_t row_a, std::int64_t row_b, std::int64_t k0) {
+    if (!fp8) return 1.0f;
+    const float sa = options.inv_scales_a ? options.inv_scales_a[la.index_of(row_a, k0)]
+                                          : options.inv_scale_a;
+    const float sb = options.inv_scales_b ? options.inv_scales_b[lb.index_of(row_b, k0)]
+                                          : options.inv_scale_b;
+    return sa * sb;
+  };
+  std::vector<float> total(static_cast<std::size_t>(m * n), 0.0f);
   std::vector<float> acc(static_cast<std::size_t>(m * n));
-  if (m > 0 && n > 0) {
-    const int ld = static_cast<int>(std::max<std::int64_t>(k, 1));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
-                static_cast<int>(k), 1.0f, a32.data(), ld, b32.data(), ld, 0.0f, acc.data(),
-                static_cast<int>(n));
+  for (std::int64_t k0 = 0; k0 < k || (k0 == 0 && k == 0); k0 += kb) {
+    const std::int64_t width = std::min(kb, k - k0);
+    if (m > 0 && n > 0) {
+      const int ld = static_cast<int>(std::max<std::int64_t>(k, 1));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m),
+                  static_cast<int>(n), static_cast<int>(width), 1.0f, a32.data() + k0, ld,
+                  b32.data() + k0, ld, 0.0f, acc.data(), static_cast<int>(n));
+    }
+    const bool first = k0 == 0;
+#pragma omp parallel for schedule(static) if (m * n > 32768)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::size_t at = static_cast<std::size_t>(i * n + j);
+        const float v = acc[at] * factor(i, j, k0);
+        total[at] = first ? v : total[at] + v;
+      }
+    if (k == 0) break;
   }
-  // The fp8 epilogue: one fp32 product of the two inverse scales, applied to the fp32 accumulator.
-  const float alpha =
-      gemm_kind(a, b) == GemmKind::fp8 ? options.inv_scale_a * options.inv_scale_b : 1.0f;
-  const std::int64_t total = m * n;
+  const std::int64_t count = m * n;
   if (c.dtype == DType::f32) {
     float* out = c.as<float>();
     const bool add = options.accumulate;
-#pragma omp parallel for schedule(static) if (total > 32768)
-    for (std::int64_t i = 0; i < total; ++i) {
-      const float v = acc[static_cast<std::size_t>(i)] * alpha;
+#pragma omp parallel for schedule(static) if (count > 32768)
+    for (std::int64_t i = 0; i < count; ++i) {
+      const float v = total[static_cast<std::size_t>(i)];
       out[i] = add ? out[i] + v : v;
     }
   } else {
     std::uint16_t* out = c.as<std::uint16_t>();
-#pragma omp parallel for schedule(static) if (total > 32768)
-    for (std::int64_t i = 0; i < total; ++i)
-      out[i] = float_to_bf16(acc[static_cast<std::size_t>(i)] * alpha);
+#pragma omp parallel for schedule(static) if (count > 32768)
+    for (std::int64_t i = 0; i < count; ++i) out[i] = float_to_bf16(total[static_cast<std::size_t>(i)]);
   }
 }
 

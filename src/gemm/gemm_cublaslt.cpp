@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "fp8lab/cuda_check.hpp"
+#include "fp8lab/fp8_grouped.hpp"
+#include "fp8lab/gemm.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 
 namespace fp8lab {
@@ -52,9 +54,27 @@ struct GemmDims {
 };
 
 std::string describe(const GemmArg& a, const GemmArg& b, const TensorView& out) {
-  return fmt::format("GEMM out {} = A·B with A {}{} and B {}{}", out.describe(), a.t.describe(),
+  const bool grouped = a.scale_mode != ScaleMode::tensor || b.scale_mode != ScaleMode::tensor;
+  return fmt::format("GEMM out {} = A·B with A {}{} and B {}{}{}", out.describe(), a.t.describe(),
                      a.k_major ? " (k-major)" : " (transposed)", b.t.describe(),
-                     b.k_major ? " (k-major)" : " (transposed)");
+                     b.k_major ? " (k-major)" : " (transposed)",
+                     grouped ? fmt::format(" (scales {} x {})", scale_mode_name(a.scale_mode),
+                                           scale_mode_name(b.scale_mode))
+                             : std::string());
+}
+
+// cuBLASLt's scale mode for a GemmArg's ScaleMode.
+cublasLtMatmulMatrixScale_t cublaslt_scale_mode(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::row:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case ScaleMode::vec128:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case ScaleMode::block128:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    default:
+      return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  }
 }
 
 // The epilogue's own contract (gemm_cuda.hpp): bf16 in and out, an aux of out's shape and type
@@ -117,6 +137,7 @@ GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
                     d.k);
   FP8LAB_CHECK(a.inv_scale != nullptr && b.inv_scale != nullptr,
                "{}: FP8 operands need their inverse-scale device pointers", what);
+  check_gemm_scale_modes(a.scale_mode, b.scale_mode, d.n, d.k, what);
   FP8LAB_CHECK(aligned16(a.inv_scale) && aligned16(b.inv_scale),
                "{}: inverse-scale pointers {} and {} must be 16-byte aligned (cuBLASLt refuses "
                "others)",
@@ -271,9 +292,18 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(d.n));
   }
-  if (plan->fp8)
+  if (plan->fp8) {
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
              static_cast<std::int8_t>(options.fast_accum ? 1 : 0));
+    const bool grouped = a.scale_mode != ScaleMode::tensor || b.scale_mode != ScaleMode::tensor;
+    FP8LAB_CHECK(!grouped || !options.fast_accum,
+                 "{}: grouped FP8 scales take precise accumulation (fast_accum off)",
+                 describe(a, b, out));
+    if (grouped) {  // cuBLASLt's A is our B (see the top of this file)
+      set_attr(plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, cublaslt_scale_mode(b.scale_mode));
+      set_attr(plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, cublaslt_scale_mode(a.scale_mode));
+    }
+  }
   // Column-major layouts of the stored tensors: rows = the row-major column count.
   FP8LAB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, cuda_type(b.t.dtype), b.t.shape[1],
                                                  b.t.shape[0], b.t.shape[1]));
@@ -322,8 +352,9 @@ void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& 
   check_gemm(a, b, out);  // cheap; every call is validated, not only the first of a shape
   check_epilogue(a, out, options, describe(a, b, out));
   const std::string key = fmt::format(
-      "{}{}{}|{}{}{}|{}{}|fa{}|ep{}|al{}.{}.{}.{}", dtype_name(a.t.dtype), a.t.shape.str(),
-      a.k_major, dtype_name(b.t.dtype), b.t.shape.str(), b.k_major, dtype_name(out.dtype),
+      "{}{}{}s{}|{}{}{}s{}|{}{}|fa{}|ep{}|al{}.{}.{}.{}", dtype_name(a.t.dtype), a.t.shape.str(),
+      a.k_major, static_cast<int>(a.scale_mode), dtype_name(b.t.dtype), b.t.shape.str(),
+      b.k_major, static_cast<int>(b.scale_mode), dtype_name(out.dtype),
       out.shape.str(), options.fast_accum, gemm_epilogue_name(options.epilogue),
       pointer_alignment(a.t.data), pointer_alignment(b.t.data), pointer_alignment(out.data),
       options.aux.data ? pointer_alignment(options.aux.data) : 0);

@@ -59,8 +59,13 @@ AmaxSlot GptModel::slot(int index, Fp8Format format) const {
   return s;
 }
 
+bool GptModel::fused_amax_linear(BlockLinear which) const {
+  return linear_mode_for(precision_, which) == LinearMode::fp8 &&
+         precision_.fp8.recipe == Fp8Recipe::tensorwise;
+}
+
 AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
-  if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
+  if (!fuse_amax_ || !fused_amax_linear(which)) return {};
   static_assert(static_cast<int>(BlockLinear::mlp_proj) + 1 == Activations::kSlotsPerBlock,
                 "one x slot per block linear, in BlockLinear order");
   const int k = static_cast<int>(which);
@@ -68,13 +73,13 @@ AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
 }
 
 AmaxSlot GptModel::w_amax(std::int64_t layer, BlockLinear which) const {
-  if (!weight_amax_current() || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
+  if (!weight_amax_current() || !fused_amax_linear(which)) return {};
   return weight_slot(static_cast<int>(layer) * Activations::kSlotsPerBlock +
                      static_cast<int>(which));
 }
 
 AmaxSlot GptModel::dy_amax(std::int64_t layer, BlockLinear which) const {
-  if (!fuse_amax_ || linear_mode_for(precision_, which) != LinearMode::fp8) return {};
+  if (!fuse_amax_ || !fused_amax_linear(which)) return {};
   const int k = static_cast<int>(which);
   return slot(static_cast<int>(config_.n_layers + layer) * Activations::kSlotsPerBlock + k,
               Fp8Format::e5m2);

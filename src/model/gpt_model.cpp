@@ -47,6 +47,7 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   FP8LAB_CHECK(micro_batch > 0, "micro_batch {} must be positive", micro_batch);
   FP8LAB_CHECK(precision.compute == ComputeMode::mixed || precision.policy == PrecisionPolicy::bf16,
                "compute fp32 takes policy bf16, not {}", policy_name(precision.policy));
+  backend.set_fp8_options(precision.fp8);  // the recipe of this model's FP8 linears
   const bool fp32 = precision.compute == ComputeMode::fp32;
   act_dtype_ = fp32 ? DType::f32 : DType::bf16;
   const std::int64_t n = layout_.total();
@@ -77,9 +78,11 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   const bool fp8_qkv = linear_mode_for(precision, BlockLinear::attn_qkv) == LinearMode::fp8;
   const bool fp8_fc = linear_mode_for(precision, BlockLinear::mlp_fc) == LinearMode::fp8;
   const bool fp8_proj = linear_mode_for(precision, BlockLinear::mlp_proj) == LinearMode::fp8;
-  const bool read_ln1 = !fp8_qkv;
-  const bool read_ln2 = !fp8_fc || precision.mlp_recompute;
-  const bool read_gelu = !fp8_proj && !precision.mlp_recompute;
+  // An FP8 linear with a BF16 wgrad reads its BF16 input in the backward, as a BF16 linear.
+  const bool wgrad16 = precision.fp8.bf16_wgrad;
+  const bool read_ln1 = !fp8_qkv || wgrad16;
+  const bool read_ln2 = !fp8_fc || wgrad16 || precision.mlp_recompute;
+  const bool read_gelu = (!fp8_proj || wgrad16) && !precision.mlp_recompute;
   const bool pointwise = precision.pointwise_recompute;
   a.recompute_ln1 = pointwise && read_ln1;
   a.recompute_ln2 = pointwise && read_ln2;
@@ -122,7 +125,8 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
     a.gelu_shared = precision.mlp_recompute || a.recompute_gelu ? act({m, ff}, "gelu.shared")
                                                                 : alias_of(a.d_mlp, {m, ff});
   }
-  if (fp8_qkv || fp8_fc || fp8_proj) {
+  // Producer-fused amax slots serve the tensorwise recipe only (AmaxSlot is one amax per tensor).
+  if ((fp8_qkv || fp8_fc || fp8_proj) && precision.fp8.recipe == Fp8Recipe::tensorwise) {
     a.amax_slots =
         allocate_amax_slots(backend, static_cast<int>(layers) * Activations::kSlotsPerBlock * 2,
                             MemoryKind::activations, "amax slots");
@@ -228,8 +232,7 @@ AmaxSlot GptModel::weight_amax_slot(const ParamInfo& p) const {
   const std::int64_t index = (it - params.begin()) - 2;
   if (index < 0 || index >= config_.n_layers * kParamsPerBlock) return {};
   const int which = kBlockParams[index % kParamsPerBlock].linear;
-  if (which < 0 || linear_mode_for(precision_, static_cast<BlockLinear>(which)) != LinearMode::fp8)
-    return {};
+  if (which < 0 || !fused_amax_linear(static_cast<BlockLinear>(which))) return {};
   return weight_slot(static_cast<int>(index / kParamsPerBlock) * Activations::kSlotsPerBlock +
                      which);
 }

@@ -3,6 +3,7 @@
 // saves for the backward are allocated through the backend, so they count toward its peak.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fp8lab/linear.hpp"
 #include "nn/cpu_backend.hpp"
@@ -13,10 +14,23 @@ namespace {
 struct CpuLinearContext final : LinearContext {
   LinearMode mode = LinearMode::f32;
   LinearConfig config;
-  TensorView x, w;            // f32 mode: the caller's inputs (alive until the backward)
-  Buffer xq, xq_t, wq, wq_t;  // fp8 mode: the forward-rounded operands
-  LinearSaved saved;          // bf16/fp8 modes: what linear_forward_cpu left for the backward
+  TensorView x, w;             // f32 mode: the caller's inputs (alive until the backward)
+  std::vector<Buffer> fp8;     // fp8 mode: the forward-rounded operands and their scales
+  LinearSaved saved;           // bf16/fp8 modes: what linear_forward_cpu left for the backward
 };
+
+// A buffer of the backend for an FP8 operand or its inverse scales (mode tensor: none).
+TensorView take(CpuBackend& b, std::vector<Buffer>& keep, MemoryKind kind, DType dtype,
+                const Shape& shape, const char* name) {
+  keep.push_back(b.allocate(kind, dtype, shape, name));
+  return keep.back().view();
+}
+
+TensorView take_scales(CpuBackend& b, std::vector<Buffer>& keep, MemoryKind kind, ScaleMode mode,
+                       std::int64_t rows, std::int64_t cols, const char* name) {
+  if (mode == ScaleMode::tensor) return {};
+  return take(b, keep, kind, DType::f32, {ScaleLayout{mode, rows, cols}.count()}, name);
+}
 
 void check_linear_shapes(const TensorView& x, const TensorView& w, const TensorView& y) {
   check_rank(x, 2, "linear x");
@@ -74,16 +88,30 @@ std::unique_ptr<LinearContext> CpuBackend::linear_forward(LinearMode mode, const
   }
   ctx->config.precision = mode == LinearMode::fp8 ? LinearPrecision::fp8 : LinearPrecision::bf16;
   ctx->config.name = std::string(name);
+  ctx->config.fp8 = fp8_options();
   ctx->saved.precision = ctx->config.precision;
+  ctx->saved.fp8 = ctx->config.fp8;
   if (mode == LinearMode::fp8) {
-    ctx->xq = allocate(MemoryKind::activations, DType::e4m3, {m, k}, "linear.xq");
-    ctx->xq_t = allocate(MemoryKind::activations, DType::e4m3, {k, m}, "linear.xq_t");
-    ctx->wq = allocate(MemoryKind::activations, DType::e4m3, {n, k}, "linear.wq");
-    ctx->wq_t = allocate(MemoryKind::activations, DType::e4m3, {k, n}, "linear.wq_t");
-    ctx->saved.xq = ctx->xq;
-    ctx->saved.xq_t = ctx->xq_t;
-    ctx->saved.wq = ctx->wq;
-    ctx->saved.wq_t = ctx->wq_t;
+    const Fp8Options& o = ctx->config.fp8;
+    if (o.recipe != Fp8Recipe::tensorwise)
+      FP8LAB_CHECK(!x_amax && !w_amax,
+                   "linear '{}': a producer-fused amax is tensorwise, the layer runs the {} recipe",
+                   name, fp8_recipe_name(o.recipe));
+    const OperandScaling xs = operand_scaling(o.recipe, Fp8Role::x);
+    const OperandScaling ws = operand_scaling(o.recipe, Fp8Role::w);
+    constexpr MemoryKind kAct = MemoryKind::activations;
+    LinearSaved& s = ctx->saved;
+    std::vector<Buffer>& keep = ctx->fp8;
+    s.xq = take(*this, keep, kAct, DType::e4m3, {m, k}, "linear.xq");
+    s.xq_inv = take_scales(*this, keep, kAct, xs.q, m, k, "linear.xq scales");
+    if (!o.bf16_wgrad) {
+      s.xq_t = take(*this, keep, kAct, DType::e4m3, {k, m}, "linear.xq_t");
+      s.xq_t_inv = take_scales(*this, keep, kAct, xs.qt, k, m, "linear.xq_t scales");
+    }
+    s.wq = take(*this, keep, kAct, DType::e4m3, {n, k}, "linear.wq");
+    s.wq_inv = take_scales(*this, keep, kAct, ws.q, n, k, "linear.wq scales");
+    s.wq_t = take(*this, keep, kAct, DType::e4m3, {k, n}, "linear.wq_t");
+    s.wq_t_inv = take_scales(*this, keep, kAct, ws.qt, k, n, "linear.wq_t scales");
   }
   linear_forward_cpu(ctx->config, x, w, y, ctx->saved,
                      given_amax(x_amax, mode, Fp8Format::e4m3, ctx->config.name + ".x"),
@@ -112,12 +140,21 @@ void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, con
     return;
   }
   LinearScratch scratch;
-  Buffer dyq, dyq_t;
+  std::vector<Buffer> keep;
   if (ctx->mode == LinearMode::fp8) {
-    dyq = allocate(MemoryKind::workspace, DType::e5m2, {m, n}, "linear.dyq");
-    dyq_t = allocate(MemoryKind::workspace, DType::e5m2, {n, m}, "linear.dyq_t");
-    scratch.dyq = dyq;
-    scratch.dyq_t = dyq_t;
+    const Fp8Options& o = ctx->config.fp8;
+    if (o.recipe != Fp8Recipe::tensorwise)
+      FP8LAB_CHECK(!dy_amax,
+                   "linear '{}': a producer-fused amax is tensorwise, the layer runs the {} recipe",
+                   ctx->config.name, fp8_recipe_name(o.recipe));
+    const OperandScaling ds = operand_scaling(o.recipe, Fp8Role::dy);
+    constexpr MemoryKind kWs = MemoryKind::workspace;
+    scratch.dyq = take(*this, keep, kWs, DType::e5m2, {m, n}, "linear.dyq");
+    scratch.dyq_inv = take_scales(*this, keep, kWs, ds.q, m, n, "linear.dyq scales");
+    if (!o.bf16_wgrad) {
+      scratch.dyq_t = take(*this, keep, kWs, DType::e5m2, {n, m}, "linear.dyq_t");
+      scratch.dyq_t_inv = take_scales(*this, keep, kWs, ds.qt, n, m, "linear.dyq_t scales");
+    }
   }
   linear_backward_cpu(ctx->config, ctx->saved, dy, dx, dw_accum, scratch, accumulate,
                       given_amax(dy_amax, ctx->mode, Fp8Format::e5m2, ctx->config.name + ".dy"));

@@ -77,16 +77,26 @@ class PhaseTimers {
   std::optional<OpTimer> part_;
 };
 
-// A linear's state before its forward: its mode, name and the backend's GEMM options.
+// A linear's state before its forward: its mode, name, recipe and the backend's GEMM options.
 std::unique_ptr<CudaLinearContext> new_linear_context(LinearMode mode, std::string_view name,
-                                                      bool fast_accum, LinearCudaOverlap* overlap) {
+                                                      bool fast_accum, LinearCudaOverlap* overlap,
+                                                      const Fp8Options& fp8) {
   auto ctx = std::make_unique<CudaLinearContext>();
   ctx->config.mode = mode == LinearMode::fp8 ? LinearCudaMode::fp8_fused : LinearCudaMode::bf16;
   ctx->config.name = std::string(name);
   ctx->config.fast_accum = fast_accum;
   ctx->config.overlap = overlap;
+  ctx->config.fp8 = fp8;
   ctx->saved.mode = ctx->config.mode;
+  ctx->saved.fp8 = fp8;
   return ctx;
+}
+
+std::size_t f32_bytes(std::int64_t count) { return u(count) * sizeof(float); }
+
+// A view of `count` f32 scales, or none (tensorwise: the scale lives in the meta).
+TensorView scales(Carver& c, std::int64_t count) {
+  return count == 0 ? TensorView{} : c.tensor(DType::f32, {count});
 }
 
 }  // namespace
@@ -104,25 +114,34 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   check_rank(w, 2, "linear w");
   const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
   auto ctx = new_linear_context(mode, name, fast_accum_,
-                                w_cast_overlap_ ? overlap_.get() : nullptr);
+                                w_cast_overlap_ ? overlap_.get() : nullptr, fp8_options());
   if (mode == LinearMode::bf16) {
     linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
     return ctx;
   }
+  const LinearFp8Sizes z = linear_fp8_sizes(ctx->config.fp8, m, k, n);
   const std::string what = ctx->config.name + " saved FP8 operands";
-  ctx->kept = PoolBlock(
-      this, Carver::size(u(k * m)) + Carver::size(u(k * n)) + Carver::size(3 * sizeof(Fp8Meta)),
-      MemoryKind::activations, what.c_str());
+  ctx->kept = PoolBlock(this,
+                        Carver::size(u(z.xq_t)) + Carver::size(u(z.wq_t)) +
+                            Carver::size(3 * sizeof(Fp8Meta)) + Carver::size(f32_bytes(z.xq_t_inv)) +
+                            Carver::size(f32_bytes(z.wq_t_inv)),
+                        MemoryKind::activations, what.c_str());
   // Two workspaces, the big one first: Xq alone may fit memory lent by lend_idle.
-  PoolBlock transient_x(this, Carver::size(u(m * k)), MemoryKind::workspace, "linear forward Xq");
-  PoolBlock transient_w(this, Carver::size(u(n * k)), MemoryKind::workspace, "linear forward Wq");
+  PoolBlock transient_x(this, Carver::size(u(z.xq)) + Carver::size(f32_bytes(z.xq_inv)),
+                        MemoryKind::workspace, "linear forward Xq");
+  PoolBlock transient_w(this, Carver::size(u(z.wq)) + Carver::size(f32_bytes(z.wq_inv)),
+                        MemoryKind::workspace, "linear forward Wq");
   Carver kept(ctx->kept.get()), scratch_x(transient_x.get()), scratch_w(transient_w.get());
   LinearSavedCuda& s = ctx->saved;
-  s.xq_t = kept.tensor(DType::e4m3, {k, m});
+  if (z.xq_t) s.xq_t = kept.tensor(DType::e4m3, {k, m});
   s.wq_t = kept.tensor(DType::e4m3, {k, n});
   s.meta = static_cast<Fp8Meta*>(kept.take(3 * sizeof(Fp8Meta)));
+  s.xq_t_inv = scales(kept, z.xq_t_inv);
+  s.wq_t_inv = scales(kept, z.wq_t_inv);
   s.xq = scratch_x.tensor(DType::e4m3, {m, k});
+  s.xq_inv = scales(scratch_x, z.xq_inv);
   s.wq = scratch_w.tensor(DType::e4m3, {n, k});
+  s.wq_inv = scales(scratch_w, z.wq_inv);
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
   if (w_amax) check_amax_slot_format(w_amax, Fp8Format::e4m3, ctx->config.name + ".w");
@@ -135,8 +154,8 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
     PhaseTimers phases(*this, ctx->config);
     linear_forward_cuda(*gemm_, ctx->config, x, w, y, s, stream_, x_amax, w_amax);
   }
-  s.xq = {};  // given back with the transients below (stream-ordered after the GEMM)
-  s.wq = {};
+  s.xq = s.xq_inv = {};  // given back with the transients below (stream-ordered after the GEMM)
+  s.wq = s.wq_inv = {};
   return ctx;
 }
 
@@ -156,11 +175,17 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   }
   check_rank(dy, 2, "linear dy");
   const std::int64_t m = dy.shape[0], n = dy.shape[1];
-  PoolBlock block(this, 2 * Carver::size(u(m * n)), MemoryKind::workspace, "linear dYq, dYqᵀ");
+  const LinearFp8Sizes z = linear_fp8_sizes(ctx->config.fp8, m, 1, n);
+  PoolBlock block(this,
+                  Carver::size(u(z.dyq)) + Carver::size(u(z.dyq_t)) +
+                      Carver::size(f32_bytes(z.dyq_inv)) + Carver::size(f32_bytes(z.dyq_t_inv)),
+                  MemoryKind::workspace, "linear dYq, dYqᵀ");
   Carver carve(block.get());
   LinearScratch scratch;
   scratch.dyq = carve.tensor(DType::e5m2, {m, n});
-  scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
+  if (z.dyq_t) scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
+  scratch.dyq_inv = scales(carve, z.dyq_inv);
+  scratch.dyq_t_inv = scales(carve, z.dyq_t_inv);
   if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
   {
     PhaseTimers phases(*this, ctx->config);
@@ -179,7 +204,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
     return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax, w_amax);
   OpTimer timer(*this, "linear_forward bf16 +gelu");
   nn::check_linear_gelu(pre, y, name);
-  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get());
+  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get(), fp8_options());
   linear_gelu_forward_cuda(*gemm_, ctx->config, x, w, pre, y, ctx->saved, stream_);
   return ctx;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace fp8lab {
 
@@ -21,26 +22,70 @@ LinearPrecision parse_linear_precision(std::string_view name) {
               name);
 }
 
+namespace {
+
+// The f32 inverse scales of a [rows, cols] operand cast with `mode` (none for tensor mode,
+// whose scale lives in Fp8Scale).
+HostTensor inverse_scales(ScaleMode mode, std::int64_t rows, std::int64_t cols) {
+  if (mode == ScaleMode::tensor) return {};
+  return HostTensor(DType::f32, {ScaleLayout{mode, rows, cols}.count()});
+}
+
+}  // namespace
+
 LinearSavedHost::LinearSavedHost(LinearPrecision precision, std::int64_t m, std::int64_t k,
-                                 std::int64_t n) {
+                                 std::int64_t n, const Fp8Options& fp8) {
   saved.precision = precision;
+  saved.fp8 = fp8;
   if (precision != LinearPrecision::fp8) return;
+  const OperandScaling xs = operand_scaling(fp8.recipe, Fp8Role::x);
+  const OperandScaling ws = operand_scaling(fp8.recipe, Fp8Role::w);
   xq = HostTensor(DType::e4m3, {m, k});
-  xq_t = HostTensor(DType::e4m3, {k, m});
   wq = HostTensor(DType::e4m3, {n, k});
   wq_t = HostTensor(DType::e4m3, {k, n});
+  xq_inv = inverse_scales(xs.q, m, k);
+  wq_inv = inverse_scales(ws.q, n, k);
+  wq_t_inv = inverse_scales(ws.qt, k, n);
+  if (!fp8.bf16_wgrad) {
+    xq_t = HostTensor(DType::e4m3, {k, m});
+    xq_t_inv = inverse_scales(xs.qt, k, m);
+  }
   saved.xq = xq.view();
   saved.xq_t = xq_t.view();
   saved.wq = wq.view();
   saved.wq_t = wq_t.view();
+  saved.xq_inv = xq_inv.view();
+  saved.xq_t_inv = xq_t_inv.view();
+  saved.wq_inv = wq_inv.view();
+  saved.wq_t_inv = wq_t_inv.view();
 }
 
-LinearScratchHost::LinearScratchHost(LinearPrecision precision, std::int64_t m, std::int64_t n) {
+LinearScratchHost::LinearScratchHost(LinearPrecision precision, std::int64_t m, std::int64_t n,
+                                     const Fp8Options& fp8) {
   if (precision != LinearPrecision::fp8) return;
+  const OperandScaling ds = operand_scaling(fp8.recipe, Fp8Role::dy);
   dyq = HostTensor(DType::e5m2, {m, n});
-  dyq_t = HostTensor(DType::e5m2, {n, m});
+  dyq_inv = inverse_scales(ds.q, m, n);
+  if (!fp8.bf16_wgrad) {
+    dyq_t = HostTensor(DType::e5m2, {n, m});
+    dyq_t_inv = inverse_scales(ds.qt, n, m);
+  }
   scratch.dyq = dyq.view();
   scratch.dyq_t = dyq_t.view();
+  scratch.dyq_inv = dyq_inv.view();
+  scratch.dyq_t_inv = dyq_t_inv.view();
+}
+
+void check_fp8_linear_dims(const Fp8Options& fp8, std::int64_t m, std::int64_t k, std::int64_t n,
+                           const std::string& name) {
+  const std::int64_t a = fp8_recipe_alignment(fp8.recipe);
+  const std::pair<const char*, std::int64_t> dims[] = {
+      {"M (tokens)", m}, {"K (input features)", k}, {"N (output features)", n}};
+  for (const auto& [what, v] : dims)
+    FP8LAB_CHECK_KIND(ErrorKind::shape, v % a == 0,
+                      "linear '{}': the {} FP8 recipe needs every GEMM dimension to be a multiple "
+                      "of {}; {} is {}",
+                      name, fp8_recipe_name(fp8.recipe), a, what, v);
 }
 
 namespace {
@@ -71,9 +116,62 @@ void check_view(const TensorView& t, DType dtype, const Shape& shape, const std:
 void check_fp8_saved_views(const LinearSaved& s, std::int64_t m, std::int64_t k, std::int64_t n,
                            const std::string& name) {
   check_view(s.xq, DType::e4m3, {m, k}, name + " saved xq");
-  check_view(s.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
+  if (!s.fp8.bf16_wgrad) check_view(s.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
   check_view(s.wq, DType::e4m3, {n, k}, name + " saved wq");
   check_view(s.wq_t, DType::e4m3, {k, n}, name + " saved wq_t");
+}
+
+// A cast of the grouped recipes into one layout (transposed: of xᵀ), its scales into `inv`.
+GroupedCastStats cast_grouped(const TensorView& x, Fp8Format format, ScaleMode mode,
+                              bool transposed, const TensorView& q, const TensorView& inv,
+                              const std::string& tensor) {
+  return transposed ? quantize_grouped_transposed_cpu(x, format, mode, q, inv, tensor)
+                    : quantize_grouped_cpu(x, format, mode, q, inv, tensor);
+}
+
+CastCounts operator+(CastCounts a, CastCounts b) {
+  return {a.saturated + b.saturated, a.underflow + b.underflow};
+}
+
+// An FP8 GEMM operand's options: per-group inverse scales, or the tensor's one.
+struct Scaled {
+  ScaleMode mode;
+  const TensorView& inv;
+  float tensor_inv;
+};
+
+GemmOptions scaled_gemm(Scaled a, Scaled b, bool accumulate) {
+  GemmOptions o{a.tensor_inv, b.tensor_inv, accumulate};
+  o.scale_mode_a = a.mode;
+  o.scale_mode_b = b.mode;
+  if (a.mode != ScaleMode::tensor) o.inv_scales_a = a.inv.as<const float>();
+  if (b.mode != ScaleMode::tensor) o.inv_scales_b = b.inv.as<const float>();
+  return o;
+}
+
+// The forward of the grouped recipes: each of x and W cast into both layouts (x's transpose
+// only for an FP8 wgrad), then y from the forward layouts.
+void forward_grouped(const LinearConfig& config, const TensorView& x, const TensorView& w,
+                     const TensorView& y, LinearSaved& s) {
+  const std::string& name = config.name;
+  const OperandScaling xs = operand_scaling(config.fp8.recipe, Fp8Role::x);
+  const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
+  const GroupedCastStats xq = cast_grouped(x, Fp8Format::e4m3, xs.q, false, s.xq, s.xq_inv,
+                                           name + ".x");
+  s.x_scale = {xq.amax, 1.0f, 1.0f};
+  s.x_counts = xq.counts;
+  if (!config.fp8.bf16_wgrad)
+    s.x_counts = s.x_counts + cast_grouped(x, Fp8Format::e4m3, xs.qt, true, s.xq_t, s.xq_t_inv,
+                                           name + ".x")
+                                  .counts;
+  const GroupedCastStats wq = cast_grouped(w, Fp8Format::e4m3, ws.q, false, s.wq, s.wq_inv,
+                                           name + ".w");
+  const GroupedCastStats wq_t = cast_grouped(w, Fp8Format::e4m3, ws.qt, true, s.wq_t, s.wq_t_inv,
+                                             name + ".w");
+  s.w_scale = {wq.amax, 1.0f, 1.0f};
+  // Same groups in both layouts: one cast whose bytes were written twice, counted once.
+  s.w_counts = ws.qt_is_transpose_of_q ? wq.counts : wq.counts + wq_t.counts;
+  gemm_tn_cpu(s.xq, s.wq, y, scaled_gemm({xs.q, s.xq_inv, 1.0f}, {ws.q, s.wq_inv, 1.0f}, false));
 }
 
 }  // namespace
@@ -99,13 +197,24 @@ void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const T
     gemm_tn_cpu(x, w, y);
     return;
   }
+  FP8LAB_CHECK(saved.fp8 == config.fp8,
+               "{}: saved state was made for the {} recipe, the layer runs {}", name,
+               fp8_recipe_name(saved.fp8.recipe), fp8_recipe_name(config.fp8.recipe));
+  if (config.fp8.recipe != Fp8Recipe::tensorwise) check_fp8_linear_dims(config.fp8, m, k, n, name);
   check_fp8_saved_views(saved, m, k, n, name);
+  if (config.fp8.bf16_wgrad) saved.x = x;  // the BF16 wgrad's operand
+  if (config.fp8.recipe != Fp8Recipe::tensorwise) {
+    forward_grouped(config, x, w, y, saved);
+    return;
+  }
   saved.x_scale = x_amax ? current_scale_from_amax_cpu(x, *x_amax, Fp8Format::e4m3, name + ".x")
                          : current_scale_cpu(x, Fp8Format::e4m3, name + ".x");
   saved.w_scale = w_amax ? current_scale_from_amax_cpu(w, *w_amax, Fp8Format::e4m3, name + ".w")
                          : current_scale_cpu(w, Fp8Format::e4m3, name + ".w");
   saved.x_counts =
-      quantize_transpose_cpu(x, saved.x_scale.scale, Fp8Format::e4m3, saved.xq, saved.xq_t);
+      config.fp8.bf16_wgrad
+          ? quantize_cpu(x, saved.x_scale.scale, Fp8Format::e4m3, saved.xq)
+          : quantize_transpose_cpu(x, saved.x_scale.scale, Fp8Format::e4m3, saved.xq, saved.xq_t);
   saved.w_counts =
       quantize_transpose_cpu(w, saved.w_scale.scale, Fp8Format::e4m3, saved.wq, saved.wq_t);
   gemm_tn_cpu(saved.xq, saved.wq, y, {saved.x_scale.inv_scale, saved.w_scale.inv_scale, false});
@@ -141,19 +250,48 @@ LinearBackwardStats linear_backward_cpu(const LinearConfig& config, const Linear
     gemm_tn_cpu(dy_t, x_t, dw, {1.0f, 1.0f, accumulate_dw});  // dW[N,K] = dYᵀ[N,M] · (xᵀ[K,M])ᵀ
     return stats;
   }
+  FP8LAB_CHECK(saved.fp8 == config.fp8,
+               "{}: saved state was made for the {} recipe, the layer runs {}", name,
+               fp8_recipe_name(saved.fp8.recipe), fp8_recipe_name(config.fp8.recipe));
   check_fp8_saved_views(saved, m, k, n, name);
+  const bool fp8_wgrad = !config.fp8.bf16_wgrad;
   check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
-  check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
-  stats.dy_scale = dy_amax
-                       ? current_scale_from_amax_cpu(dy, *dy_amax, Fp8Format::e5m2, name + ".dy")
-                       : current_scale_cpu(dy, Fp8Format::e5m2, name + ".dy");
-  stats.dy_counts =
-      quantize_transpose_cpu(dy, stats.dy_scale.scale, Fp8Format::e5m2, scratch.dyq, scratch.dyq_t);
-  // Only what forward saved is read: Wqᵀ for dgrad, Xqᵀ for wgrad, with the forward's scales.
+  if (fp8_wgrad) check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
+  const OperandScaling ds = operand_scaling(config.fp8.recipe, Fp8Role::dy);
+  const OperandScaling xs = operand_scaling(config.fp8.recipe, Fp8Role::x);
+  const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
+  if (config.fp8.recipe == Fp8Recipe::tensorwise) {
+    stats.dy_scale = dy_amax
+                         ? current_scale_from_amax_cpu(dy, *dy_amax, Fp8Format::e5m2, name + ".dy")
+                         : current_scale_cpu(dy, Fp8Format::e5m2, name + ".dy");
+    stats.dy_counts =
+        fp8_wgrad ? quantize_transpose_cpu(dy, stats.dy_scale.scale, Fp8Format::e5m2, scratch.dyq,
+                                           scratch.dyq_t)
+                  : quantize_cpu(dy, stats.dy_scale.scale, Fp8Format::e5m2, scratch.dyq);
+  } else {
+    const GroupedCastStats q = cast_grouped(dy, Fp8Format::e5m2, ds.q, false, scratch.dyq,
+                                            scratch.dyq_inv, name + ".dy");
+    stats.dy_scale = {q.amax, 1.0f, 1.0f};
+    stats.dy_counts = q.counts;
+    if (fp8_wgrad)
+      stats.dy_counts = stats.dy_counts + cast_grouped(dy, Fp8Format::e5m2, ds.qt, true,
+                                                       scratch.dyq_t, scratch.dyq_t_inv,
+                                                       name + ".dy")
+                                              .counts;
+  }
+  // Only what forward saved is read: Wqᵀ for dgrad, Xqᵀ (or x) for wgrad, with their scales.
   gemm_tn_cpu(scratch.dyq, saved.wq_t, dx,
-              {stats.dy_scale.inv_scale, saved.w_scale.inv_scale, false});
-  gemm_tn_cpu(scratch.dyq_t, saved.xq_t, dw,
-              {stats.dy_scale.inv_scale, saved.x_scale.inv_scale, accumulate_dw});
+              scaled_gemm({ds.q, scratch.dyq_inv, stats.dy_scale.inv_scale},
+                          {ws.qt, saved.wq_t_inv, saved.w_scale.inv_scale}, false));
+  if (fp8_wgrad) {
+    gemm_tn_cpu(scratch.dyq_t, saved.xq_t, dw,
+                scaled_gemm({ds.qt, scratch.dyq_t_inv, stats.dy_scale.inv_scale},
+                            {xs.qt, saved.xq_t_inv, saved.x_scale.inv_scale}, accumulate_dw));
+  } else {
+    check_view(saved.x, DType::bf16, {m, k}, name + " saved x (bf16 wgrad)");
+    const HostTensor dy_t = transpose_bf16(dy), x_t = transpose_bf16(saved.x);
+    gemm_tn_cpu(dy_t, x_t, dw, {1.0f, 1.0f, accumulate_dw});
+  }
   return stats;
 }
 

@@ -7,6 +7,7 @@
 
 #include "fp8lab/cuda_check.hpp"
 #include "fp8lab/cuda_memory.hpp"
+#include "fp8lab/fp8_grouped_cuda.hpp"
 #include "fp8lab/gemm_cuda.hpp"
 
 namespace fp8lab {
@@ -48,7 +49,7 @@ CastMetaWork cast_work(const LinearCudaConfig& config, int which, AmaxSlot given
 void check_saved(const LinearSavedCuda& s, std::int64_t m, std::int64_t k, std::int64_t n,
                  const std::string& name) {
   check_view(s.xq, DType::e4m3, {m, k}, name + " saved xq");
-  check_view(s.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
+  if (!s.fp8.bf16_wgrad) check_view(s.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
   check_view(s.wq, DType::e4m3, {n, k}, name + " saved wq");
   check_view(s.wq_t, DType::e4m3, {k, n}, name + " saved wq_t");
   FP8LAB_CHECK(s.meta != nullptr, "{}: saved state has no Fp8Meta", name);
@@ -83,6 +84,30 @@ void check_backward_views(const TensorView& dy, const TensorView& dx, const Tens
 // Tells the caller's phase hook (LinearCudaConfig::phase) that the phase `label` starts.
 void announce(const LinearCudaConfig& config, const char* label) {
   if (config.phase) config.phase(label);
+}
+
+bool grouped(const Fp8Options& fp8) { return fp8.recipe != Fp8Recipe::tensorwise; }
+
+// A grouped cast of operand `which` (kMetaX, kMetaW, kMetaDy) into both layouts (qt may be
+// empty: no transposed cast).
+void cast_grouped(const LinearCudaConfig& config, const TensorView& t, Fp8Role role,
+                  const GroupedCastCuda& out, Fp8Meta* meta, int which, cudaStream_t stream) {
+  quantize_grouped_cuda(t, fp8_role_format(role), operand_scaling(config.fp8.recipe, role), out,
+                        meta, stream, config.first_nonfinite,
+                        config.nonfinite_ids[static_cast<std::size_t>(which)]);
+}
+
+// A GEMM operand of the FP8 modes: codes with their scales (per group, or the meta's one).
+GemmArg fp8_arg(const TensorView& q, const TensorView& inv, ScaleMode mode, const Fp8Meta* meta) {
+  if (mode == ScaleMode::tensor) return {q, true, &meta->inv_scale};
+  return {q, true, inv.as<const float>(), mode};
+}
+
+// The tensorwise casts without a transposed layout (under bf16_wgrad x's and dY's are unused).
+void cast_one_layout(const TensorView& t, Fp8Format format, Fp8Meta* meta, const TensorView& q,
+                     cudaStream_t stream, const CastMetaWork& work) {
+  if (!work.given) amax_scale_cuda(t, format, meta, stream);
+  quantize_cuda(t, format, meta, q, stream, work);
 }
 
 }  // namespace
@@ -123,25 +148,53 @@ LinearPrecision linear_cuda_precision(LinearCudaMode mode) {
   return is_fp8_mode(mode) ? LinearPrecision::fp8 : LinearPrecision::bf16;
 }
 
+LinearFp8Sizes linear_fp8_sizes(const Fp8Options& fp8, std::int64_t m, std::int64_t k,
+                                std::int64_t n) {
+  const OperandScaling xs = operand_scaling(fp8.recipe, Fp8Role::x);
+  const OperandScaling ws = operand_scaling(fp8.recipe, Fp8Role::w);
+  const OperandScaling ds = operand_scaling(fp8.recipe, Fp8Role::dy);
+  const auto count = [](ScaleMode mode, std::int64_t rows, std::int64_t cols) -> std::int64_t {
+    return mode == ScaleMode::tensor ? 0 : ScaleLayout{mode, rows, cols}.count();
+  };
+  const bool t = !fp8.bf16_wgrad;  // the transposed x and dY exist for an FP8 wgrad only
+  return {m * k,           t ? k * m : 0,    n * k,           k * n,
+          count(xs.q, m, k), t ? count(xs.qt, k, m) : 0, count(ws.q, n, k), count(ws.qt, k, n),
+          m * n,           t ? n * m : 0,    count(ds.q, m, n), t ? count(ds.qt, n, m) : 0};
+}
+
 LinearSavedCuda alloc_linear_saved_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
-                                        std::int64_t k, std::int64_t n, cudaStream_t stream) {
+                                        std::int64_t k, std::int64_t n, cudaStream_t stream,
+                                        const Fp8Options& fp8) {
   LinearSavedCuda s;
   s.mode = mode;
+  s.fp8 = fp8;
   if (!is_fp8_mode(mode)) return s;
+  const LinearFp8Sizes z = linear_fp8_sizes(fp8, m, k, n);
+  const auto f32 = [&](std::int64_t count, const char* name) {
+    return count == 0 ? TensorView{} : arena.tensor(DType::f32, {count}, name);
+  };
   s.xq = arena.tensor(DType::e4m3, {m, k}, "linear saved xq");
-  s.xq_t = arena.tensor(DType::e4m3, {k, m}, "linear saved xq_t");
+  if (z.xq_t) s.xq_t = arena.tensor(DType::e4m3, {k, m}, "linear saved xq_t");
   s.wq = arena.tensor(DType::e4m3, {n, k}, "linear saved wq");
   s.wq_t = arena.tensor(DType::e4m3, {k, n}, "linear saved wq_t");
+  s.xq_inv = f32(z.xq_inv, "linear saved xq scales");
+  s.xq_t_inv = f32(z.xq_t_inv, "linear saved xq_t scales");
+  s.wq_inv = f32(z.wq_inv, "linear saved wq scales");
+  s.wq_t_inv = f32(z.wq_t_inv, "linear saved wq_t scales");
   s.meta = alloc_fp8_meta(arena, 3, stream);
   return s;
 }
 
 LinearScratch alloc_linear_scratch_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
-                                        std::int64_t n) {
+                                        std::int64_t n, const Fp8Options& fp8) {
   LinearScratch s;
   if (!is_fp8_mode(mode)) return s;
+  const LinearFp8Sizes z = linear_fp8_sizes(fp8, m, 1, n);
   s.dyq = arena.tensor(DType::e5m2, {m, n}, "linear scratch dyq");
-  s.dyq_t = arena.tensor(DType::e5m2, {n, m}, "linear scratch dyq_t");
+  if (z.dyq_t) s.dyq_t = arena.tensor(DType::e5m2, {n, m}, "linear scratch dyq_t");
+  if (z.dyq_inv) s.dyq_inv = arena.tensor(DType::f32, {z.dyq_inv}, "linear scratch dyq scales");
+  if (z.dyq_t_inv)
+    s.dyq_t_inv = arena.tensor(DType::f32, {z.dyq_t_inv}, "linear scratch dyq_t scales");
   return s;
 }
 
@@ -160,28 +213,54 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
     if (want_y) gemm.matmul({x, true}, {w, true}, y, {}, stream);
     return;
   }
+  FP8LAB_CHECK(saved.fp8 == config.fp8,
+               "{}: saved state was made for the {} recipe, the layer runs {}", name,
+               fp8_recipe_name(saved.fp8.recipe), fp8_recipe_name(config.fp8.recipe));
+  const bool is_grouped = grouped(config.fp8);
+  if (is_grouped) {
+    check_fp8_linear_dims(config.fp8, m, k, n, name);
+    FP8LAB_CHECK(!x_amax && !w_amax,
+                 "{}: a producer-fused amax is tensorwise, the layer runs the {} recipe", name,
+                 fp8_recipe_name(config.fp8.recipe));
+  }
   check_saved(saved, m, k, n, name);
+  if (config.fp8.bf16_wgrad) saved.x = x;  // the BF16 wgrad's operand
+  Fp8Meta* meta = saved.meta;
   LinearCudaOverlap* ov = config.overlap;
   if (ov) {  // W on the side stream, after everything already queued on the main one
     FP8LAB_CUDA_CHECK(cudaEventRecord(ov->fork, stream));
     FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(ov->side, ov->fork, 0));
   }
+  cudaStream_t w_stream = ov ? ov->side : stream;
   if (!ov) announce(config, "linear_forward fp8: W cast");
-  cast_both_layouts(config.mode, w, Fp8Format::e4m3, saved.meta + kMetaW, saved.wq, saved.wq_t,
-                    ov ? ov->side : stream, cast_work(config, kMetaW, w_amax));
+  if (is_grouped)
+    cast_grouped(config, w, Fp8Role::w, {saved.wq, saved.wq_inv, saved.wq_t, saved.wq_t_inv},
+                 meta + kMetaW, kMetaW, w_stream);
+  else
+    cast_both_layouts(config.mode, w, Fp8Format::e4m3, meta + kMetaW, saved.wq, saved.wq_t,
+                      w_stream, cast_work(config, kMetaW, w_amax));
   if (ov) FP8LAB_CUDA_CHECK(cudaEventRecord(ov->join, ov->side));
   announce(config, "linear_forward fp8: x cast");
-  cast_both_layouts(config.mode, x, Fp8Format::e4m3, saved.meta + kMetaX, saved.xq, saved.xq_t,
-                    stream, cast_work(config, kMetaX, x_amax));
+  if (is_grouped)
+    cast_grouped(config, x, Fp8Role::x, {saved.xq, saved.xq_inv, saved.xq_t, saved.xq_t_inv},
+                 meta + kMetaX, kMetaX, stream);
+  else if (config.fp8.bf16_wgrad)
+    cast_one_layout(x, Fp8Format::e4m3, meta + kMetaX, saved.xq, stream,
+                    cast_work(config, kMetaX, x_amax));
+  else
+    cast_both_layouts(config.mode, x, Fp8Format::e4m3, meta + kMetaX, saved.xq, saved.xq_t,
+                      stream, cast_work(config, kMetaX, x_amax));
   if (ov) {
     announce(config, "linear_forward fp8: W wait");
     FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
   }
   if (!want_y) return;
   announce(config, "linear_forward fp8: GEMM");
-  gemm.matmul({saved.xq, true, &saved.meta[kMetaX].inv_scale},
-              {saved.wq, true, &saved.meta[kMetaW].inv_scale}, y, {.fast_accum = config.fast_accum},
-              stream);
+  const OperandScaling xs = operand_scaling(config.fp8.recipe, Fp8Role::x);
+  const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
+  gemm.matmul(fp8_arg(saved.xq, saved.xq_inv, xs.q, meta + kMetaX),
+              fp8_arg(saved.wq, saved.wq_inv, ws.q, meta + kMetaW), y,
+              {.fast_accum = config.fast_accum && !is_grouped}, stream);
 }
 
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
@@ -192,37 +271,68 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
   const bool fp8 = is_fp8_mode(config.mode);
-  // FP8: only the transposed layouts are read here, so a caller may free xq and wq after the
-  // forward (the CUDA backend does: they are half of the saved bytes).
-  const TensorView& xs = fp8 ? saved.xq_t : saved.x;  // fp8 [K, M], bf16 [M, K]
-  const TensorView& ws = fp8 ? saved.wq_t : saved.w;  // fp8 [K, N], bf16 [N, K]
-  check_rank(xs, 2, (name + " saved x").c_str());
-  check_rank(ws, 2, (name + " saved w").c_str());
-  const std::int64_t m = fp8 ? xs.shape[1] : xs.shape[0], k = fp8 ? xs.shape[0] : xs.shape[1],
-                     n = fp8 ? ws.shape[1] : ws.shape[0];
-  check_backward_views(dy, dx, dw, m, k, n, name);
-  const GemmCudaOptions dw_options{.fast_accum = config.fast_accum, .accumulate = accumulate_dw};
+  const GemmCudaOptions dw_bf16{.accumulate = accumulate_dw};
   if (!fp8) {
-    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);           // dX = dY · W
-    gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x
+    check_rank(saved.x, 2, (name + " saved x").c_str());
+    check_rank(saved.w, 2, (name + " saved w").c_str());
+    const std::int64_t m = saved.x.shape[0], k = saved.x.shape[1], n = saved.w.shape[0];
+    check_backward_views(dy, dx, dw, m, k, n, name);
+    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);       // dX = dY · W
+    gemm.matmul({dy, false}, {saved.x, false}, dw, dw_bf16, stream);  // dW = dYᵀ · x
     return;
   }
-  check_view(saved.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
+  FP8LAB_CHECK(saved.fp8 == config.fp8,
+               "{}: saved state was made for the {} recipe, the layer runs {}", name,
+               fp8_recipe_name(saved.fp8.recipe), fp8_recipe_name(config.fp8.recipe));
+  // FP8: only the transposed layouts are read here (and x under bf16_wgrad), so a caller may free
+  // xq and wq after the forward (the CUDA backend does: they are half of the saved bytes).
+  const bool fp8_wgrad = !config.fp8.bf16_wgrad;
+  const TensorView& xs = fp8_wgrad ? saved.xq_t : saved.x;  // fp8 [K, M], bf16 [M, K]
+  check_rank(xs, 2, (name + " saved x").c_str());
+  check_rank(saved.wq_t, 2, (name + " saved wq_t").c_str());
+  const std::int64_t m = fp8_wgrad ? xs.shape[1] : xs.shape[0];
+  const std::int64_t k = fp8_wgrad ? xs.shape[0] : xs.shape[1], n = saved.wq_t.shape[1];
+  check_backward_views(dy, dx, dw, m, k, n, name);
+  if (fp8_wgrad)
+    check_view(saved.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
+  else
+    check_view(saved.x, DType::bf16, {m, k}, name + " saved x (bf16 wgrad)");
   check_view(saved.wq_t, DType::e4m3, {k, n}, name + " saved wq_t");
   FP8LAB_CHECK(saved.meta != nullptr, "{}: saved state has no Fp8Meta", name);
   check_view(scratch.dyq, DType::e5m2, {m, n}, name + " scratch dyq");
-  check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
+  if (fp8_wgrad) check_view(scratch.dyq_t, DType::e5m2, {n, m}, name + " scratch dyq_t");
+  const bool is_grouped = grouped(config.fp8);
+  FP8LAB_CHECK(!is_grouped || !dy_amax,
+               "{}: a producer-fused amax is tensorwise, the layer runs the {} recipe", name,
+               fp8_recipe_name(config.fp8.recipe));
   Fp8Meta* meta = saved.meta;
   announce(config, "linear_backward fp8: dY cast");
-  cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
-                    stream, cast_work(config, kMetaDy, dy_amax));
+  if (is_grouped)
+    cast_grouped(config, dy, Fp8Role::dy,
+                 {scratch.dyq, scratch.dyq_inv, fp8_wgrad ? scratch.dyq_t : TensorView{},
+                  scratch.dyq_t_inv},
+                 meta + kMetaDy, kMetaDy, stream);
+  else if (fp8_wgrad)
+    cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq,
+                      scratch.dyq_t, stream, cast_work(config, kMetaDy, dy_amax));
+  else
+    cast_one_layout(dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, stream,
+                    cast_work(config, kMetaDy, dy_amax));
+  const OperandScaling ds = operand_scaling(config.fp8.recipe, Fp8Role::dy);
+  const OperandScaling xsc = operand_scaling(config.fp8.recipe, Fp8Role::x);
+  const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
+  const bool fast = config.fast_accum && !is_grouped;
   announce(config, "linear_backward fp8: dX GEMM");
-  gemm.matmul({scratch.dyq, true, &meta[kMetaDy].inv_scale},
-              {saved.wq_t, true, &meta[kMetaW].inv_scale}, dx, {.fast_accum = config.fast_accum},
-              stream);
+  gemm.matmul(fp8_arg(scratch.dyq, scratch.dyq_inv, ds.q, meta + kMetaDy),
+              fp8_arg(saved.wq_t, saved.wq_t_inv, ws.qt, meta + kMetaW), dx,
+              {.fast_accum = fast}, stream);
   announce(config, "linear_backward fp8: dW GEMM");
-  gemm.matmul({scratch.dyq_t, true, &meta[kMetaDy].inv_scale},
-              {saved.xq_t, true, &meta[kMetaX].inv_scale}, dw, dw_options, stream);
+  if (fp8_wgrad)
+    gemm.matmul(fp8_arg(scratch.dyq_t, scratch.dyq_t_inv, ds.qt, meta + kMetaDy),
+                fp8_arg(saved.xq_t, saved.xq_t_inv, xsc.qt, meta + kMetaX), dw,
+                {.fast_accum = fast, .accumulate = accumulate_dw}, stream);
+  else
+    gemm.matmul({dy, false}, {saved.x, false}, dw, dw_bf16, stream);  // dW = dYᵀ · x in BF16
 }
 
 void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

@@ -89,7 +89,9 @@ json to_json(const RunConfig& c) {
                {{"policy", policy_name(c.precision.policy)},
                 {"mlp_recompute", c.precision.mlp_recompute},
                 {"pointwise_recompute", c.precision.pointwise_recompute},
-                {"compute", compute_mode_name(c.precision.compute)}}},
+                {"compute", compute_mode_name(c.precision.compute)},
+                {"fp8_recipe", fp8_recipe_name(c.precision.fp8.recipe)},
+                {"fp8_wgrad", c.precision.fp8.bf16_wgrad ? "bf16" : "fp8"}}},
               {"optim",
                {{"lr", shortest(o.lr)},
                 {"min_lr", shortest(o.min_lr)},
@@ -137,6 +139,11 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     c.precision.mlp_recompute = p.at("mlp_recompute").get<bool>();
     c.precision.pointwise_recompute = p.at("pointwise_recompute").get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
+    c.precision.fp8.recipe = parse_fp8_recipe(p.at("fp8_recipe").get<std::string>());
+    const std::string wgrad = p.at("fp8_wgrad").get<std::string>();
+    FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, wgrad == "fp8" || wgrad == "bf16",
+                      "precision.fp8_wgrad '{}' must be fp8 or bf16", wgrad);
+    c.precision.fp8.bf16_wgrad = wgrad == "bf16";
     const json& o = j.at("optim");
     c.optim = {get_float(o, "lr"),
                get_float(o, "min_lr"),
@@ -228,6 +235,18 @@ void apply_override(RunConfig& config, std::string_view assignment) {
   config = run_config_from_json(patch, config);
 }
 
+// An FP8 policy's GEMMs under its recipe: every dimension a multiple of the recipe's alignment
+// (tokens per micro-batch, d_model; d_ff and 3 d_model follow), named before any training.
+void RunConfig::validate_fp8_shapes() const {
+  if (precision.policy == PrecisionPolicy::bf16) return;
+  const std::int64_t a = fp8_recipe_alignment(precision.fp8.recipe);
+  const std::int64_t tokens = train.micro_batch * model.seq_len;
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, model.d_model % a == 0 && tokens % a == 0,
+                    "precision.fp8_recipe={} needs model.d_model ({}) and the tokens of a "
+                    "micro-batch (train.micro_batch x model.seq_len = {}) to be multiples of {}",
+                    fp8_recipe_name(precision.fp8.recipe), model.d_model, tokens, a);
+}
+
 void RunConfig::validate() const {
   model.validate();
   FP8LAB_CHECK(train.steps >= 0 && train.micro_batch > 0 && train.grad_accum > 0,
@@ -244,6 +263,7 @@ void RunConfig::validate() const {
   FP8LAB_CHECK(precision.compute == ComputeMode::mixed || precision.policy == PrecisionPolicy::bf16,
                "precision.compute=fp32 is the fp32 reference and takes policy bf16, not {}",
                policy_name(precision.policy));
+  validate_fp8_shapes();
   FP8LAB_CHECK(data.kind == "synthetic" || data.kind == "bytes" || data.kind == "shards",
                "data.kind '{}' must be synthetic, bytes or shards", data.kind);
   FP8LAB_CHECK(data.order == "shuffled" || data.order == "sequential",

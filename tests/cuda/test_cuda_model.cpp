@@ -69,6 +69,7 @@ std::pair<double, std::string> worst_tensor_error(const GptModel& layout_owner,
 struct PolicyCase {
   PrecisionPolicy policy;
   bool recompute;
+  Fp8Options fp8 = {};
 };
 
 class CudaModel : public ::testing::TestWithParam<PolicyCase> {};
@@ -87,13 +88,15 @@ TEST_P(CudaModel, MatchesTheCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const PolicyCase pc = GetParam();
   const std::uint64_t seed = testing::fresh_seed();
-  const ModelConfig c = cuda_model();
+  ModelConfig c = cuda_model();
+  if (pc.fp8.recipe == Fp8Recipe::blockwise) c.seq_len = 128;  // whole 128-groups of tokens
   const std::int64_t m = kBatch * c.seq_len;
   const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
   const auto targets = random_tokens(m, c.vocab_size, seed, 2);
   PrecisionConfig p;
   p.policy = pc.policy;
   p.mlp_recompute = pc.recompute;
+  p.fp8 = pc.fp8;
   auto cpu = make_cpu_backend();
   auto gpu = make_cuda_backend();
   const Result ref = run_once(*cpu, c, p, seed, inputs, targets);
@@ -101,9 +104,10 @@ TEST_P(CudaModel, MatchesTheCpuReference) {
   GptModel layout_owner(c, p, 1, *cpu);
   const auto [err, tensor] = worst_tensor_error(layout_owner, got.grads, ref.grads);
   const bool fp8 = pc.policy != PrecisionPolicy::bf16;
-  std::fprintf(stderr, "%s%s: loss cpu %.6f cuda %.6f; worst grad rel err %.5f (%s)\n",
-               policy_name(pc.policy), pc.recompute ? "+recompute" : "", ref.loss, got.loss, err,
-               tensor.c_str());
+  std::fprintf(stderr, "%s%s %s%s: loss cpu %.6f cuda %.6f; worst grad rel err %.5f (%s)\n",
+               policy_name(pc.policy), pc.recompute ? "+recompute" : "",
+               fp8_recipe_name(pc.fp8.recipe), pc.fp8.bf16_wgrad ? " bf16-wgrad" : "", ref.loss,
+               got.loss, err, tensor.c_str());
   EXPECT_NEAR(got.loss, ref.loss, (fp8 ? 5e-3 : 2e-3) * ref.loss);
   EXPECT_LT(err, fp8 ? 0.2 : 0.03) << "worst tensor " << tensor;
 }
@@ -113,12 +117,23 @@ INSTANTIATE_TEST_SUITE_P(Policies, CudaModel,
                                            PolicyCase{PrecisionPolicy::bf16, true},
                                            PolicyCase{PrecisionPolicy::fp8_mlp, false},
                                            PolicyCase{PrecisionPolicy::fp8_mlp, true},
-                                           PolicyCase{PrecisionPolicy::fp8_linears, false}),
+                                           PolicyCase{PrecisionPolicy::fp8_linears, false},
+                                           PolicyCase{PrecisionPolicy::fp8_linears, false,
+                                                      {Fp8Recipe::rowwise, false}},
+                                           PolicyCase{PrecisionPolicy::fp8_linears, false,
+                                                      {Fp8Recipe::blockwise, false}},
+                                           PolicyCase{PrecisionPolicy::fp8_mlp, true,
+                                                      {Fp8Recipe::blockwise, true}},
+                                           PolicyCase{PrecisionPolicy::fp8_mlp, false,
+                                                      {Fp8Recipe::tensorwise, true}}),
                          [](const auto& param_info) {
-                           std::string n = policy_name(param_info.param.policy);
+                           const PolicyCase& pc = param_info.param;
+                           std::string n = policy_name(pc.policy);
                            for (char& ch : n)
                              if (ch == '-') ch = '_';
-                           return n + (param_info.param.recompute ? "_recompute" : "");
+                           return n + (pc.recompute ? "_recompute" : "") + "_" +
+                                  fp8_recipe_name(pc.fp8.recipe) +
+                                  (pc.fp8.bf16_wgrad ? "_bf16_wgrad" : "");
                          });
 
 // Same inputs, same bits: every reduction is deterministic. Recompute rebuilds the MLP with the

@@ -1,0 +1,318 @@
+// Grouped FP8 casts (fp8lab/fp8_grouped_cuda.hpp): one 128x128 tile of bf16 x per CTA, cast
+// into q and, transposed, qt with the recipe's groups; the same bytes, scales and counts as
+// quantize_grouped_cpu and quantize_grouped_transposed_cpu.
+//
+// A tile is exactly one 128x128 block, and holds whole 1x128 groups of x (a row of the tile)
+// and of xᵀ (a column of the tile): so vec128 and block128 find their amax inside the CTA and
+// x is read once. A row's scale (ScaleMode::row) needs the whole row and a column's the whole
+// column: those come from a first pass over x (launch_grouped_row_col_keys).
+//
+// Threads: 8 warps of 16 tile rows; lane l holds columns 4l..4l+3 of each of its rows (one
+// 8-byte load per row). Group amaxes are integer maxima of keys (fp8_device.cuh): order-free,
+// so the result cannot depend on the schedule.
+#include <algorithm>
+
+#include "fp8_device.cuh"
+#include "grouped_launch.hpp"
+
+namespace fp8lab::detail {
+namespace {
+
+constexpr int kT = 128;
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kRows = kT / kWarps;  // tile rows per warp
+
+struct Tile {
+  std::int64_t r0, c0;
+  int rows, cols;  // the part of the tile inside x
+  bool whole;      // a full tile with 4-byte aligned rows in q and qt: vector loads and stores
+};
+
+__device__ __forceinline__ Tile tile_of(const GroupedCastArgs& a) {
+  Tile t;
+  t.r0 = static_cast<std::int64_t>(blockIdx.y) * kT;
+  t.c0 = static_cast<std::int64_t>(blockIdx.x) * kT;
+  t.rows = static_cast<int>(a.rows - t.r0 < kT ? a.rows - t.r0 : kT);
+  t.cols = static_cast<int>(a.cols - t.c0 < kT ? a.cols - t.c0 : kT);
+  const auto addr = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  t.whole = t.rows == kT && t.cols == kT && a.rows % 4 == 0 && a.cols % 4 == 0 &&
+            addr(a.x) % 8 == 0 && addr(a.q) % 4 == 0 && addr(a.qt) % 4 == 0;
+  return t;
+}
+
+// This thread's values of the tile: rows warp*16+i, columns 4*lane+j; 0 outside x (a 0 leaves
+// every amax as it is and casts to a code that is never stored).
+__device__ __forceinline__ void load_tile(const GroupedCastArgs& a, const Tile& t,
+                                          float (&v)[kRows][4]) {
+  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int rl = warp * kRows + i;
+    const std::int64_t base = (t.r0 + rl) * a.cols + t.c0 + 4 * lane;
+    if (t.whole) {
+      const uint2 raw = *reinterpret_cast<const uint2*>(a.x + base);
+      v[i][0] = bits_float(raw.x << 16);
+      v[i][1] = bits_float(raw.x & 0xFFFF0000u);
+      v[i][2] = bits_float(raw.y << 16);
+      v[i][3] = bits_float(raw.y & 0xFFFF0000u);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        v[i][j] = rl < t.rows && 4 * lane + j < t.cols ? bf16_to_float(a.x[base + j]) : 0.0f;
+    }
+  }
+}
+
+// Each tile row's key (every lane of the warp gets its rows'), and each tile column's key into
+// col_key[kT] (contains __syncthreads).
+__device__ __forceinline__ void tile_keys(const float (&v)[kRows][4], std::uint32_t (&row_key)[kRows],
+                                          std::uint32_t* col_key) {
+  __shared__ std::uint32_t part[kWarps][kT];
+  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+  std::uint32_t col[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    std::uint32_t k = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const std::uint32_t kj = amax_key(v[i][j]);
+      k = max(k, kj);
+      col[j] = max(col[j], kj);
+    }
+    row_key[i] = __reduce_max_sync(0xFFFFFFFFu, k);
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) part[warp][4 * lane + j] = col[j];
+  __syncthreads();
+  if (threadIdx.x < kT) {
+    std::uint32_t k = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) k = max(k, part[w][threadIdx.x]);
+    col_key[threadIdx.x] = k;
+  }
+  __syncthreads();
+}
+
+// The tile of this CTA: its extent, this thread's values and the tile's row and column keys.
+struct TileValues {
+  Tile t;
+  float v[kRows][4];
+  std::uint32_t row_key[kRows];
+};
+
+__device__ __forceinline__ void read_tile(const GroupedCastArgs& a, TileValues& tv,
+                                          std::uint32_t* col_key) {
+  tv.t = tile_of(a);
+  load_tile(a, tv.t, tv.v);
+  tile_keys(tv.v, tv.row_key, col_key);
+}
+
+__device__ __forceinline__ std::uint32_t key_at(const float* keys, std::int64_t i) {
+  return reinterpret_cast<const std::uint32_t*>(keys)[i];
+}
+
+template <Fp8Format F, bool kHw>
+__device__ __forceinline__ std::uint32_t cast4(const float (&v)[4], const float (&scale)[4],
+                                               CastTally& t) {
+  float y[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) y[j] = v[j] * scale[j];
+  const std::uint32_t lo = cvt_pair<F, kHw>(y[0], y[1]), hi = cvt_pair<F, kHw>(y[2], y[3]);
+  const std::uint32_t codes = lo | (hi << 16);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) tally<F>(t, v[j], y[j], static_cast<std::uint8_t>(codes >> (8 * j)));
+  return codes;
+}
+
+// Stores 4 codes of row `row` at column `col` of a [*, ld] fp8 tensor; `n` of them exist.
+__device__ __forceinline__ void store4(std::uint8_t* out, std::int64_t row, std::int64_t ld,
+                                       std::int64_t col, std::uint32_t codes, bool whole, int n) {
+  std::uint8_t* p = out + row * ld + col;
+  if (whole) {
+    *reinterpret_cast<std::uint32_t*>(p) = codes;
+    return;
+  }
+  for (int j = 0; j < n && j < 4; ++j) p[j] = static_cast<std::uint8_t>(codes >> (8 * j));
+}
+
+template <Fp8Format F, bool kHw, ScaleMode kMode, bool kQt>
+__global__ void __launch_bounds__(kThreads) grouped_cast_tile(GroupedCastArgs a) {
+  __shared__ std::uint32_t col_key[kT];
+  __shared__ alignas(16) std::uint8_t tile_t[kT][kT + 4];  // qt's codes, rows = x's columns
+  __shared__ std::uint32_t warp_key[kWarps];
+  TileValues tv;
+  read_tile(a, tv, col_key);
+  const Tile& t = tv.t;
+  const auto& v = tv.v;
+  const auto& row_key = tv.row_key;
+  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+  std::uint32_t top = 0;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) top = max(top, row_key[i]);
+  if (lane == 0) warp_key[warp] = top;
+  __syncthreads();
+  std::uint32_t block_key = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) block_key = max(block_key, warp_key[w]);
+
+  // The scales of this thread's rows (q) and columns (qt).
+  float s_row[kRows], s_col[4];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const std::int64_t r = t.r0 + warp * kRows + i;
+    std::uint32_t k = block_key;
+    if constexpr (kMode == ScaleMode::vec128) k = row_key[i];
+    if constexpr (kMode == ScaleMode::row) k = r < a.rows ? key_at(a.q_inv, r) : 0u;
+    s_row[i] = amax_values_from_bits(k, F).scale;
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int cl = 4 * lane + j;
+    std::uint32_t k = block_key;
+    if constexpr (kMode == ScaleMode::vec128) k = col_key[cl];
+    if constexpr (kMode == ScaleMode::row)
+      k = kQt && t.c0 + cl < a.cols ? key_at(a.qt_inv, t.c0 + cl) : 0u;
+    s_col[j] = amax_values_from_bits(k, F).scale;
+  }
+
+  CastTally tally;
+  const int n_here = t.cols - 4 * lane;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int rl = warp * kRows + i;
+    const float s4[4] = {s_row[i], s_row[i], s_row[i], s_row[i]};
+    const std::uint32_t codes = cast4<F, kHw>(v[i], s4, tally);
+    if (rl < t.rows && n_here > 0) store4(a.q, t.r0 + rl, a.cols, t.c0 + 4 * lane, codes, t.whole, n_here);
+    if constexpr (kQt) {
+      // A 128x128 block has one scale in both layouts: qt's codes are q's.
+      const std::uint32_t codes_t =
+          kMode == ScaleMode::block128 ? codes : cast4<F, kHw>(v[i], s_col, tally);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) tile_t[4 * lane + j][rl] = static_cast<std::uint8_t>(codes_t >> (8 * j));
+    }
+  }
+  flush_tally(tally, a.meta);
+
+  const AmaxValues block = amax_values_from_bits(block_key, F);
+  if constexpr (kMode == ScaleMode::vec128) {
+    if (lane == 0)
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+        const int rl = warp * kRows + i;
+        if (rl < t.rows)
+          a.q_inv[a.q_layout.index(t.r0 + rl, t.c0 / kT)] =
+              amax_values_from_bits(row_key[i], F).inv_scale;
+      }
+    if (kQt && threadIdx.x < static_cast<unsigned>(t.cols))
+      a.qt_inv[a.qt_layout.index(t.c0 + threadIdx.x, t.r0 / kT)] =
+          amax_values_from_bits(col_key[threadIdx.x], F).inv_scale;
+  }
+  if (kMode == ScaleMode::block128 && threadIdx.x == 0) {
+    a.q_inv[a.q_layout.index(t.r0 / kT, t.c0 / kT)] = block.inv_scale;
+    if (kQt) a.qt_inv[a.qt_layout.index(t.c0 / kT, t.r0 / kT)] = block.inv_scale;
+    // The last tile of a row of blocks fills its row's padding (read by no valid block).
+    if (blockIdx.x + 1 == gridDim.x)
+      for (std::int64_t cg = gridDim.x; cg < a.q_layout.ld(); ++cg)
+        a.q_inv[a.q_layout.index(t.r0 / kT, cg)] = 1.0f;
+    if (kQt && blockIdx.y + 1 == gridDim.y)
+      for (std::int64_t cg = gridDim.y; cg < a.qt_layout.ld(); ++cg)
+        a.qt_inv[a.qt_layout.index(t.c0 / kT, cg)] = 1.0f;
+  }
+  if (threadIdx.x == 0 && block_key != 0) {
+    atomicMax(reinterpret_cast<unsigned*>(&a.meta->amax), block_key);
+    if (!block.finite) {
+      a.meta->nonfinite = 1u;
+      if (a.first_nonfinite != nullptr) atomicMin(a.first_nonfinite, a.nonfinite_id);
+    }
+  }
+  if constexpr (kQt) {
+    __syncthreads();
+    const int m_here = t.rows - 4 * lane;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int cl = warp * kRows + i;
+      if (cl >= t.cols || m_here <= 0) continue;
+      const std::uint32_t codes = *reinterpret_cast<const std::uint32_t*>(&tile_t[cl][4 * lane]);
+      store4(a.qt, t.c0 + cl, a.rows, t.r0 + 4 * lane, codes, t.whole, m_here);
+    }
+  }
+}
+
+template <bool kQt>
+__global__ void __launch_bounds__(kThreads) grouped_row_col_keys(GroupedCastArgs a) {
+  __shared__ std::uint32_t col_key[kT];
+  TileValues tv;
+  read_tile(a, tv, col_key);
+  const Tile& t = tv.t;
+  const auto& row_key = tv.row_key;
+  const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
+  auto* row_keys = reinterpret_cast<unsigned*>(a.q_inv);
+  if (lane == 0)
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int rl = warp * kRows + i;
+      if (rl < t.rows && row_key[i] != 0u) atomicMax(&row_keys[t.r0 + rl], row_key[i]);
+    }
+  if (kQt && threadIdx.x < static_cast<unsigned>(t.cols) && col_key[threadIdx.x] != 0u)
+    atomicMax(reinterpret_cast<unsigned*>(a.qt_inv) + t.c0 + threadIdx.x, col_key[threadIdx.x]);
+}
+
+template <Fp8Format F>
+__global__ void keys_to_inverse_scales(float* keys, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    keys[i] = amax_values_from_bits(reinterpret_cast<const std::uint32_t*>(keys)[i], F).inv_scale;
+}
+
+dim3 tile_grid(const GroupedCastArgs& a) {
+  return dim3(static_cast<unsigned>((a.cols + kT - 1) / kT),
+              static_cast<unsigned>((a.rows + kT - 1) / kT));
+}
+
+template <ScaleMode kMode>
+void launch_mode(const GroupedCastArgs& a, Fp8Format format, bool hw, cudaStream_t s) {
+  dispatch_cast(format, hw, [&]<Fp8Format F, bool kHw>() {
+    if (a.qt != nullptr)
+      grouped_cast_tile<F, kHw, kMode, true><<<tile_grid(a), kThreads, 0, s>>>(a);
+    else
+      grouped_cast_tile<F, kHw, kMode, false><<<tile_grid(a), kThreads, 0, s>>>(a);
+  });
+}
+
+}  // namespace
+
+void launch_grouped_row_col_keys(const GroupedCastArgs& args, cudaStream_t stream) {
+  if (args.qt != nullptr)
+    grouped_row_col_keys<true><<<tile_grid(args), kThreads, 0, stream>>>(args);
+  else
+    grouped_row_col_keys<false><<<tile_grid(args), kThreads, 0, stream>>>(args);
+}
+
+void launch_grouped_cast(const GroupedCastArgs& args, ScaleMode mode, Fp8Format format, bool hw,
+                         cudaStream_t stream) {
+  switch (mode) {
+    case ScaleMode::row:
+      launch_mode<ScaleMode::row>(args, format, hw, stream);
+      break;
+    case ScaleMode::vec128:
+      launch_mode<ScaleMode::vec128>(args, format, hw, stream);
+      break;
+    default:
+      launch_mode<ScaleMode::block128>(args, format, hw, stream);
+      break;
+  }
+}
+
+void launch_keys_to_inverse_scales(float* keys, std::int64_t n, Fp8Format format,
+                                   cudaStream_t stream) {
+  if (n == 0) return;
+  const int grid = static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 1024));
+  if (format == Fp8Format::e4m3)
+    keys_to_inverse_scales<Fp8Format::e4m3><<<grid, 256, 0, stream>>>(keys, n);
+  else
+    keys_to_inverse_scales<Fp8Format::e5m2><<<grid, 256, 0, stream>>>(keys, n);
+}
+
+}  // namespace fp8lab::detail

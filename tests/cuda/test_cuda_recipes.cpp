@@ -1,0 +1,234 @@
+// The FP8 scaling recipes on the GPU: the grouped casts byte for byte against the CPU reference
+// (prime and odd shapes, partial 128-groups), cuBLASLt's grouped-scale GEMMs against the CPU
+// GEMM, and the CUDA linear under every recipe against the CPU linear.
+//
+// Bounds (relative Frobenius): the casts are bit-identical (checked), so the GEMMs differ only in
+// accumulation order and Hopper's FP8 MMA partial sums (~1e-4 measured for tensorwise, see
+// test_cuda_gemm.cpp): 5e-4 for f32 outputs, 4e-3 where bf16 rounding can flip.
+#if defined(FP8LAB_HAVE_CUDA)
+#include <cmath>
+#include <tuple>
+
+#include "cuda_test_util.hpp"
+#include "fp8lab/fp8_grouped.hpp"
+#include "fp8lab/fp8_grouped_cuda.hpp"
+#include "fp8lab/gemm.hpp"
+#include "fp8lab/gemm_cuda.hpp"
+#include "fp8lab/linear_cuda.hpp"
+
+namespace fp8lab {
+namespace {
+
+using testing::expect_same_bytes;
+
+constexpr double kBoundBf16 = 4e-3, kBoundF32 = 5e-4;
+
+// Rows of magnitudes 2^-6 .. 2^6, so that every grouping picks different scales.
+HostTensor ragged(std::int64_t rows, std::int64_t cols, std::uint64_t seed, float scale = 1.0f) {
+  HostTensor x = testing::random_normal(DType::bf16, {rows, cols}, seed, 1, scale);
+  auto* p = x.as<std::uint16_t>();
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      p[r * cols + c] = float_to_bf16(bf16_to_float(p[r * cols + c]) *
+                                      std::ldexp(1.0f, static_cast<int>((r * 5 + c / 97) % 13) - 6));
+  return x;
+}
+
+using CastParam = std::tuple<ScaleMode, Fp8Format, std::int64_t, std::int64_t, bool>;
+class CudaGroupedCast : public ::testing::TestWithParam<CastParam> {};
+
+TEST_P(CudaGroupedCast, MatchesTheCpuCastByteForByte) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [mode, format, rows, cols, with_t] = GetParam();
+  const HostTensor x = ragged(rows, cols, testing::fresh_seed());
+  const OperandScaling sc{mode, mode, mode == ScaleMode::block128};
+  const ScaleLayout l{mode, rows, cols}, lt{mode, cols, rows};
+  HostTensor q(fp8_dtype(format), {rows, cols}), inv(DType::f32, {l.count()});
+  HostTensor qt(fp8_dtype(format), {cols, rows}), inv_t(DType::f32, {lt.count()});
+  const GroupedCastStats s = quantize_grouped_cpu(x, format, mode, q, inv, "x");
+  const GroupedCastStats st = quantize_grouped_transposed_cpu(x, format, mode, qt, inv_t, "x");
+  const DeviceTensor dx = to_device(x.view());
+  DeviceTensor dq = testing::poisoned_device(fp8_dtype(format), {rows, cols});
+  DeviceTensor dinv = testing::poisoned_device(DType::f32, {l.count()});
+  DeviceTensor dqt = testing::poisoned_device(fp8_dtype(format), {cols, rows});
+  DeviceTensor dinv_t = testing::poisoned_device(DType::f32, {lt.count()});
+  DeviceTensor meta(DType::u8, {static_cast<std::int64_t>(sizeof(Fp8Meta))});
+  GroupedCastCuda out{dq.view(), dinv.view(), {}, {}};
+  if (with_t) {
+    out.qt = dqt.view();
+    out.qt_inv = dinv_t.view();
+  }
+  quantize_grouped_cuda(dx.view(), format, sc, out, meta.view().as<Fp8Meta>(), nullptr);
+  expect_same_bytes(q.view(), dq.view(), "q");
+  expect_same_bytes(inv.view(), dinv.view(), "q inverse scales");
+  if (with_t) {
+    expect_same_bytes(qt.view(), dqt.view(), "qt");
+    expect_same_bytes(inv_t.view(), dinv_t.view(), "qt inverse scales");
+  }
+  const Fp8Meta m = testing::read_meta(meta.view().as<Fp8Meta>());
+  EXPECT_EQ(m.amax, s.amax);
+  EXPECT_EQ(m.nonfinite, 0u);
+  const bool both = with_t && !sc.qt_is_transpose_of_q;
+  EXPECT_EQ(static_cast<std::int64_t>(m.saturated),
+            s.counts.saturated + (both ? st.counts.saturated : 0));
+  EXPECT_EQ(static_cast<std::int64_t>(m.underflow),
+            s.counts.underflow + (both ? st.counts.underflow : 0));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PrimeAndOddShapes, CudaGroupedCast,
+    ::testing::Combine(::testing::Values(ScaleMode::row, ScaleMode::vec128, ScaleMode::block128),
+                       ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2),
+                       ::testing::Values(1, 131, 1481, 512), ::testing::Values(3221, 677, 384),
+                       ::testing::Bool()));
+
+TEST(CudaGroupedCast, ANonFiniteGroupSetsTheFlagAndTheFirstId) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  HostTensor x = ragged(256, 384, testing::fresh_seed());
+  x.as<std::uint16_t>()[200 * 384 + 300] = 0x7F80;  // +inf
+  const DeviceTensor dx = to_device(x.view());
+  const ScaleLayout l{ScaleMode::vec128, 256, 384};
+  DeviceTensor q(DType::e4m3, {256, 384}), inv(DType::f32, {l.count()});
+  DeviceTensor meta(DType::u8, {static_cast<std::int64_t>(sizeof(Fp8Meta))});
+  DeviceTensor first(DType::i32, {1});
+  const std::int32_t big = 1 << 30;
+  FP8LAB_CUDA_CHECK(cudaMemcpy(first.view().data, &big, 4, cudaMemcpyHostToDevice));
+  quantize_grouped_cuda(dx.view(), Fp8Format::e4m3,
+                        operand_scaling(Fp8Recipe::blockwise, Fp8Role::x),
+                        {q.view(), inv.view(), {}, {}}, meta.view().as<Fp8Meta>(), nullptr,
+                        first.view().as<int>(), 7);
+  EXPECT_EQ(testing::read_meta(meta.view().as<Fp8Meta>()).nonfinite, 1u);
+  const HostTensor id = to_host(first.view());
+  EXPECT_EQ(id.as<std::int32_t>()[0], 7);
+}
+
+// The cuBLASLt GEMM of each recipe's pairs against the CPU GEMM on the same casts.
+using GemmParam = std::tuple<std::tuple<ScaleMode, ScaleMode>, Fp8Format, bool>;
+
+std::string gemm_case_name(const GemmParam& p) {
+  const auto& modes = std::get<0>(p);
+  return std::string(scale_mode_name(std::get<0>(modes))) + "_" +
+         scale_mode_name(std::get<1>(modes)) +
+         (std::get<1>(p) == Fp8Format::e4m3 ? "_e4m3" : "_e5m2") +
+         (std::get<2>(p) ? "_f32" : "_bf16");
+}
+class CudaGroupedGemm : public ::testing::TestWithParam<GemmParam> {};
+
+TEST_P(CudaGroupedGemm, MatchesTheCpuGemm) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [modes, fa, f32_out] = GetParam();
+  const auto [ma, mb] = modes;
+  const std::int64_t m = 384, n = 256, k = 640;
+  const std::uint64_t seed = testing::fresh_seed();
+  const HostTensor a = ragged(m, k, seed), b = ragged(n, k, seed + 1, 0.05f);
+  const ScaleLayout la{ma, m, k}, lb{mb, n, k};
+  HostTensor qa(fp8_dtype(fa), {m, k}), ia(DType::f32, {la.count()});
+  HostTensor qb(DType::e4m3, {n, k}), ib(DType::f32, {lb.count()});
+  quantize_grouped_cpu(a, fa, ma, qa, ia, "a");
+  quantize_grouped_cpu(b, Fp8Format::e4m3, mb, qb, ib, "b");
+  const DType out_type = f32_out ? DType::f32 : DType::bf16;
+  HostTensor c(out_type, {m, n});
+  GemmOptions o;
+  o.scale_mode_a = ma;
+  o.scale_mode_b = mb;
+  o.inv_scales_a = ia.as<const float>();
+  o.inv_scales_b = ib.as<const float>();
+  gemm_tn_cpu(qa, qb, c, o);
+  const DeviceTensor dqa = to_device(qa.view()), dqb = to_device(qb.view());
+  const DeviceTensor dia = to_device(ia.view()), dib = to_device(ib.view());
+  DeviceTensor dc = testing::poisoned_device(out_type, {m, n});
+  CublasLtGemm gemm;
+  gemm.matmul({dqa.view(), true, dia.view().as<const float>(), ma},
+              {dqb.view(), true, dib.view().as<const float>(), mb}, dc.view(), {}, nullptr);
+  const HostTensor got = to_host(dc.view());
+  const double err = testing::relative_frobenius(got.view(), c.view());
+  std::fprintf(stderr, "[measured] cuBLASLt %s x %s (%s, %s out) vs CPU: %.2e\n",
+               scale_mode_name(ma), scale_mode_name(mb), fa == Fp8Format::e4m3 ? "e4m3" : "e5m2",
+               f32_out ? "f32" : "bf16", err);
+  EXPECT_LT(err, f32_out ? kBoundF32 : kBoundBf16);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RecipePairs, CudaGroupedGemm,
+    ::testing::Combine(::testing::Values(std::make_tuple(ScaleMode::row, ScaleMode::row),
+                                         std::make_tuple(ScaleMode::vec128, ScaleMode::vec128),
+                                         std::make_tuple(ScaleMode::vec128, ScaleMode::block128)),
+                       ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2), ::testing::Bool()),
+    [](const auto& info) { return gemm_case_name(info.param); });
+
+
+// The CUDA linear under each recipe against the CPU linear: every cast (both layouts, scales
+// included) the same bytes, y, dX and dW within the bounds above.
+class CudaLinearRecipes : public ::testing::TestWithParam<std::tuple<Fp8Recipe, bool>> {};
+
+TEST_P(CudaLinearRecipes, MatchTheCpuLinear) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [recipe, bf16_wgrad] = GetParam();
+  const Fp8Options o{recipe, bf16_wgrad};
+  const std::int64_t m = 512, k = 384, n = 256;
+  const std::uint64_t seed = testing::fresh_seed();
+  const HostTensor x = ragged(m, k, seed), w = ragged(n, k, seed + 1, 0.05f);
+  const HostTensor dy = testing::random_normal(DType::bf16, {m, n}, seed, 3, 1e-3f);
+  const LinearConfig cpu{LinearPrecision::fp8, "blocks.0.mlp.fc", o};
+  LinearSavedHost saved(LinearPrecision::fp8, m, k, n, o);
+  LinearScratchHost scratch(LinearPrecision::fp8, m, n, o);
+  HostTensor y(DType::bf16, {m, n}), dx(DType::bf16, {m, k}), dw(DType::f32, {n, k});
+  linear_forward_cpu(cpu, x, w, y, saved.saved);
+  linear_backward_cpu(cpu, saved.saved, dy, dx, dw, scratch.scratch);
+
+  DeviceArena arena{std::size_t{1} << 28};
+  CublasLtGemm gemm;
+  LinearCudaConfig config;
+  config.mode = LinearCudaMode::fp8_fused;
+  config.name = cpu.name;
+  config.fp8 = o;
+  LinearCudaOverlap overlap;
+  config.overlap = &overlap;
+  const DeviceTensor gx = to_device(x.view()), gw = to_device(w.view()), gdy = to_device(dy.view());
+  DeviceTensor gy = testing::poisoned_device(DType::bf16, {m, n});
+  DeviceTensor gdx = testing::poisoned_device(DType::bf16, {m, k});
+  DeviceTensor gdw = testing::poisoned_device(DType::f32, {n, k});
+  LinearSavedCuda gs = alloc_linear_saved_cuda(arena, config.mode, m, k, n, nullptr, o);
+  LinearScratch gsc = alloc_linear_scratch_cuda(arena, config.mode, m, n, o);
+  linear_forward_cuda(gemm, config, gx.view(), gw.view(), gy.view(), gs, nullptr);
+  linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), gdw.view(), gsc, false, nullptr);
+  linear_check_finite_cuda(config, gs, 0, nullptr);
+  const LinearSaved& s = saved.saved;
+  expect_same_bytes(s.xq, gs.xq, "xq");
+  expect_same_bytes(s.wq, gs.wq, "wq");
+  expect_same_bytes(s.wq_t, gs.wq_t, "wq_t");
+  expect_same_bytes(scratch.scratch.dyq, gsc.dyq, "dyq");
+  if (!bf16_wgrad) {
+    expect_same_bytes(s.xq_t, gs.xq_t, "xq_t");
+    expect_same_bytes(scratch.scratch.dyq_t, gsc.dyq_t, "dyq_t");
+  }
+  if (recipe != Fp8Recipe::tensorwise) {
+    expect_same_bytes(s.xq_inv, gs.xq_inv, "xq scales");
+    expect_same_bytes(s.wq_inv, gs.wq_inv, "wq scales");
+    expect_same_bytes(s.wq_t_inv, gs.wq_t_inv, "wq_t scales");
+    expect_same_bytes(scratch.scratch.dyq_inv, gsc.dyq_inv, "dyq scales");
+    if (!bf16_wgrad) {
+      expect_same_bytes(s.xq_t_inv, gs.xq_t_inv, "xq_t scales");
+      expect_same_bytes(scratch.scratch.dyq_t_inv, gsc.dyq_t_inv, "dyq_t scales");
+    }
+  }
+  const HostTensor hy = to_host(gy.view()), hdx = to_host(gdx.view()), hdw = to_host(gdw.view());
+  const double ey = testing::relative_frobenius(hy.view(), y.view());
+  const double edx = testing::relative_frobenius(hdx.view(), dx.view());
+  const double edw = testing::relative_frobenius(hdw.view(), dw.view());
+  std::fprintf(stderr, "[measured] CUDA vs CPU linear, %s%s: y %.2e, dX %.2e, dW %.2e\n",
+               fp8_recipe_name(recipe), bf16_wgrad ? " (bf16 wgrad)" : "", ey, edx, edw);
+  EXPECT_LT(ey, kBoundBf16);
+  EXPECT_LT(edx, kBoundBf16);
+  EXPECT_LT(edw, kBoundF32);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRecipes, CudaLinearRecipes,
+                         ::testing::Combine(::testing::Values(Fp8Recipe::tensorwise,
+                                                              Fp8Recipe::rowwise,
+                                                              Fp8Recipe::blockwise),
+                                            ::testing::Bool()));
+
+}  // namespace
+}  // namespace fp8lab
+#endif  // FP8LAB_HAVE_CUDA
