@@ -29,8 +29,9 @@ void run_eval(EvalCliOptions& o) {
     return;
   }
   const auto& m = r.metrics;
-  std::printf("fp8lab eval: %s (step %lld) under policy %s\n", r.checkpoint_dir.c_str(),
-              static_cast<long long>(r.step), r.policy.c_str());
+  std::printf("fp8lab eval: %s (step %lld) under policy %s%s\n", r.checkpoint_dir.c_str(),
+              static_cast<long long>(r.step), r.policy.c_str(),
+              r.policy == "bf16" ? "" : (" (" + r.fp8_recipe + " recipe)").c_str());
   std::printf("  cross-entropy   %.6f nats/token (excluding %s)\n", m.ce_nats,
               r.excluded_token ? ("token " + std::to_string(*r.excluded_token)).c_str() : "nothing");
   std::printf("  perplexity      %.4f\n", m.perplexity);
@@ -60,6 +61,10 @@ void setup_eval(CLI::App& sub) {
                  "a run directory, its checkpoints/ directory, or one step_N checkpoint")->required();
   sub.add_option("--policy", o->eval.policy, "bf16 | fp8-mlp | fp8-linears")
       ->required()->check(CLI::IsMember({"bf16", "fp8-mlp", "fp8-linears"}));
+  sub.add_option("--recipe", o->eval.fp8_recipe,
+                 "FP8 scaling recipe of an FP8 policy: tensorwise | rowwise | blockwise "
+                 "(default: the one the checkpoint was trained with)")
+      ->check(CLI::IsMember({"tensorwise", "rowwise", "blockwise"}));
   sub.add_option("--data", o->eval.data,
                  "held-out shards: a .bin, a directory of <split>_*.bin, or a manifest.json")->required();
   sub.add_option("--split", o->eval.split, "which split of a directory or manifest")->capture_default_str();

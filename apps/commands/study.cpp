@@ -1,17 +1,41 @@
 // `fp8lab study CONFIG --out DIR`: a matched precision study, end to end, resumable.
 #include "command_registry.hpp"
+#include "fp8lab/error.hpp"
 #include "fp8lab/study.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace fp8lab::cli {
 namespace {
 
 struct StudyCliOptions {
-  std::string config, out;
+  std::string config, out, gpus;
+  bool record_only = false;
 };
+
+// "0,1" -> {"0", "1"}: the GPUs one arm each trains on at a time.
+std::vector<std::string> gpu_list(const std::string& spec) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= spec.size() && !spec.empty()) {
+    const std::size_t comma = std::min(spec.find(',', start), spec.size());
+    const std::string id = spec.substr(start, comma - start);
+    FP8LAB_CHECK_KIND(ErrorKind::invalid_argument,
+                      !id.empty() && id.find_first_not_of("0123456789") == std::string::npos,
+                      "--gpus '{}': expected GPU indices separated by commas, e.g. 0,1", spec);
+    FP8LAB_CHECK_KIND(ErrorKind::invalid_argument,
+                      std::find(out.begin(), out.end(), id) == out.end(),
+                      "--gpus '{}': GPU {} is listed twice", spec, id);
+    out.push_back(id);
+    start = comma + 1;
+  }
+  return out;
+}
 
 void run_study_command(const StudyCliOptions& o) {
   const StudyPlan plan = load_study_plan(o.config);
@@ -20,9 +44,15 @@ void run_study_command(const StudyCliOptions& o) {
   run.executable = std::filesystem::canonical("/proc/self/exe");
   run.source_dir = FP8LAB_SOURCE_DIR;
   run.config_file = o.config;
-  std::printf("fp8lab study '%s': %zu arms, control '%s', record in %s\n", plan.name.c_str(),
-              plan.arms.size(), plan.control.c_str(), o.out.c_str());
-  run_study(plan, run);
+  run.gpus = gpu_list(o.gpus);
+  if (o.record_only) {
+    write_study_record(plan, run);
+  } else {
+    std::printf("fp8lab study '%s': %zu arms, control '%s', record in %s%s%s\n", plan.name.c_str(),
+                plan.arms.size(), plan.control.c_str(), o.out.c_str(),
+                run.gpus.empty() ? "" : ", arms in parallel on GPUs ", o.gpus.c_str());
+    run_study(plan, run);
+  }
   std::ifstream results(std::filesystem::path(o.out) / "results.md");
   std::printf("\n%s", std::string(std::istreambuf_iterator<char>(results), {}).c_str());
 }
@@ -41,10 +71,20 @@ void setup_study(CLI::App& sub) {
       "under bf16. Arms must start from byte-identical weights with identical data and schedule\n"
       "settings: the study checks and aborts otherwise. Re-running the same command resumes: finished\n"
       "arms are kept, an interrupted arm continues from its latest checkpoint.\n"
+      "Seed replicates: arms of one \"variant\" in different \"group\"s are paired with their group's\n"
+      "bf16 arm; results.md gives each pair's ΔCE and ΔBPB, their mean and 95% interval, and a\n"
+      "verdict. An FP8 arm picks its scaling recipe with \"recipe\" (tensorwise, rowwise,\n"
+      "blockwise) and \"fp8_wgrad\" (fp8, bf16); a \"null\": true bf16 arm changes only the keys it\n"
+      "lists in \"may_differ_in\" (e.g. train.loss_chunk_rows) and measures the protocol's noise.\n"
       "DIR receives study.json, arms/<arm>/..., results.md, results.json, loss.svg, manifest.json.\n"
       "Example: fp8lab study configs/study-kjv-tiny.json --out runs/study-kjv\n");
   sub.add_option("config", o->config, "study config (JSON)")->required()->check(CLI::ExistingFile);
   sub.add_option("--out", o->out, "record directory (created; reused to resume)")->required();
+  sub.add_option("--gpus", o->gpus,
+                 "train arms in parallel, one per listed GPU (e.g. 0,1); default: one at a time");
+  sub.add_flag("--record-only", o->record_only,
+               "only (re)write the record from the arms finished so far (a partial study's "
+               "record lists the rest as pending)");
   sub.callback([o] { run_study_command(*o); });
 }
 

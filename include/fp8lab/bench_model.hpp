@@ -43,7 +43,8 @@ struct ModelBenchArm {
   // as before v34, instead of GptModel::zero_grads letting the backward write them (A/B of v34)
   bool filled_grads = false;
 };
-// "bf16", "fp8-mlp", "fp8-linears", each optionally with "+recompute", then optionally
+// "bf16", "fp8-mlp", "fp8-linears", FP8 ones optionally with "+rowwise" or "+blockwise" (the
+// scaling recipe) and "+bf16-wgrad", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+unfused-amax" or "+unfused-attention-amax" or "+finalized-amax", then optionally
 // "+unfused-norm", then optionally "+unfused-gelu" or "+dgelu", then optionally "+own-w-amax",

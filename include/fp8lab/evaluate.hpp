@@ -22,6 +22,8 @@ namespace fp8lab {
 struct EvalOptions {
   std::filesystem::path checkpoint;  // a run dir, its checkpoints/ dir, or one step_N dir
   std::string policy;                // bf16 | fp8-mlp | fp8-linears
+  // The FP8 recipe of the policy's FP8 linears; empty: the one the checkpoint was trained with.
+  std::string fp8_recipe;
   std::filesystem::path data;        // .bin, directory of <split>_*.bin, or a manifest.json
   std::string split = "val";
   std::int64_t batch_rows = 0;       // 0: the checkpoint's train.micro_batch
@@ -40,6 +42,7 @@ struct EvalReport {
   std::string checkpoint_dir;
   std::string params_sha256;  // of the weights scored
   std::string policy;
+  std::string fp8_recipe;  // the recipe the FP8 linears ran (tensorwise for bf16)
   std::int64_t step = 0;
   std::int64_t batch_rows = 0, seq_len = 0, batches = 0, rows = 0;
   std::optional<std::int32_t> excluded_token;

@@ -16,8 +16,19 @@ namespace fp8lab {
 struct StudyArm {
   std::string name;            // directory name under arms/, e.g. "fp8-mlp"
   std::string policy;          // bf16 | fp8-mlp | fp8-linears
+  std::string recipe = "tensorwise";  // precision.fp8_recipe of an FP8 arm
+  std::string fp8_wgrad = "fp8";      // precision.fp8_wgrad: fp8 | bf16
   bool mlp_recompute = false;
   bool resource_only = false;  // trained and measured, but not the candidate of the quality verdict
+  // A null arm: bf16 like its reference, with a harmless change of arithmetic (the config keys of
+  // may_differ_in, e.g. train.loss_chunk_rows, which reorders the LM head's fp32 dW sums). Its
+  // ΔCE is the protocol's own noise: what two runs of one recipe differ by.
+  bool null_arm = false;
+  std::vector<std::string> may_differ_in;  // "section.key" the matching check leaves out
+  // Arms of one variant in different groups are seed replicates of each other: the record pairs
+  // each with its group's reference and gives the pairs' mean and interval. Default: the arm's
+  // policy, recipe, wgrad and null-ness ("fp8-mlp blockwise", "bf16 null").
+  std::string variant;
   // Arms of one group are matched against each other (same initial weights, same data and
   // schedule); groups differ in anything else, e.g. a replicate of the study under another seed
   // ("train_args": ["--set", "train.seed=7"]). Every group holds a plain bf16 arm, its reference.
@@ -51,6 +62,9 @@ namespace fp8lab {
 
 struct StudyRunOptions {
   std::filesystem::path out;          // the study's record directory
+  // GPUs to train on, one arm per GPU at a time (CUDA_VISIBLE_DEVICES of each child); empty: one
+  // arm at a time on the default device. A reference trains before the arms matched against it.
+  std::vector<std::string> gpus;
   std::filesystem::path executable;   // the fp8lab binary that trains and evaluates the arms
   std::filesystem::path source_dir;   // the source tree (git commit and dirty flag)
   std::filesystem::path config_file;  // hashed into the manifest
@@ -64,6 +78,12 @@ struct StudyRunOptions {
 void run_study(const StudyPlan& plan, const StudyRunOptions& options);
 
 // The record files alone, from finished arms (run_study calls it; also usable to re-render).
+// Arms not finished yet are listed as pending; the record is whole once every arm is.
 void write_study_record(const StudyPlan& plan, const StudyRunOptions& options);
+
+// The `fp8lab train --set` arguments that give an arm its precision (recipe, wgrad).
+std::vector<std::string> study_arm_precision_args(const StudyArm& arm);
+// The arm's name for `fp8lab bench model --arms` (policy, recipe and recompute).
+std::string study_arm_bench_name(const StudyArm& arm);
 
 }  // namespace fp8lab

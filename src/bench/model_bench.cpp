@@ -357,7 +357,14 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   if (arm.deferred_amax && arm.fuse_attention_amax && strip("+unfused-amax")) arm.fuse_amax = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
+  if (strip("+bf16-wgrad")) arm.precision.fp8.bf16_wgrad = true;
+  if (strip("+rowwise")) arm.precision.fp8.recipe = Fp8Recipe::rowwise;
+  if (arm.precision.fp8.recipe == Fp8Recipe::tensorwise && strip("+blockwise"))
+    arm.precision.fp8.recipe = Fp8Recipe::blockwise;
   arm.precision.policy = parse_policy(policy);
+  FP8LAB_CHECK(arm.precision.policy != PrecisionPolicy::bf16 ||
+                   arm.precision.fp8 == Fp8Options{},
+               "bench arm '{}': a recipe or bf16-wgrad applies to an FP8 policy only", name);
   return arm;
 }
 

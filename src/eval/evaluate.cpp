@@ -45,6 +45,10 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
 
   PrecisionConfig precision;
   precision.policy = parse_policy(o.policy);
+  precision.fp8 = meta.config.precision.fp8;  // score with the recipe it was trained with...
+  precision.fp8.bf16_wgrad = false;           // (no backward here)
+  if (!o.fp8_recipe.empty()) precision.fp8.recipe = parse_fp8_recipe(o.fp8_recipe);  // ...or this
+  if (precision.policy == PrecisionPolicy::bf16) precision.fp8 = {};
   const std::int64_t rows = o.batch_rows > 0 ? o.batch_rows : meta.config.train.micro_batch;
   FP8LAB_CHECK(o.order == "sequential" || o.order == "shuffled",
                "--order must be sequential or shuffled, got '{}'", o.order);
@@ -97,6 +101,7 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
   report.checkpoint_dir = dir.string();
   report.params_sha256 = model.parameter_sha256();
   report.policy = o.policy;
+  report.fp8_recipe = fp8_recipe_name(precision.fp8.recipe);
   report.step = meta.step;
   report.batch_rows = rows;
   report.seq_len = mc.seq_len;
@@ -109,6 +114,7 @@ nlohmann::json EvalReport::to_json() const {
   j["checkpoint"] = checkpoint_dir;
   j["params_sha256"] = params_sha256;
   j["policy"] = policy;
+  j["fp8_recipe"] = fp8_recipe;
   j["step"] = step;
   j["batch_rows"] = batch_rows;
   j["seq_len"] = seq_len;

@@ -1,4 +1,6 @@
+// Parsing and checking a study config (fp8lab/study.hpp).
 #include "fp8lab/error.hpp"
+#include "fp8lab/fp8_recipe.hpp"
 #include "fp8lab/study.hpp"
 
 #include <fstream>
@@ -36,6 +38,34 @@ StudyArm parse_arm(const nlohmann::json& a) {
   arm.resource_only = a.value("resource_only", false);
   arm.group = a.value("group", std::string());
   arm.extra_train_args = string_list(a, "train_args");
+  arm.recipe = a.value("recipe", arm.recipe);
+  arm.fp8_wgrad = a.value("fp8_wgrad", arm.fp8_wgrad);
+  arm.null_arm = a.value("null", false);
+  arm.may_differ_in = string_list(a, "may_differ_in");
+  parse_fp8_recipe(arm.recipe);  // throws naming an unknown recipe
+  FP8LAB_CHECK(arm.fp8_wgrad == "fp8" || arm.fp8_wgrad == "bf16",
+               "study config: arm '{}' has fp8_wgrad '{}' (expected fp8 or bf16)", arm.name,
+               arm.fp8_wgrad);
+  FP8LAB_CHECK(!arm.null_arm || (arm.policy == "bf16" && !arm.may_differ_in.empty()),
+               "study config: null arm '{}' must be policy bf16 and name the keys it changes in "
+               "'may_differ_in' (e.g. [\"train.loss_chunk_rows\"])",
+               arm.name);
+  for (const auto& key : arm.may_differ_in) {
+    const auto dot = key.find('.');
+    FP8LAB_CHECK(dot != std::string::npos && dot > 0 && dot + 1 < key.size() &&
+                     key.find('.', dot + 1) == std::string::npos && key.rfind("model.", 0) != 0,
+                 "study config: arm '{}': may_differ_in entry '{}' must be a section.key outside "
+                 "model (the matched weights and shapes)",
+                 arm.name, key);
+  }
+  arm.variant = a.value("variant", std::string());
+  if (arm.variant.empty()) {
+    arm.variant = arm.policy;
+    if (arm.policy != "bf16") arm.variant += " " + arm.recipe;
+    if (arm.fp8_wgrad == "bf16") arm.variant += " bf16-wgrad";
+    if (arm.mlp_recompute) arm.variant += " recompute";
+    if (arm.null_arm) arm.variant += " null";
+  }
   return arm;
 }
 
@@ -73,10 +103,26 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
                  "study config: resource_check_args must not set {} (the study sets it)", arg);
   }
   for (const auto& arg : plan.train_args) {
-    FP8LAB_CHECK(arg != "--policy" && arg != "--out" && arg != "--mlp-recompute",
+    FP8LAB_CHECK(arg != "--policy" && arg != "--out" && arg != "--mlp-recompute" &&
+                     arg.find("precision.fp8_") == std::string::npos,
                  "study config: train_args must not set {} (the study sets it per arm)", arg);
   }
   return plan;
+}
+
+std::vector<std::string> study_arm_precision_args(const StudyArm& arm) {
+  std::vector<std::string> args;
+  if (arm.recipe != "tensorwise") args.insert(args.end(), {"--set", "precision.fp8_recipe=" + arm.recipe});
+  if (arm.fp8_wgrad != "fp8") args.insert(args.end(), {"--set", "precision.fp8_wgrad=" + arm.fp8_wgrad});
+  return args;
+}
+
+std::string study_arm_bench_name(const StudyArm& arm) {
+  std::string name = arm.policy;
+  if (arm.policy != "bf16" && arm.recipe != "tensorwise") name += "+" + arm.recipe;
+  if (arm.policy != "bf16" && arm.fp8_wgrad == "bf16") name += "+bf16-wgrad";
+  if (arm.mlp_recompute) name += "+recompute";
+  return name;
 }
 
 const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm) {
@@ -87,7 +133,7 @@ const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm) {
   FP8LAB_CHECK(control != nullptr, "study config: control '{}' is not an arm", plan.control);
   if (arm.group == control->group) return *control;
   for (const auto& a : plan.arms) {
-    if (a.group == arm.group && a.policy == "bf16" && !a.mlp_recompute) return a;
+    if (a.group == arm.group && a.policy == "bf16" && !a.mlp_recompute && !a.null_arm) return a;
   }
   FP8LAB_FAIL(ErrorKind::invalid_argument, "study config: group '{}' (arm '{}') has no plain bf16 arm to "
               "serve as its reference", arm.group, arm.name);

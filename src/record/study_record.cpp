@@ -4,6 +4,7 @@
 #include "fp8lab/record.hpp"
 #include "fp8lab/sha256.hpp"
 #include "fp8lab/study.hpp"
+#include "record/study_pairs.hpp"
 
 #include <fmt/format.h>
 
@@ -108,8 +109,17 @@ std::string resource_check_markdown(const fs::path& file) {
 }  // namespace
 
 void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
+  // Finished arms whose reference finished too; the others are pending.
   std::vector<ArmResult> arms;
-  for (const auto& arm : plan.arms) arms.push_back(load_arm(arm, o.out / "arms" / arm.name));
+  std::vector<std::string> pending;
+  auto finished = [&](const StudyArm& arm) { return fs::exists(o.out / "arms" / arm.name / "DONE"); };
+  for (const auto& arm : plan.arms) {
+    if (finished(arm) && finished(study_reference(plan, arm)))
+      arms.push_back(load_arm(arm, o.out / "arms" / arm.name));
+    else
+      pending.push_back(arm.name);
+  }
+  FP8LAB_CHECK(!arms.empty(), "study '{}': no arm has finished yet, nothing to record", plan.name);
   // Deltas are against each arm's reference: the control, or its seed group's bf16 arm.
   auto reference_of = [&](const ArmResult& a) -> const ArmResult& {
     const StudyArm& ref = study_reference(plan, *a.arm);
@@ -122,9 +132,11 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   for (const auto& a : arms) {
     if (a.arm->name == plan.control) control = &a;
   }
+  std::vector<record::SeedPair> pairs;
 
   const SourceInfo source = git_source_info(o.source_dir);
-  const json control_config = read_json_file(o.out / "arms" / plan.control / "run" / "config.json");
+  const json control_config =
+      read_json_file(o.out / "arms" / control->arm->name / "run" / "config.json");
   std::vector<std::vector<std::string>> rows;
   json results = json::array();
   double total_flops = 0;
@@ -136,14 +148,20 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
     const double c_ce = ref.own_eval.at("ce_nats").get<double>();
     const double c_bpb = ref.own_eval.at("bits_per_byte").get<double>();
     const bool is_control = &a == &ref;
-    std::string role = is_control ? "control" : a.arm->resource_only ? "resource" : "candidate";
+    std::string role = is_control           ? "control"
+                       : a.arm->resource_only ? "resource"
+                       : a.arm->null_arm      ? "null"
+                                              : "candidate";
+    if (!is_control && !a.arm->resource_only)
+      pairs.push_back({a.arm->variant, a.arm->group, a.arm->name, a.arm->null_arm, ce - c_ce,
+                       bpb - c_bpb});
     if (!a.arm->group.empty()) role += " (" + a.arm->group + ")";
     const double tokens = a.run.value("tokens_seen", 0.0);
     const double ref_seconds_per_token =
         ref.train_seconds / std::max(ref.run.value("tokens_seen", 0.0), 1.0);
     const double flops = flops_for(control_config, tokens);
     total_flops += flops;
-    rows.push_back({a.arm->name, role, a.arm->policy + (a.arm->mlp_recompute ? " + recompute" : ""),
+    rows.push_back({a.arm->name, role, a.arm->variant,
                     fmt::format("{:.4f}", ce), fmt::format("{:.3f}", e.at("perplexity").get<double>()),
                     fmt::format("{:.4f}", bpb), fmt::format("{:.4f}", a.bf16_eval.at("ce_nats").get<double>()),
                     fmt::format("{:.1f}", a.train_seconds), fmt::format("{:.3g}", tokens),
@@ -153,6 +171,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                     is_control ? "—" : percent_delta(a.train_seconds / tokens, ref_seconds_per_token),
                     is_control ? "—" : percent_delta(peak, ref.run.at("peak_mib").get<double>())});
     results.push_back({{"arm", a.arm->name}, {"role", role}, {"group", a.arm->group}, {"reference", ref.arm->name}, {"policy", a.arm->policy},
+                       {"recipe", a.arm->recipe}, {"fp8_wgrad", a.arm->fp8_wgrad}, {"variant", a.arm->variant},
                        {"mlp_recompute", a.arm->mlp_recompute}, {"eval_own_policy", a.own_eval},
                        {"eval_bf16", a.bf16_eval}, {"train_seconds", a.train_seconds},
                        {"peak_mib", peak}, {"final_train_loss", a.run.at("final_loss")},
@@ -165,7 +184,14 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                                "weights: `{}`.\n\n",
                                plan.name, source.commit, source.dirty ? " (with uncommitted changes)" : "",
                                control->run.at("init_sha256").get<std::string>());
-  md += markdown_table({"arm", "role", "policy", "CE (nats, excl. specials)", "PPL", "BPB", "CE under bf16",
+  if (!pending.empty()) {
+    std::string names;
+    for (const auto& n : pending) names += (names.empty() ? "`" : ", `") + n + "`";
+    md += fmt::format("**Partial record: {} of {} arms pending** ({}); `fp8lab study` with the same "
+                      "config and --out resumes them.\n\n",
+                      pending.size(), plan.arms.size(), names);
+  }
+  md += markdown_table({"arm", "role", "variant", "CE (nats, excl. specials)", "PPL", "BPB", "CE under bf16",
                         "train s", "tokens", "peak MiB", "ΔCE", "ΔBPB", "Δtime/token", "Δpeak"},
                        rows);
   md += fmt::format("\nCE, PPL and BPB are scored under each arm's own policy; \"CE under bf16\" scores the same "
@@ -175,10 +201,14 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                     "measures time and memory only (it may train fewer steps), so its loss is not compared. Training compute: {:.3g} FLOPs in all "
                     "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n",
                     plan.control, total_flops);
+  const std::vector<record::VariantSummary> summaries = record::summarise_pairs(pairs);
+  md += record::seed_pairs_markdown(summaries);
   md += resource_check_markdown(o.out / "resource_check.json");
   std::ofstream(o.out / "results.md") << md;
   std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},
-                                                {"arms", results}, {"total_train_flops", total_flops}}.dump(2)
+                                                {"arms", results}, {"pending", pending},
+                                                {"seed_pairs", record::seed_pairs_json(summaries)},
+                                                {"total_train_flops", total_flops}}.dump(2)
                                         << "\n";
 
   std::vector<CurveSeries> curves;

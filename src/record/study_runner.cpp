@@ -8,9 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 namespace fp8lab {
 namespace fs = std::filesystem;
@@ -46,8 +50,9 @@ void write_text(const fs::path& file, const std::string& text) {
 
 // Runs `args` (argv[0] = the fp8lab binary), appending its output to `log` and echoing each line
 // to stdout with a prefix. Returns the wall-clock seconds; throws if the child fails.
-double run_child(const std::vector<std::string>& args, const fs::path& log, const std::string& prefix) {
-  std::string command;
+double run_child(const std::vector<std::string>& args, const fs::path& log, const std::string& prefix,
+                 const std::string& gpu = "") {
+  std::string command = gpu.empty() ? "" : "CUDA_VISIBLE_DEVICES=" + shell_quote(gpu) + " ";
   for (const auto& a : args) command += shell_quote(a) + " ";
   command += "2>&1";
   std::ofstream log_out(log, std::ios::app);
@@ -69,10 +74,15 @@ double run_child(const std::vector<std::string>& args, const fs::path& log, cons
   return seconds;
 }
 
-// The resolved config of a run without what an arm is allowed to differ in (its precision).
-json comparable_config(const fs::path& run_dir) {
+// The resolved config of a run without what an arm is allowed to differ in: its precision, and
+// the keys a null arm names.
+json comparable_config(const fs::path& run_dir, const StudyArm& arm) {
   json c = read_json(run_dir / "config.json");
   c.erase("precision");
+  for (const auto& key : arm.may_differ_in) {
+    const auto dot = key.find('.');
+    if (c.contains(key.substr(0, dot))) c[key.substr(0, dot)].erase(key.substr(dot + 1));
+  }
   return c;
 }
 
@@ -90,7 +100,7 @@ void check_matched(const StudyPlan& plan, const fs::path& out) {
                       "arm '{}' started from weights {} but its reference '{}' from {}: the study is not "
                       "matched", arm.name, record.at("init_sha256").dump(), ref.name,
                       ref_record.at("init_sha256").dump());
-    json config = comparable_config(run), ref_config = comparable_config(ref_run);
+    json config = comparable_config(run, arm), ref_config = comparable_config(ref_run, arm);
     if (arm.resource_only) {
       // A resource arm measures time and memory, never loss: it may train fewer steps.
       config["train"].erase("steps");
@@ -108,16 +118,20 @@ std::vector<std::string> train_command(const StudyPlan& plan, const StudyArm& ar
   std::vector<std::string> args{o.executable.string(), "train"};
   args.insert(args.end(), plan.train_args.begin(), plan.train_args.end());
   args.insert(args.end(), arm.extra_train_args.begin(), arm.extra_train_args.end());
+  const std::vector<std::string> precision = study_arm_precision_args(arm);
+  args.insert(args.end(), precision.begin(), precision.end());
   args.insert(args.end(), {"--policy", arm.policy, "--out", run.string(), "--no-progress"});
   if (arm.mlp_recompute) args.push_back("--mlp-recompute");
   if (resume) args.push_back("--resume");
   return args;
 }
 
-void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, const StudyRunOptions& o) {
+void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, const StudyRunOptions& o,
+             const std::string& gpu) {
   const fs::path dir = o.out / "arms" / arm.name;
   const fs::path run = dir / "run";
-  const std::string prefix = fmt::format("[{}/{} {}] ", index + 1, plan.arms.size(), arm.name);
+  const std::string prefix = fmt::format("[{}/{} {}{}] ", index + 1, plan.arms.size(), arm.name,
+                                         gpu.empty() ? "" : " gpu " + gpu);
   if (fs::exists(dir / "DONE")) {
     std::printf("%sfinished earlier: kept\n", prefix.c_str());
     return;
@@ -130,9 +144,10 @@ void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, cons
                          read_json(run / "run.json").value("status", "") == "completed";
   if (!completed) {
     const bool resume = fs::exists(run / "checkpoints" / "latest");
-    std::printf("%s%s training (policy %s%s)\n", prefix.c_str(), resume ? "resuming" : "starting",
-                arm.policy.c_str(), arm.mlp_recompute ? ", MLP recompute" : "");
-    const double seconds = run_child(train_command(plan, arm, o, run, resume), dir / "train.log", prefix);
+    std::printf("%s%s training (%s)\n", prefix.c_str(), resume ? "resuming" : "starting",
+                arm.variant.c_str());
+    const double seconds =
+        run_child(train_command(plan, arm, o, run, resume), dir / "train.log", prefix, gpu);
     timing["train_segments_s"].push_back(seconds);
     write_text(timing_file, timing.dump(2) + "\n");
   }
@@ -145,10 +160,10 @@ void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, cons
     if (fs::exists(result)) continue;
     std::printf("%sscoring under %s\n", prefix.c_str(), policy.c_str());
     std::vector<std::string> args{o.executable.string(), "eval", "--checkpoint", run.string(),
-                                  "--policy", policy};
+                                  "--policy", policy, "--recipe", arm.recipe};
     args.insert(args.end(), plan.eval_args.begin(), plan.eval_args.end());
     args.insert(args.end(), {"--json-file", result.string() + ".part"});
-    timing["eval_" + policy + "_s"] = run_child(args, dir / "eval.log", prefix);
+    timing["eval_" + policy + "_s"] = run_child(args, dir / "eval.log", prefix, gpu);
     fs::rename(result.string() + ".part", result);
     write_text(timing_file, timing.dump(2) + "\n");
   }
@@ -164,13 +179,68 @@ void run_resource_check(const StudyPlan& plan, const StudyRunOptions& o) {
   args.insert(args.end(), plan.resource_check_args.begin(), plan.resource_check_args.end());
   args.push_back("--arms");
   for (const auto& arm : plan.arms) {
-    const std::string name = arm.policy + (arm.mlp_recompute ? "+recompute" : "");
+    const std::string name = study_arm_bench_name(arm);
     if (std::find(args.begin(), args.end(), name) == args.end()) args.push_back(name);
   }
   args.insert(args.end(), {"--json", result.string() + ".part"});
   std::printf("[resource check] fp8lab bench model on %zu arms\n", plan.arms.size());
   run_child(args, o.out / "resource_check.log", "[resource check] ");
   fs::rename(result.string() + ".part", result);
+}
+
+// Trains and scores the arms in `order`, one at a time per GPU slot. A slot takes the first
+// waiting arm whose reference has finished (a reference itself is always ready). After a failure
+// no new arm starts; the first failure is rethrown once the running arms are done.
+void run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order, const StudyRunOptions& o) {
+  enum State { waiting, running, finished, failed };
+  std::vector<State> state(plan.arms.size(), waiting);
+  std::vector<std::size_t> reference(plan.arms.size());
+  for (std::size_t i = 0; i < plan.arms.size(); ++i)
+    reference[i] = static_cast<std::size_t>(&study_reference(plan, plan.arms[i]) - plan.arms.data());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::exception_ptr failure;
+  auto worker = [&](const std::string& gpu) {
+    for (;;) {
+      std::size_t pick = plan.arms.size();
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] {
+          if (failure) return true;
+          bool any_waiting = false;
+          for (std::size_t i : order) {
+            if (state[i] != waiting) continue;
+            any_waiting = true;
+            if (reference[i] == i || state[reference[i]] == finished) {
+              pick = i;
+              return true;
+            }
+          }
+          return !any_waiting;
+        });
+        if (failure || pick == plan.arms.size()) return;
+        state[pick] = running;
+      }
+      State outcome = finished;
+      try {
+        run_arm(plan, plan.arms[pick], pick, o, gpu);
+      } catch (...) {
+        outcome = failed;
+        std::lock_guard lock(mu);
+        if (!failure) failure = std::current_exception();
+      }
+      {
+        std::lock_guard lock(mu);
+        state[pick] = outcome;
+      }
+      cv.notify_all();
+    }
+  };
+  const std::vector<std::string> slots = o.gpus.empty() ? std::vector<std::string>{""} : o.gpus;
+  std::vector<std::thread> threads;
+  for (const auto& gpu : slots) threads.emplace_back(worker, gpu);
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace
@@ -195,7 +265,7 @@ void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
     else (is_reference ? order : rest).push_back(i);
   }
   order.insert(order.end(), rest.begin(), rest.end());
-  for (std::size_t i : order) run_arm(plan, plan.arms[i], i, o);
+  run_arms(plan, order, o);
   run_resource_check(plan, o);
   write_study_record(plan, o);
 }

@@ -43,7 +43,7 @@ for arm in bf16 fp8-mlp bf16-recompute bf16-seed7 fp8-mlp-seed7; do
   [ -e "$work/out/arms/$arm/DONE" ] || fail "arm $arm not finished"
 done
 [ -e "$work/out/arms/fp8-mlp/eval_bf16.json" ] || fail "fp8-mlp not scored under bf16"
-grep -q '| fp8-mlp | candidate | fp8-mlp |' "$work/out/results.md" || fail "results table lacks the candidate row"
+grep -q '| fp8-mlp | candidate | fp8-mlp tensorwise |' "$work/out/results.md" || fail "results table lacks the candidate row"
 grep -q '<polyline' "$work/out/loss.svg" || fail "loss.svg has no curve"
 grep -q '## Frozen resource check' "$work/out/results.md" || fail "results.md lacks the resource check"
 python3 - "$work/out/resource_check.json" <<'PY' || fail "resource check JSON incomplete"
@@ -58,7 +58,7 @@ inits=$(grep -ho '"init_sha256": *"[0-9a-f]*"' "$work"/out/arms/{bf16,fp8-mlp,bf
 [ "$inits" = 1 ] || fail "the control's group started from $inits different weights"
 inits=$(grep -ho '"init_sha256": *"[0-9a-f]*"' "$work"/out/arms/*/run/run.json | sort -u | wc -l)
 [ "$inits" = 2 ] || fail "two seed groups should give two initial weights, got $inits"
-grep -q '| fp8-mlp-seed7 | candidate (seed7) | fp8-mlp |' "$work/out/results.md" || fail "seed group row missing"
+grep -q '| fp8-mlp-seed7 | candidate (seed7) | fp8-mlp tensorwise |' "$work/out/results.md" || fail "seed group row missing"
 cp "$work/out/results.json" "$work/first-results.json"
 
 # Interrupt: the candidate lost its scoring and DONE, the resource arm lost everything after
@@ -94,4 +94,56 @@ if "$fp8lab" study "$work/bad.json" --out "$work/bad" > "$work/bad.log" 2>&1; th
   fail "an unmatched arm was accepted"
 fi
 grep -q "not matched" "$work/bad.log" || fail "no clear message for an unmatched arm: $(tail -3 "$work/bad.log")"
+# Seed pairs, a null arm and the recipes, two arms at a time: every variant's pairs, mean and
+# interval in the record; the recipe reaches the trainer and the scorer.
+cat > "$work/pairs.json" <<JSON
+{"name": "pairs-test",
+ "train_args": ["--preset", "tiny", "--steps", "3", "--set", "model.d_model=128", "--set", "model.n_layers=1",
+                "--set", "model.n_heads=2", "--set", "model.seq_len=32", "--set", "train.micro_batch=4",
+                "--set", "data.kind=shards", "--set", "data.train=$work/data"],
+ "eval_args": ["--data", "$work/data", "--max-batches", "2"],
+ "arms": [{"name": "bf16", "policy": "bf16"},
+          {"name": "null", "policy": "bf16", "null": true, "may_differ_in": ["train.loss_chunk_rows"],
+           "train_args": ["--set", "train.loss_chunk_rows=48"]},
+          {"name": "block", "policy": "fp8-mlp", "recipe": "blockwise"},
+          {"name": "bf16-s2", "policy": "bf16", "group": "s2", "train_args": ["--set", "train.seed=2"]},
+          {"name": "null-s2", "policy": "bf16", "null": true, "group": "s2", "may_differ_in": ["train.loss_chunk_rows"],
+           "train_args": ["--set", "train.seed=2", "--set", "train.loss_chunk_rows=48"]},
+          {"name": "block-s2", "policy": "fp8-mlp", "recipe": "blockwise", "group": "s2",
+           "train_args": ["--set", "train.seed=2"]}]}
+JSON
+"$fp8lab" study "$work/pairs.json" --out "$work/pairs" --gpus 0,1 > "$work/pairs.log" 2>&1 ||
+  fail "the seed-pair study failed: $(tail -5 "$work/pairs.log")"
+grep -q "gpu 1\]" "$work/pairs.log" || fail "no arm ran on the second slot"
+grep -q '## Seed pairs' "$work/pairs/results.md" || fail "results.md lacks the seed pairs"
+grep -q '| fp8-mlp blockwise | 2 |' "$work/pairs/results.md" || fail "blockwise pairs missing"
+grep -q '| bf16 null | 2 |' "$work/pairs/results.md" || fail "null pairs missing"
+grep -q "the protocol's own noise" "$work/pairs/results.md" || fail "no noise floor line"
+python3 - "$work/pairs" <<'PY' || fail "recipe not recorded or pairs wrong"
+import json, sys
+root = sys.argv[1]
+cfg = json.load(open(root + "/arms/block/run/config.json"))
+assert cfg["precision"]["fp8_recipe"] == "blockwise", cfg["precision"]
+ev = json.load(open(root + "/arms/block/eval_fp8-mlp.json"))
+assert ev["fp8_recipe"] == "blockwise", ev
+r = json.load(open(root + "/results.json"))
+pairs = {v["variant"]: v for v in r["seed_pairs"]}
+b = pairs["fp8-mlp blockwise"]
+own = {a["arm"]: a["eval_own_policy"]["ce_nats"] for a in r["arms"]}
+want = [own["block"] - own["bf16"], own["block-s2"] - own["bf16-s2"]]
+assert abs(b["d_ce"]["mean"] - sum(want) / 2) < 1e-12, (b, want)
+assert b["d_ce"]["lo95"] < b["d_ce"]["mean"] < b["d_ce"]["hi95"], b
+PY
+# A partial record: an unfinished arm is listed as pending, the rest still rendered.
+rm "$work/pairs/arms/block-s2/DONE"
+"$fp8lab" study "$work/pairs.json" --out "$work/pairs" --record-only > /dev/null
+grep -q 'Partial record: 1 of 6 arms pending' "$work/pairs/results.md" || fail "no pending line"
+grep -q '| fp8-mlp blockwise | 1 |' "$work/pairs/results.md" || fail "partial pairs wrong"
+# An unknown recipe is refused before anything trains.
+sed 's/"blockwise"/"columnwise"/' "$work/pairs.json" > "$work/badrecipe.json"
+if "$fp8lab" study "$work/badrecipe.json" --out "$work/badrecipe" > "$work/badrecipe.log" 2>&1; then
+  fail "an unknown recipe was accepted"
+fi
+grep -q "columnwise" "$work/badrecipe.log" || fail "no clear message for an unknown recipe"
+[ ! -e "$work/badrecipe/arms" ] || fail "a refused study wrote arms"
 echo "study CLI end to end: 1 passed, 0 failed"

@@ -1,0 +1,155 @@
+// Seed-pair statistics of a study (study_pairs.hpp).
+#include "record/study_pairs.hpp"
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/record.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace fp8lab::record {
+
+double student_t975(int df) {
+  FP8LAB_CHECK(df >= 1, "student_t975: degrees of freedom {} must be >= 1", df);
+  static const double kTable[] = {12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646,
+                                  2.3060, 2.2622, 2.2281, 2.2010, 2.1788, 2.1604, 2.1448,
+                                  2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860};
+  if (df <= 20) return kTable[df - 1];
+  // Beyond the table: the Cornish-Fisher expansion around the normal quantile (error < 1e-4).
+  const double z = 1.959964, d = df;
+  return z + (z * z * z + z) / (4 * d) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
+}
+
+Interval mean_interval(const std::vector<double>& values) {
+  Interval r;
+  r.n = static_cast<int>(values.size());
+  if (r.n == 0) return r;
+  double sum = 0;
+  for (double v : values) sum += v;
+  r.mean = sum / r.n;
+  if (r.n < 2) {
+    r.lo = r.hi = r.mean;
+    return r;
+  }
+  double ss = 0;
+  for (double v : values) ss += (v - r.mean) * (v - r.mean);
+  r.sd = std::sqrt(ss / (r.n - 1));
+  const double half = student_t975(r.n - 1) * r.sd / std::sqrt(static_cast<double>(r.n));
+  r.lo = r.mean - half;
+  r.hi = r.mean + half;
+  return r;
+}
+
+namespace {
+
+constexpr double kTodaysGap = 0.03;  // tensorwise FP8's ΔCE at gpt50m, the gap to close
+constexpr double kGoalGap = 0.005;   // the mean ΔCE a recipe must reach
+
+std::string verdict_of(const VariantSummary& s) {
+  const Interval& c = s.ce;
+  if (c.n < 2) return fmt::format("one seed pair (ΔCE {:+.4f}): an interval needs two or more", c.mean);
+  if (s.null_arm)
+    return fmt::format(
+        "the protocol's own noise: two BF16 runs differing only in summation order differ by "
+        "{:+.4f} on average (sd {:.4f}); with {} pairs, mean gaps within ±{:.4f} nats are not "
+        "resolved",
+        c.mean, c.sd, c.n, c.hi - c.mean);
+  std::string v;
+  if (c.hi < 0)
+    v = fmt::format("better than BF16: the interval {:+.4f} to {:+.4f} lies below 0", c.lo, c.hi);
+  else if (c.lo > 0)
+    v = fmt::format("worse than BF16: the interval {:+.4f} to {:+.4f} lies above 0", c.lo, c.hi);
+  else
+    v = fmt::format("within the noise of BF16: the interval {:+.4f} to {:+.4f} contains 0", c.lo,
+                    c.hi);
+  v += c.hi < kTodaysGap ? fmt::format("; it excludes +{:.2f}", kTodaysGap)
+                         : fmt::format("; it does not exclude +{:.2f}", kTodaysGap);
+  if (c.n >= 3 && c.mean <= kGoalGap && c.hi < kTodaysGap)
+    v += fmt::format(" (meets the goal: mean ≤ {:.3f} over ≥ 3 pairs)", kGoalGap);
+  return v;
+}
+
+std::string interval_text(const Interval& i) {
+  return i.n < 2 ? "—" : fmt::format("{:+.4f} to {:+.4f}", i.lo, i.hi);
+}
+
+}  // namespace
+
+std::vector<VariantSummary> summarise_pairs(const std::vector<SeedPair>& pairs) {
+  std::vector<VariantSummary> out;
+  std::map<std::string, std::size_t> at;
+  for (const SeedPair& p : pairs) {
+    auto [it, fresh] = at.emplace(p.variant, out.size());
+    if (fresh) out.push_back({p.variant, p.null_arm, {}, {}, {}, {}});
+    out[it->second].pairs.push_back(p);
+  }
+  for (VariantSummary& s : out) {
+    std::vector<double> ce, bpb;
+    for (const SeedPair& p : s.pairs) {
+      ce.push_back(p.d_ce);
+      bpb.push_back(p.d_bpb);
+    }
+    s.ce = mean_interval(ce);
+    s.bpb = mean_interval(bpb);
+    s.verdict = verdict_of(s);
+  }
+  return out;
+}
+
+std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries) {
+  if (summaries.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (const VariantSummary& s : summaries) {
+    std::string each;
+    for (const SeedPair& p : s.pairs)
+      each += fmt::format("{}{}: {:+.4f}", each.empty() ? "" : ", ", p.group.empty() ? "-" : p.group,
+                          p.d_ce);
+    rows.push_back({s.variant, std::to_string(s.ce.n), each, fmt::format("{:+.4f}", s.ce.mean),
+                    interval_text(s.ce), fmt::format("{:+.4f}", s.bpb.mean), interval_text(s.bpb)});
+  }
+  std::string md =
+      "\n## Seed pairs\n\nEach arm against the BF16 arm of its own seed group (same initial "
+      "weights, same data order): ΔCE and ΔBPB per pair, their mean and the 95% Student-t "
+      "interval of the mean.\n\n";
+  md += markdown_table({"variant", "pairs", "ΔCE per pair (group: nats)", "mean ΔCE",
+                        "95% interval", "mean ΔBPB", "95% interval"},
+                       rows);
+  md += "\n";
+  for (const VariantSummary& s : summaries)
+    md += fmt::format("- **{}**: {}.\n", s.variant, s.verdict);
+  // The ranking, only where intervals separate.
+  std::vector<const VariantSummary*> ranked;
+  for (const VariantSummary& s : summaries)
+    if (!s.null_arm && s.ce.n >= 2) ranked.push_back(&s);
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto* a, const auto* b) { return a->ce.mean < b->ce.mean; });
+  if (ranked.size() >= 2) {
+    std::string line;
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      if (i > 0) line += ranked[i - 1]->ce.hi < ranked[i]->ce.lo ? " < " : " ≈ ";
+      line += ranked[i]->variant;
+    }
+    md += "\nRanking by mean ΔCE (\"<\" only where the intervals separate): " + line + ".\n";
+  }
+  return md;
+}
+
+nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const VariantSummary& s : summaries) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const SeedPair& p : s.pairs)
+      pairs.push_back({{"group", p.group}, {"arm", p.arm}, {"d_ce", p.d_ce}, {"d_bpb", p.d_bpb}});
+    auto interval = [](const Interval& i) {
+      return nlohmann::json{{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo95", i.lo}, {"hi95", i.hi}};
+    };
+    out.push_back({{"variant", s.variant}, {"null", s.null_arm}, {"pairs", pairs},
+                   {"d_ce", interval(s.ce)}, {"d_bpb", interval(s.bpb)}, {"verdict", s.verdict}});
+  }
+  return out;
+}
+
+}  // namespace fp8lab::record

@@ -1,0 +1,46 @@
+// Seed pairs of a study: each arm paired with its group's BF16 reference, the pairs of one
+// variant (the same recipe in every seed group) summarised by their mean and a 95% Student-t
+// interval, the null arm's pairs read as the protocol's own noise, and a verdict in words.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace fp8lab::record {
+
+// One arm against its reference: ΔCE and ΔBPB (arm minus reference, scored under the arm's own
+// policy and the reference's bf16).
+struct SeedPair {
+  std::string variant, group, arm;
+  bool null_arm = false;
+  double d_ce = 0, d_bpb = 0;
+};
+
+struct Interval {
+  int n = 0;
+  double mean = 0, sd = 0, lo = 0, hi = 0;  // lo/hi: the 95% interval of the mean (n >= 2)
+};
+
+// Mean, sample standard deviation and the two-sided 95% Student-t interval of the mean.
+Interval mean_interval(const std::vector<double>& values);
+// The 0.975 quantile of Student's t with `df` degrees of freedom (df >= 1).
+double student_t975(int df);
+
+struct VariantSummary {
+  std::string variant;
+  bool null_arm = false;
+  std::vector<SeedPair> pairs;
+  Interval ce, bpb;
+  std::string verdict;  // in words, for the ΔCE interval
+};
+
+std::vector<VariantSummary> summarise_pairs(const std::vector<SeedPair>& pairs);
+
+// The "Seed pairs" section of results.md: a row per variant (every pair's ΔCE, the mean and the
+// interval, ΔBPB likewise), the noise floor, the ranking where intervals separate, the verdict.
+std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries);
+nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries);
+
+}  // namespace fp8lab::record

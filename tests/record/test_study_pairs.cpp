@@ -1,0 +1,66 @@
+// Seed-pair statistics of the study record (src/record/study_pairs.cpp): the Student-t interval
+// against textbook values, and the verdict's words for each case.
+#include "record/study_pairs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace fp8lab::record {
+namespace {
+
+TEST(StudyPairs, StudentQuantilesMatchTheTable) {
+  EXPECT_NEAR(student_t975(1), 12.706, 1e-3);
+  EXPECT_NEAR(student_t975(2), 4.303, 1e-3);
+  EXPECT_NEAR(student_t975(30), 2.042, 1e-3);   // beyond the table: the expansion
+  EXPECT_NEAR(student_t975(120), 1.980, 1e-3);
+}
+
+TEST(StudyPairs, IntervalOfThreePairs) {
+  // mean 0.02, sd 0.01: half-width 4.3027 * 0.01 / sqrt(3) = 0.024842
+  const Interval i = mean_interval({0.01, 0.02, 0.03});
+  EXPECT_EQ(i.n, 3);
+  EXPECT_NEAR(i.mean, 0.02, 1e-12);
+  EXPECT_NEAR(i.sd, 0.01, 1e-12);
+  EXPECT_NEAR(i.hi - i.mean, 0.024842, 1e-5);
+  EXPECT_NEAR(i.mean - i.lo, 0.024842, 1e-5);
+  const Interval one = mean_interval({0.5});
+  EXPECT_EQ(one.n, 1);
+  EXPECT_EQ(one.lo, 0.5);
+}
+
+std::vector<SeedPair> pairs_of(const std::string& variant, std::vector<double> d, bool null_arm = false) {
+  std::vector<SeedPair> out;
+  for (std::size_t i = 0; i < d.size(); ++i)
+    out.push_back({variant, "s" + std::to_string(i), variant + std::to_string(i), null_arm, d[i], d[i]});
+  return out;
+}
+
+TEST(StudyPairs, VerdictsSayWhereTheIntervalLies) {
+  std::vector<SeedPair> all = pairs_of("tensorwise", {0.029, 0.036, 0.031});
+  for (auto p : pairs_of("blockwise", {0.001, -0.002, 0.003})) all.push_back(p);
+  for (auto p : pairs_of("null", {0.004, -0.003, 0.001}, true)) all.push_back(p);
+  for (auto p : pairs_of("single", {0.01})) all.push_back(p);
+  const auto s = summarise_pairs(all);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_NE(s[0].verdict.find("worse than BF16"), std::string::npos) << s[0].verdict;
+  EXPECT_NE(s[0].verdict.find("does not exclude +0.03"), std::string::npos) << s[0].verdict;
+  EXPECT_NE(s[1].verdict.find("within the noise of BF16"), std::string::npos) << s[1].verdict;
+  EXPECT_NE(s[1].verdict.find("excludes +0.03"), std::string::npos) << s[1].verdict;
+  EXPECT_NE(s[1].verdict.find("meets the goal"), std::string::npos) << s[1].verdict;
+  EXPECT_NE(s[2].verdict.find("protocol's own noise"), std::string::npos) << s[2].verdict;
+  EXPECT_NE(s[3].verdict.find("one seed pair"), std::string::npos) << s[3].verdict;
+  const std::string md = seed_pairs_markdown(s);
+  // blockwise's interval lies wholly below tensorwise's: ranked apart.
+  EXPECT_NE(md.find("blockwise < tensorwise"), std::string::npos) << md;
+}
+
+TEST(StudyPairs, OverlappingIntervalsAreNotRanked) {
+  std::vector<SeedPair> all = pairs_of("a", {0.01, 0.03});
+  for (auto p : pairs_of("b", {0.015, 0.025})) all.push_back(p);
+  const std::string md = seed_pairs_markdown(summarise_pairs(all));
+  EXPECT_NE(md.find("a ≈ b"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace fp8lab::record
