@@ -19,6 +19,7 @@ struct BenchLinearArgs {
   LinearBenchConfig config;
   std::vector<std::string> shapes{"512x512", "512x2048", "2048x512", "512x8192"};
   std::vector<std::string> modes{"bf16", "fp8-plain", "fp8-fused"};
+  std::vector<std::string> recipes{"rowwise", "blockwise"};
   std::string json;
 };
 
@@ -40,6 +41,9 @@ void run(const BenchLinearArgs& args) {
   config.shapes = parse_shapes(args.shapes);
   config.modes.clear();
   for (const std::string& m : args.modes) config.modes.push_back(parse_linear_cuda_mode(m));
+  config.recipes.clear();
+  for (const std::string& r : args.recipes)
+    if (r != "none") config.recipes.push_back(parse_fp8_recipe(r));
   if (config.seed == 0) config.seed = std::random_device{}();
   LinearBenchResult result = run_linear_bench(config);
   if (!config.peer_json.empty()) attach_linear_peer(result, config.peer_json);
@@ -56,13 +60,16 @@ void setup(CLI::App& bench) {
   bench.require_subcommand(1);
   CLI::App* linear = bench.add_subcommand(
       "linear",
-      "Isolated linear layer fwd+bwd on the GPU: bf16, fp8-plain, fp8-fused vs the "
-      "limit and the PyTorch peer");
+      "Isolated linear layer fwd+bwd on the GPU: bf16, fp8-plain, fp8-fused and the grouped "
+      "recipes, each vs its limit, and the PyTorch peer");
 #if defined(FP8LAB_HAVE_CUDA)
   auto args = std::make_shared<BenchLinearArgs>();
   linear->add_option("--tokens", args->config.tokens, "rows of x (M)")->capture_default_str();
   linear->add_option("--shapes", args->shapes, "layer shapes IxO")->capture_default_str();
   linear->add_option("--modes", args->modes, "bf16, fp8-plain, fp8-fused")->capture_default_str();
+  linear->add_option("--recipes", args->recipes,
+                     "grouped recipes timed besides tensorwise (rowwise, blockwise; none)")
+      ->capture_default_str();
   linear->add_option("--repeats", args->config.repeats, "timed repeats (>= 20)")
       ->capture_default_str();
   linear->add_option("--warmup", args->config.warmup, "untimed repeats")->capture_default_str();

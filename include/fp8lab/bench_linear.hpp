@@ -28,6 +28,8 @@ struct LinearBenchConfig {
   int rotations = 3;  // input buffers cycled through, so L2 never holds the next input
   std::uint64_t seed = 0;
   bool w_overlap = true;  // fp8 modes cast W on a side stream (LinearCudaOverlap)
+  // Recipes besides tensorwise (fp8-fused) timed the same way, each against its own limit.
+  std::vector<Fp8Recipe> recipes = {Fp8Recipe::rowwise, Fp8Recipe::blockwise};
   std::string peer_json;  // optional: the peer's results
   std::string commit;     // recorded in the JSON
 };
@@ -46,6 +48,18 @@ struct CastKernelBench {
   double bytes = 0;  // minimal bytes the kernel must move
 };
 
+// One grouped recipe of the fused FP8 linear: fwd+bwd, and its limit = its three GEMMs alone
+// (grouped scales, precise) + its minimal cast traffic at copy bandwidth: blockwise reads each
+// of x, W and dY once and writes both layouts (4 bytes per element); rowwise reads them twice
+// (the rows' and columns' amax first: 6 bytes per element).
+struct RecipeBench {
+  Fp8Recipe recipe = Fp8Recipe::tensorwise;
+  double median_ms = 0, spread_ms = 0;
+  double gemm_ms[3] = {0, 0, 0};  // fwd, dgrad, wgrad
+  double cast_bytes = 0, cast_ms = 0, limit_ms = 0;
+  std::size_t peak_transient_bytes = 0;
+};
+
 struct LinearBenchShapeResult {
   LinearBenchShape shape;
   std::vector<std::pair<LinearCudaMode, double>> median_ms;
@@ -59,6 +73,7 @@ struct LinearBenchShapeResult {
   bool fused_equals_plain = false;  // true only if the bitwise comparison ran and held
   std::uint64_t fused_plain_mismatched_bytes = 0;
   std::optional<double> peer_bf16_ms, peer_fp8_ms;
+  std::vector<RecipeBench> recipes;
   double mode_ms(LinearCudaMode m) const;  // NaN when the mode did not run
 };
 

@@ -153,6 +153,53 @@ void bench_casts(const LinearBenchConfig& c, const ShapeBuffers& b, const ModeRu
        [&] { quantize_transpose_cuda(dy, Fp8Format::e5m2, meta, q, qt, s); });
 }
 
+// A grouped recipe of the fused linear: fwd+bwd timed, then each GEMM alone on its casts.
+RecipeBench bench_recipe(DeviceArena& arena, CublasLtGemm& g, const LinearBenchConfig& c,
+                         const ShapeBuffers& b, Fp8Recipe recipe, double copy_gbps,
+                         LinearCudaOverlap& overlap, cudaStream_t s) {
+  const std::int64_t m = b.x[0].shape[0], k = b.x[0].shape[1], n = b.w.shape[0];
+  RecipeBench rb;
+  rb.recipe = recipe;
+  const std::size_t mark = arena.mark();
+  arena.reset_peak();
+  ModeRun run;
+  run.config.mode = LinearCudaMode::fp8_fused;
+  run.config.name = fmt::format("bench.{}x{}.{}", k, n, fp8_recipe_name(recipe));
+  run.config.fp8 = {recipe, false};
+  if (c.w_overlap) run.config.overlap = &overlap;
+  run.saved = alloc_linear_saved_cuda(arena, run.config.mode, m, k, n, s, run.config.fp8);
+  run.scratch = alloc_linear_scratch_cuda(arena, run.config.mode, m, n, run.config.fp8);
+  const bench::TimingStats t =
+      bench::time_repeats(c.warmup, c.repeats, s, [&](int i) { run.step(g, b, i, b.timed, s); });
+  linear_check_finite_cuda(run.config, run.saved, 0, s);
+  rb.median_ms = t.median_ms;
+  rb.spread_ms = t.p90_ms - t.p10_ms;
+  rb.peak_transient_bytes = arena.peak() - mark;
+  run.step(g, b, 0, b.timed, s);  // the casts of x[0] and dY[0] for the GEMMs below
+  const LinearSavedCuda& sv = run.saved;
+  const LinearScratch& sc = run.scratch;
+  const OperandScaling xs = operand_scaling(recipe, Fp8Role::x);
+  const OperandScaling ws = operand_scaling(recipe, Fp8Role::w);
+  const OperandScaling ds = operand_scaling(recipe, Fp8Role::dy);
+  const auto arg = [](const TensorView& q, const TensorView& inv, ScaleMode mode) {
+    return GemmArg{q, true, inv.as<const float>(), mode};
+  };
+  const GemmArg pairs[3][2] = {{arg(sv.xq, sv.xq_inv, xs.q), arg(sv.wq, sv.wq_inv, ws.q)},
+                               {arg(sc.dyq, sc.dyq_inv, ds.q), arg(sv.wq_t, sv.wq_t_inv, ws.qt)},
+                               {arg(sc.dyq_t, sc.dyq_t_inv, ds.qt), arg(sv.xq_t, sv.xq_t_inv, xs.qt)}};
+  const TensorView outs[3] = {b.timed.y, b.timed.dx, b.timed.dw};
+  for (int i = 0; i < 3; ++i)
+    rb.gemm_ms[i] = bench::time_repeats(c.warmup, c.repeats, s, [&](int) {
+                      g.matmul(pairs[i][0], pairs[i][1], outs[i], {}, s);
+                    }).median_ms;
+  const double bytes_per_element = recipe == Fp8Recipe::rowwise ? 6.0 : 4.0;
+  rb.cast_bytes = bytes_per_element * static_cast<double>(m * k + n * k + m * n);
+  rb.cast_ms = rb.cast_bytes / (copy_gbps * 1e9) * 1e3;
+  rb.limit_ms = rb.gemm_ms[0] + rb.gemm_ms[1] + rb.gemm_ms[2] + rb.cast_ms;
+  arena.release(mark);
+  return rb;
+}
+
 LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const LinearBenchConfig& c,
                                    LinearBenchShape shape, double copy_gbps, cudaStream_t s) {
   const std::int64_t m = c.tokens, k = shape.in, n = shape.out;
@@ -206,6 +253,8 @@ LinearBenchShapeResult bench_shape(DeviceArena& arena, CublasLtGemm& g, const Li
     res.limit_ms = gemm_ms + res.cast_ms;
     arena.release(fused_mark);
   }
+  for (Fp8Recipe recipe : c.recipes)
+    res.recipes.push_back(bench_recipe(arena, g, c, b, recipe, copy_gbps, overlap, s));
   arena.release(base);
   return res;
 }
@@ -224,11 +273,15 @@ LinearBenchResult run_linear_bench(const LinearBenchConfig& config) {
   FP8LAB_CHECK(config.rotations >= 1, "bench linear: --rotations must be >= 1");
   std::string why;
   FP8LAB_CHECK_KIND(ErrorKind::cuda, cuda_available(&why), "bench linear needs a GPU: {}", why);
-  for (const LinearBenchShape& sh : config.shapes)
+  for (const LinearBenchShape& sh : config.shapes) {
     FP8LAB_CHECK_KIND(ErrorKind::shape,
                       sh.in % 16 == 0 && sh.out % 16 == 0 && config.tokens % 16 == 0,
                       "bench linear: shape {}->{} with {} tokens: FP8 GEMMs need multiples of 16",
                       sh.in, sh.out, config.tokens);
+    for (Fp8Recipe r : config.recipes)
+      check_fp8_linear_dims({r, false}, config.tokens, sh.in, sh.out,
+                            fmt::format("bench {}x{}", sh.in, sh.out));
+  }
   LinearBenchResult result;
   result.config = config;
   cudaDeviceProp prop{};

@@ -49,6 +49,16 @@ nlohmann::json shape_json(const LinearBenchShapeResult& r, std::int64_t tokens) 
   for (const CastKernelBench& ck : r.casts)
     j["cast_kernels_dy"][ck.name] = {
         {"ms", ck.ms}, {"bytes", ck.bytes}, {"gbps", ck.bytes / (ck.ms * 1e-3) / 1e9}};
+  for (const RecipeBench& rb : r.recipes)
+    j["recipes"][fp8_recipe_name(rb.recipe)] = {
+        {"fused_ms", rb.median_ms},
+        {"spread_p10_p90_ms", rb.spread_ms},
+        {"gemm_ms", {{"fwd", rb.gemm_ms[0]}, {"dgrad", rb.gemm_ms[1]}, {"wgrad", rb.gemm_ms[2]}}},
+        {"limit_ms", rb.limit_ms},
+        {"limit_cast_ms", rb.cast_ms},
+        {"limit_cast_bytes", rb.cast_bytes},
+        {"fused_over_limit", rb.limit_ms > 0 ? rb.median_ms / rb.limit_ms : 0.0},
+        {"peak_transient_bytes", rb.peak_transient_bytes}};
   return j;
 }
 
@@ -116,6 +126,24 @@ std::string linear_bench_report(const LinearBenchResult& result) {
       o << fmt::format(" {} {:.3f} ms {:.0f}", ck.name, ck.ms, ck.bytes / (ck.ms * 1e-3) / 1e9);
     o << fmt::format("; limit = fp8 GEMMs {:.3f} + casts {:.3f} ({:.0f} MB)\n",
                      r.limit_ms - r.cast_ms, r.cast_ms, r.cast_bytes / 1e6);
+  }
+  bool any_recipe = false;
+  for (const auto& r : result.shapes) any_recipe = any_recipe || !r.recipes.empty();
+  if (any_recipe) {
+    o << "\nScaling recipes, fused (ms): fwd+bwd, its own limit (its GEMMs alone + its casts at "
+         "copy bandwidth), and against tensorwise fused and bf16\n";
+    o << fmt::format("{:>10} {:>11} {:>9} {:>8} {:>11} {:>24} {:>13} {:>9}\n", "I->O", "recipe",
+                     "fwd+bwd", "limit", "fused/limit", "GEMMs fwd/dgrad/wgrad", "/tensorwise",
+                     "/bf16");
+    for (const auto& r : result.shapes)
+      for (const RecipeBench& rb : r.recipes)
+        o << fmt::format("{:>10} {:>11} {:>9.3f} {:>8.3f} {:>11} {:>24} {:>13} {:>9}\n",
+                         fmt::format("{}->{}", r.shape.in, r.shape.out), fp8_recipe_name(rb.recipe),
+                         rb.median_ms, rb.limit_ms, ratio(rb.median_ms, rb.limit_ms),
+                         fmt::format("{:.3f}/{:.3f}/{:.3f}", rb.gemm_ms[0], rb.gemm_ms[1],
+                                     rb.gemm_ms[2]),
+                         ratio(rb.median_ms, r.mode_ms(LinearCudaMode::fp8_fused)),
+                         ratio(rb.median_ms, r.mode_ms(LinearCudaMode::bf16)));
   }
   return o.str();
 }
