@@ -7,8 +7,9 @@
 // x is read once. A row's scale (ScaleMode::row) needs the whole row and a column's the whole
 // column: those come from a first pass over x (launch_grouped_row_col_keys).
 //
-// Threads: 8 warps of 16 tile rows; lane l holds columns 4l..4l+3 of each of its rows (one
-// 8-byte load per row). Group amaxes are integer maxima of keys (fp8_device.cuh): order-free,
+// Threads: 16 warps of 8 tile rows; lane l holds columns 4l..4l+3 of each of its rows (one
+// 8-byte load per row), so a thread's 8 codes of one column are 8 consecutive rows of qt and go
+// to shared memory in one 8-byte store. Group amaxes are integer maxima of keys (fp8_device.cuh): order-free,
 // so the result cannot depend on the schedule.
 #include <algorithm>
 
@@ -19,7 +20,7 @@ namespace fp8lab::detail {
 namespace {
 
 constexpr int kT = 128;
-constexpr int kThreads = 256;
+constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
 constexpr int kRows = kT / kWarps;  // tile rows per warp
 
@@ -139,7 +140,7 @@ __device__ __forceinline__ void store4(std::uint8_t* out, std::int64_t row, std:
 template <Fp8Format F, bool kHw, ScaleMode kMode, bool kQt>
 __global__ void __launch_bounds__(kThreads) grouped_cast_tile(GroupedCastArgs a) {
   __shared__ std::uint32_t col_key[kT];
-  __shared__ alignas(16) std::uint8_t tile_t[kT][kT + 4];  // qt's codes, rows = x's columns
+  __shared__ alignas(16) std::uint8_t tile_t[kT][kT + 8];  // qt's codes, rows = x's columns
   __shared__ std::uint32_t warp_key[kWarps];
   TileValues tv;
   read_tile(a, tv, col_key);
@@ -178,6 +179,8 @@ __global__ void __launch_bounds__(kThreads) grouped_cast_tile(GroupedCastArgs a)
 
   CastTally tally;
   const int n_here = t.cols - 4 * lane;
+  static_assert(kRows == 8, "a thread's column of qt codes packs into two words");
+  std::uint32_t col_codes[4][2] = {};
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     const int rl = warp * kRows + i;
@@ -189,8 +192,15 @@ __global__ void __launch_bounds__(kThreads) grouped_cast_tile(GroupedCastArgs a)
       const std::uint32_t codes_t =
           kMode == ScaleMode::block128 ? codes : cast4<F, kHw>(v[i], s_col, tally);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) tile_t[4 * lane + j][rl] = static_cast<std::uint8_t>(codes_t >> (8 * j));
+      for (int j = 0; j < 4; ++j)
+        col_codes[j][i / 4] |= ((codes_t >> (8 * j)) & 0xFFu) << (8 * (i % 4));
     }
+  }
+  if constexpr (kQt) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      *reinterpret_cast<uint2*>(&tile_t[4 * lane + j][warp * kRows]) =
+          make_uint2(col_codes[j][0], col_codes[j][1]);
   }
   flush_tally(tally, a.meta);
 
