@@ -1,6 +1,7 @@
 // fp8lab: one CLI, one subcommand per job (see apps/commands/). `fp8lab --help` lists them.
 #include "command_registry.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/version.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
       "fp8lab: train GPT-style models with native FP8 linear layers on Hopper GPUs, and run\n"
       "auditable precision studies (BF16 control vs FP8 candidate). Every subcommand has --help."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "fp8lab 0.1.0");
+  app.set_version_flag("--version", std::string("fp8lab ") + fp8lab::kVersion);
   auto& registry = command_registry();
   std::sort(registry.begin(), registry.end(),
             [](const CommandSpec& a, const CommandSpec& b) { return a.name < b.name; });

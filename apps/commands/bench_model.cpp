@@ -80,7 +80,7 @@ void add_bench_model(CLI::App& bench) {
                    "optionally +timed-gemm (CUDA: each GEMM's algorithm timed among cuBLASLt's "
                    "candidates on its first call, the fastest kept; the picks are printed), "
                    "then optionally +filled-grads (each pass zeroes the gradients with a fill "
-                   "and the backward adds to them, as before v34, instead of the backward "
+                   "and the backward adds to them, instead of the backward "
                    "writing them)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")

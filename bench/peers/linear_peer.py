@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch peer of `fp8lab bench linear`: the same isolated linear layer, forward + backward.
 
-Arms (design.md section 6, targets.md):
+Arms (docs/design.md section 6):
   torch_bf16: torch.compile(nn.Linear(bias=False)) in bf16, autograd backward (dX bf16, dW bf16).
   torch_fp8:  the tensorwise current-scaling FP8 recipe (design.md section 2) with
               torch._scaled_mm(use_fast_accum=False); the casts (amax, scale, saturating cast,

@@ -2,11 +2,11 @@
 energy per step beside fp8lab's (src/bench/energy_counter.hpp reads the same counter).
 
 Every arm on the H200, fp8lab's and PyTorch's, runs at the board's power limit
-(docs/perf-notes.md, "The training step is power-bound"), so tokens per joule compares the
+(docs/performance.md, "How the numbers are taken"), so tokens per joule compares the
 two where time alone is blurred by the power cap.
 
 The counter moves only every ~100 ms on the H200 (77-123 ms apart; a read takes ~4 ms;
-bench/probes/nvml_energy_tick.py, session 14), so two reads around ~1 s of timed calls are off
+bench/probes/nvml_energy_tick.py), so two reads around ~1 s of timed calls are off
 by up to one step at each end (~±9%). EnergySampler polls it on a thread and records each move;
 the energy of a window is the counter interpolated linearly at each end between the moves that
 bracket it (as src/bench/energy_sampler.hpp does for fp8lab). That assumes constant power within

@@ -1,8 +1,8 @@
 // What the producer-fused amax's per-CTA commit (detail::commit_block_amax) costs a kernel, and
 // which part of it: the CTA barrier and shared-memory round, the atomicMax into the meta, the
-// fence, the ticket. docs/perf-notes.md ("Where the fused amax costs its producers") found the
-// producers of an FP8 linear's input ~2 ms slower per gpt1.3b step with the amax than without,
-// e.g. add_rmsnorm_forward ~15 us per call at 2,048 CTAs.
+// fence, the ticket. The model's op tables had shown the producers of an FP8 linear's input
+// ~2 ms slower per gpt1.3b step with the amax than without, e.g. add_rmsnorm_forward ~15 us per
+// call at 2,048 CTAs (docs/performance.md, "Casts and amax").
 //
 // Every variant runs the same kernel body: each of 256 threads stores kStoresPerThread 16-byte
 // words (a CTA's output tile, so that thread 0 has stores in flight when it commits), then hands
@@ -25,7 +25,7 @@
 // waits for its fence and ticket, so the wait is paid in full per CTA.
 //
 // Build: the `amax_commit_probe` target (CUDA builds). Run on the GPU machine
-// (scripts/gpu-session probe); results under bench/results/.
+// (scripts/gpu-session probe); results under bench/results/kernels/.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

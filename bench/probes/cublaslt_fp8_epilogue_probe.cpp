@@ -1,12 +1,12 @@
 // Which cuBLASLt options an FP8 GEMM (E4M3 x E4M3, TN, fp32 compute) runs with on this machine:
 // output type, epilogue (GELU, GELU_AUX), aux type, AMAX_D, the aux amax, fast accumulation.
 // For each case: the heuristic's status and candidate count, and whether a candidate launched.
-// Written for the FP8 MLP's GELU epilogue (docs/perf-notes.md v18), which needs an FP8 GEMM
+// Written for the FP8 MLP's GELU epilogue (docs/performance.md, "GEMMs"), which needs an FP8 GEMM
 // with GELU_AUX that also returns max|out| for a bf16 out. Every operand is E4M3 1.0, so the
 // product is K and a reported amax_d should read K.
 //
 // Build: the `cublaslt_fp8_epilogue_probe` target (CUDA builds). Run on the GPU machine; prints
-// one line per case. Results from the H200: bench/results/h200_cublaslt_fp8_epilogue_probe.txt.
+// one line per case. Results from the H200: bench/results/kernels/cublaslt_fp8_epilogue_probe.txt.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 

@@ -1,7 +1,7 @@
 // How fast cuBLASLt's GEMMs can be at the model's own shapes: every algorithm configuration
 // cuBLASLt accepts, timed on cold operands, against the heuristic's first pick (the one fp8lab
-// runs). Written for fp8-linears ≥ 1.30× bf16 at gpt1.3b (docs/perf-notes.md, "What
-// fp8-linears ≥ 1.30× at gpt1.3b needs"): its FP8 GEMMs run at 1.28 PFLOP/s in the model, and
+// runs). Written for fp8-linears ≥ 1.30× bf16 at gpt1.3b (docs/performance.md, "GEMMs"): its
+// FP8 GEMMs run at 1.28 PFLOP/s in the model, and
 // the question is whether any kernel cuBLASLt ships runs these shapes faster, or whether only a
 // GEMM of fp8lab's own could.
 //
@@ -14,7 +14,7 @@
 // Each launch reads operands the previous launch did not (sets rotate, each set larger than
 // L2 together with the next), so no time is an L2 hit the model would not get.
 //
-// The GPU's clock drifts over a survey (the first version, `h200_s13_gemm_survey_v1`, timed the
+// The GPU's clock drifts over a survey (a first version, each candidate timed alone, timed the
 // heuristic's pick 0.42 ms at the start and 0.48 ms at the end of the same case), so every
 // candidate is timed beside the heuristic's pick: their launches alternate, and a candidate's
 // score is the ratio of its median to the pick's median over the same stretch of time. A
@@ -30,14 +30,14 @@
 // --sustain S: no survey; each GEMM's heuristic pick runs back to back for S seconds after the
 // GPU has rested, and the rate of every ~100 ms window is printed. The survey's launches are
 // one at a time with the host in between, so the board stays cool; the model's are back to
-// back. In the survey's second version (`h200_s13_gemm_survey_v2`), the SM clock fell from
+// back. In the paired survey (bench/results/gemm/fp8-survey/), the SM clock fell from
 // 1980 MHz to as low as 1215 MHz at 680 W whenever the FP8 candidates ran back to back, with
 // the software power cap as the throttle reason.
 //
 // Build: the `cublaslt_gemm_survey` target (CUDA builds). Run on the GPU machine:
 //   cublaslt_gemm_survey [--preset gpt1.3b|gpt350m|gpt50m]... [--bf16] [--fp8]
 //                        [--data normal|codes] [--sustain SECONDS]
-// (default: gpt1.3b and gpt50m, FP8, normal). Results: bench/results/.
+// (default: gpt1.3b and gpt50m, FP8, normal). Results: bench/results/gemm/.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 

@@ -2,7 +2,7 @@
 
 `fp8lab bench model` and gpt_peer.py read the counter before and after an arm's timed repeats
 (~1 s at gpt50m). If the counter only moves every P ms, that difference is off by up to one
-step of the counter at each end: session 14's first call reported 750 W for an arm under the
+step of the counter at each end: the first such report read 750 W for an arm under the
 700 W cap. This probe keeps the GPU busy with bf16 GEMMs for --seconds, polls the counter in a
 tight loop, and prints how often it moves, by how much, and the power each step implies.
 

@@ -1,5 +1,5 @@
 // What the producer-fused amax costs each producer op on its own, away from the model's other
-// ops (docs/perf-notes.md, "Where the fused amax costs its producers"). In gpt1.3b's op tables
+// ops (docs/performance.md, "Casts and amax"). In gpt1.3b's op tables
 // the FP8 arm's producers ran ~2 ms per step slower with their amax slots than without, and
 // the neighbouring ops (the side stream's W casts, L2 contents) could not be told apart from
 // the amax itself. Here each op runs alone on the CUDA backend, at a preset's shapes, with an
@@ -7,10 +7,10 @@
 // backend's stream. Prints the median of kRounds calls of each, and the difference. The slot
 // runs both protocols: finalised by the producer (a ticket per CTA) and deferred
 // (AmaxSlot::deferred: the keys only; the slot is not zeroed between calls, which changes
-// nothing about the time). AdamW's slot is the working copy's: an FP8 linear's W amax (v29).
+// nothing about the time). AdamW's slot is the working copy's: an FP8 linear's W amax.
 //
 // Build: the `producer_amax_probe` target (CUDA builds). Run on the GPU machine
-// (scripts/gpu-session probe); results under bench/results/.
+// (scripts/gpu-session probe); results under bench/results/kernels/.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -142,7 +142,7 @@ void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
             [&](AmaxSlot s) { gpu.attention_backward(qkv, out, lse, dout, heads, seq, dqkv, s); });
   }
   {  // AdamW on one MLP weight [4D, D] writing its bf16 working copy, whose amax is the FP8 W's
-     // (v29); the weights drift by 1e-6 a call, which changes nothing about the time
+     // (deferred); the weights drift by 1e-6 a call, which changes nothing about the time
     const Buffer param = random_tensor(gpu, DType::f32, {4 * d, d}, 0.02f, 9);
     const Buffer grad = random_tensor(gpu, DType::f32, {4 * d, d}, 1e-3f, 10);
     const Buffer mom = empty_tensor(gpu, DType::f32, {4 * d, d});
@@ -158,15 +158,14 @@ void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
   // The consumers: an FP8 linear's cast of both layouts, with its own amax pass (no slot) or
   // the scale from a filled slot, finalised or keys only. mlp.proj's x [M, 4D] (e4m3) and
   // qkv's dY [M, 3D] (e5m2); each moves 4 bytes per element (bf16 in, two FP8 layouts out).
-  // The next two cross shape and format (they located this probe's own race in session 12:
-  // perf-notes v31).
+  // The next two cross shape and format (they located a race in this probe, fixed below).
   for (const auto& [what, cols, format] :
        {std::tuple{"cast both layouts, x [M, 4D]", 4 * d, Fp8Format::e4m3},
         std::tuple{"cast both layouts, dY [M, 3D]", 3 * d, Fp8Format::e5m2},
         std::tuple{"cast both layouts, [M, 4D] e5m2", 4 * d, Fp8Format::e5m2},
         std::tuple{"cast both layouts, [M, 3D] e4m3", 3 * d, Fp8Format::e4m3},
         // The model's three [M, D] casts per block (qkv's, attn.proj's and fc's x): in the
-        // model the casts move 3.1 TB/s against the larger ones' 3.6 alone (perf-notes).
+        // model the casts moved 3.1 TB/s against the larger ones' 3.6 alone.
         std::tuple{"cast both layouts, x [M, D]", d, Fp8Format::e4m3}}) {
     const Buffer x = random_tensor(gpu, DType::bf16, {m, cols}, 1.f, 11);
     const Buffer q = empty_tensor(gpu, fp8_dtype(format), {m, cols});
@@ -177,8 +176,8 @@ void probe_preset(cuda::CudaBackend& gpu, const Preset& p) {
     gpu.convert(x, x, filled);  // the slot of x as its producer leaves it (same bits again)
     // The copies below run on the legacy stream, the convert on the backend's non-blocking one:
     // without this wait the keys were read (and written back) before the convert's ticket had
-    // finalised the slot, so the deferred arm cast with keys 0, i.e. scale 1 (session 12's
-    // fourth call: every warp of an e4m3 cast then counted an underflow, +8-18%).
+    // finalised the slot, so the deferred arm cast with keys 0, i.e. scale 1 (every warp of an
+    // e4m3 cast then counted an underflow, +8-18%).
     gpu.synchronize();
     std::uint32_t keys = 0;  // the finalised amax's bits, for the deferred arm
     FP8LAB_CUDA_CHECK(cudaMemcpy(&keys, &meta[1].amax, sizeof(keys), cudaMemcpyDeviceToHost));

@@ -114,8 +114,8 @@ struct LossSums {
 // runs (the owner zeroes it, e.g. GptModel once per forward for slots used once per step), and
 // a producer that runs again over the same values leaves it unchanged. Why: on the GPU the
 // ticket's round trip holds each CTA ~0.8 us after its last store, which costs the attention
-// kernels and other one-CTA-per-SM producers 3-17% (docs/perf-notes.md, v27). A backend whose
-// producers always finalise (the CPU) may ignore the flag.
+// kernels and other one-CTA-per-SM producers 3-17% (docs/performance.md, "Casts and amax"). A
+// backend whose producers always finalise (the CPU) may ignore the flag.
 struct AmaxSlot {
   Fp8Meta* meta = nullptr;             // backend memory; null: no fused amax
   Fp8Format format = Fp8Format::e4m3;  // the cast the scale is for: e4m3 (x) or e5m2 (dy)

@@ -28,19 +28,19 @@ namespace fp8lab {
 struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
-  bool fuse_amax = true;      // GptModel::set_fuse_amax; "+unfused-amax" turns it off (A/B of v4)
-  bool fuse_attention_amax = true;  // set_fuse_attention_amax; "+unfused-attention-amax" (v19)
-  bool deferred_amax = true;  // GptModel::set_deferred_amax; "+finalized-amax" turns it off (v27)
-  bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off (v7)
-  bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off (v15)
+  bool fuse_amax = true;      // GptModel::set_fuse_amax; "+unfused-amax" turns it off
+  bool fuse_attention_amax = true;  // set_fuse_attention_amax; "+unfused-attention-amax"
+  bool deferred_amax = true;  // GptModel::set_deferred_amax; "+finalized-amax" turns it off
+  bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off
+  bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off
   bool fuse_gelu_backward = false;  // GptModel::set_fuse_gelu_backward; "+dgelu" turns it on
-  // GptModel::set_weight_amax_from_update; "+own-w-amax" turns it off (v29)
+  // GptModel::set_weight_amax_from_update; "+own-w-amax" turns it off
   bool weight_amax_from_update = true;
   bool timed_gemm = false;  // CUDA: GemmAlgoChoice::timed; "+timed-gemm" turns it on
   // CUDA: CudaBackend::set_w_cast_overlap; "+serial-w-cast" turns it off
   bool w_cast_overlap = true;
   // "+filled-grads": each pass zeroes the gradients with a fill and its backward adds to them,
-  // as before v34, instead of GptModel::zero_grads letting the backward write them (A/B of v34)
+  // instead of GptModel::zero_grads letting the backward write them
   bool filled_grads = false;
 };
 // "bf16", "fp8-mlp", "fp8-linears", FP8 ones optionally with "+rowwise" or "+blockwise" (the
@@ -61,8 +61,8 @@ struct ModelBenchConfig {
   std::vector<ModelBenchArm> arms;
   int warmup = 3;
   // ... and warm-up for at least this many seconds, the first call included. On the H200 the
-  // steps 1-2 s into each arm's run were 5-15% slower than the rest (every arm, both presets,
-  // session 12): the GPU's power ramp. bench/peers/gpt_peer.py waits the same.
+  // steps 1-2 s into each arm's run were 5-15% slower than the rest (every arm, both presets):
+  // the GPU's power ramp. bench/peers/gpt_peer.py waits the same.
   double warmup_s = 3.0;
   int repeats = 25;
   // Each arm is run this many times, the arms interleaved (a b c a b c ...), and its repeats
@@ -143,7 +143,7 @@ struct ModelBenchResult {
 // Names of the environment variables recorded in ModelBenchResult::kernel_env.
 const std::vector<std::string>& kernel_env_names();
 
-// One of the project's performance goals (docs/perf-notes.md, "Targets") checked against this
+// One of the project's performance goals (docs/performance.md, "Goals") checked against this
 // run: `value` compared with `limit` by `relation` ("<", "<=" or ">="); `detail` names the
 // numbers it came from. Step medians and step peaks, as the goals are stated.
 struct ModelBenchTargetCheck {

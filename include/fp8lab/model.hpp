@@ -111,13 +111,13 @@ class GptModel {
   // The attention's share of it (its output into attn.proj, its backward's d_qkv into qkv's
   // dY), on by default while fuse_amax is on. Off: attn.proj and qkv read their input for the
   // amax, the other producers keep theirs. For an A/B of the attention kernels' amax epilogue
-  // against the linears' own pass (docs/perf-notes.md v19); the same bits either way.
+  // against the linears' own pass (docs/performance.md, "Casts and amax"); the same bits.
   void set_fuse_attention_amax(bool on) { fuse_attention_amax_ = on; }
   bool fuse_attention_amax() const { return fuse_attention_amax_; }
   // The fused amax's slots deferred (AmaxSlot::deferred), on by default: the producers only
   // accumulate, each FP8 linear finalises its scale as it casts, and every slot (one per block
   // and linear, for x and for dY) is zeroed once at the start of each forward. Off: each producer
-  // finalises its slot itself with a ticket per CTA (the protocol before v27). The same bits
+  // finalises its slot itself with a ticket per CTA (the older protocol). The same bits
   // either way (tests/cuda/test_cuda_fused_amax.cpp).
   void set_deferred_amax(bool on) { deferred_amax_ = on; }
   bool deferred_amax() const { return deferred_amax_; }
@@ -158,7 +158,7 @@ class GptModel {
   // on by default), and proj's backward with the GELU backward as one op
   // (linear_backward_gelu; off by default: on the H200, cuBLASLt's DGELU GEMM costs more than
   // the GELU-backward kernel it replaces at gpt350m, and saves under 1% of the step at gpt50m
-  // and gpt1.3b; docs/perf-notes.md v15). A backend may take GELU of fc's product before its
+  // and gpt1.3b; docs/performance.md, "GEMMs"). A backend may take GELU of fc's product before its
   // rounding (the CUDA backend does in bf16), so the loss can differ from the separate ops' by
   // roundings, not by formula. Pointwise recompute of gelu keeps the separate ops in both
   // directions: its backward rebuilds gelu with gelu_forward from the kept fc, proj's dW must

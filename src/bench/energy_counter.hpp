@@ -1,8 +1,8 @@
 // The GPU's cumulative energy counter, for energy per training step in `fp8lab bench model`.
 //
 // Why: on the H200 every arm of the training step, ours and PyTorch's, runs at the board's
-// power limit, its SM clock ~20% under the maximum (docs/perf-notes.md, "The training step is
-// power-bound"). Speed there is work per joule, so an arm's energy per step says what a change
+// power limit, its SM clock ~20% under the maximum (docs/performance.md, "How the numbers are
+// taken"). Speed there is work per joule, so an arm's energy per step says what a change
 // saved even where the power cap turns part of the saving back into clock.
 //
 // The counter is NVML's total energy since the driver loaded (millijoules, Volta and later).

@@ -1,8 +1,8 @@
 // The energy of a window of time from a cumulative energy counter that moves in coarse steps.
 //
 // Why: on the H200, NVML's total-energy counter (bench/energy_counter.hpp) moves only every
-// ~100 ms (77-123 ms apart), and one read takes ~4 ms (bench/probes/nvml_energy_tick.py,
-// session 14). Two reads around an arm's ~1 s of timed repeats were off by up to one step at
+// ~100 ms (77-123 ms apart), and one read takes ~4 ms (bench/probes/nvml_energy_tick.py).
+// Two reads around an arm's ~1 s of timed repeats were off by up to one step at
 // each end, ~±9%: the first GPU run reported 750 W mean for an arm on a board capped at 700 W.
 // So a thread polls the counter and records each moment it moves, and the energy of the window
 // is the counter interpolated linearly at each end between the moves that bracket it.

@@ -139,7 +139,7 @@ void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
 }
 
 // The gradients of a new pass read as zero: the backward writes them (GptModel::zero_grads),
-// or under "+filled-grads" a fill zeroes them and the backward adds (before v34).
+// or under "+filled-grads" a fill zeroes them and the backward adds (the older way).
 void zero_grads(const ModelBenchArm& arm, GptModel& model) {
   if (arm.filled_grads)
     model.backend().fill_zero(model.grads());

@@ -1,4 +1,4 @@
-// The project's performance goals (docs/perf-notes.md, "Targets") that `fp8lab bench model` can
+// The project's performance goals (docs/performance.md, "Goals") that `fp8lab bench model` can
 // check from one run (fp8lab/bench_model.hpp): printed under the report's table and written to
 // the JSON, so that a results file says against which limit its numbers were met or missed.
 #include <cstdio>

@@ -160,7 +160,7 @@ __device__ __forceinline__ constexpr std::uint32_t rare_magnitude_bits() {
 // The cast of 16 raw input elements. The hardware path does per element only what every
 // element needs (the unpacking, the multiply, the conversion); the checks and tallies come from
 // words. In the model the casts run at the power-capped SM clock, where the per-element version
-// was issue-bound (26 instructions per element; perf-notes v35).
+// was issue-bound (26 instructions per element; docs/performance.md, "Casts and amax").
 // - A chunk whose max |y| could saturate, or holds inf or NaN, takes cast16_exact: saturation
 //   is rare under current scaling, and only there can the conversion make a NaN code, which
 //   cvt_pair_hw canonicalises.

@@ -32,7 +32,7 @@ __device__ __forceinline__ void tile_put16(std::uint8_t (*tile)[kTile], int row,
 
 // The 4x4 byte transpose: a, b, c, d hold rows 0-3 of four columns (byte k = column k); word k of
 // the result holds column k's four rows (byte j = row j). Eight byte permutes instead of sixteen
-// byte loads and their shifts (perf-notes v35).
+// byte loads and their shifts (docs/performance.md, "Casts and amax").
 __device__ __forceinline__ void transpose4x4_bytes(std::uint32_t a, std::uint32_t b,
                                                    std::uint32_t c, std::uint32_t d,
                                                    std::uint32_t (&col)[4]) {

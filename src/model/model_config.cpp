@@ -81,7 +81,7 @@ RunConfig run_preset(std::string_view name) {
     r.train.loss_chunk_rows = 1024;
     return r;
   }
-  // The GPU presets follow the peer measurements in targets.md (B x T tokens per step).
+  // The GPU presets use the batches of the PyTorch peer's measurements (B x T tokens per step).
   r.data.kind = "shards";
   r.train.loss_chunk_rows = 8192;
   r.optim.warmup_steps = 200;

@@ -192,7 +192,7 @@ __device__ __forceinline__ void mma_p_b_kn(float (&acc)[NT][4], const float (&p)
 // Rows >= seq_len are zero-filled (source size 0), so masked products never meet stale NaN
 // bits; their address is clamped to the last row, inside the tensor, so no branch picks
 // between two pointers per chunk (that select compiled to branches, constant reloads and moves
-// around every copy: docs/perf-notes.md v14). The caller commits.
+// around every copy: docs/performance.md, "Attention"). The caller commits.
 template <int HD, int ROWS, int THREADS, typename Offset>
 __device__ __forceinline__ void load_tile_chunks(bf16_bits* tile, const bf16_bits* head,
                                                  std::int64_t stride, int row0, int seq_len,
@@ -341,7 +341,7 @@ __device__ __forceinline__ void probs_tile(float (&s)[NB][4], float scale_log2, 
 // probs_tile with the mask tested only where the tile needs it (need_mask: the tile crosses
 // the diagonal or the end; uniform over the warp or warpgroup). Folding need_mask into the
 // per-element test instead compiles to a branch and ~8 integer instructions per element on
-// every step, about a quarter of the wgmma dK/dV kernel's loop (docs/perf-notes.md v13).
+// every step, about a quarter of the wgmma dK/dV kernel's loop (docs/performance.md, "Attention").
 template <int NB, typename Masked, typename LseLog2>
 __device__ __forceinline__ void probs(float (&s)[NB][4], float scale_log2, bool need_mask,
                                       Masked masked, LseLog2 lse_log2) {

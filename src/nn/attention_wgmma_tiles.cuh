@@ -11,7 +11,8 @@ namespace fp8lab::cuda_ops {
 namespace {
 
 // Two warpgroups per CTA share the walked tiles (one load for both). One warpgroup per CTA, free
-// of the CTA barrier that keeps the two in step, measured no faster (docs/perf-notes.md v11d).
+// of the CTA barrier that keeps the two in step, measured no faster (docs/performance.md,
+// "Attention").
 constexpr int kWgThreads = 256;  // two warpgroups
 constexpr int kWgRows = 64;      // rows of one warpgroup's tile products
 constexpr int kWgStep = 64;      // columns of S per step (queries | keys)

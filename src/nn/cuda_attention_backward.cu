@@ -265,9 +265,9 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
 // FP8LAB_ATTENTION_BWD (read once): "wgmma-ws", "wgmma", "two-pass" or "fused", unset = wgmma-ws
 // (wgmma where wgmma-ws is not built, two-pass where wgmma is not); anything else is an error
 // rather than a silent default. wgmma beat two-pass on the H200 (gpt50m, 8 layers: 31.6 against
-// 36.5 ms, docs/perf-notes.md v11) with the same bits, and wgmma-ws, wgmma's bits from TMA-fed,
-// warp-specialised kernels, beat wgmma (gpt1.3b, 24 layers: 25.3 against 30.9 ms; gpt50m, 8
-// layers: 20.7 against 23.2 ms; v26). The fused kernel measured no faster than two-pass
+// 36.5 ms) with the same bits, and wgmma-ws, wgmma's bits from TMA-fed, warp-specialised
+// kernels, beat wgmma (gpt1.3b, 24 layers: 25.3 against 30.9 ms; gpt50m, 8 layers: 20.7 against
+// 23.2 ms; docs/performance.md, "Attention"). The fused kernel measured no faster than two-pass
 // (36.4 against 36.9 ms) while it needs an f32 dQ workspace and relies on in-order CTA dispatch.
 AttentionBackwardAlgo algo_from_env() {
   static const AttentionBackwardAlgo algo = [] {

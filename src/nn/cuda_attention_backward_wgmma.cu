@@ -14,8 +14,9 @@
 // as the N-major B of dK / dV / dQ.
 //
 // Why wgmma: the mma.sync kernels are latency-bound at 8-12 warps per SM, re-reading every B
-// fragment from shared memory per 16-row warp tile (docs/perf-notes.md, ncu of session 4);
-// wgmma reads each B tile once per 64 rows and runs asynchronously to the softmax arithmetic.
+// fragment from shared memory per 16-row warp tile (Nsight Compute); wgmma reads each B tile
+// once per 64 rows and runs asynchronously to the softmax arithmetic (docs/performance.md,
+// "Attention").
 //
 // The steps and the dK/dV epilogue are attention_backward_wgmma_step.cuh's, shared with the
 // warp-specialised kernels (cuda_attention_backward_ws.cu), which say how the steps overlap.

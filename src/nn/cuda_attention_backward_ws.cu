@@ -4,7 +4,7 @@
 // epilogues (attention_backward_wgmma_step.cuh, shared with cuda_attention_backward_wgmma.cu:
 // the same bits), their tiles brought in by the TMA unit instead of every thread's cp.async,
 // and handed over through mbarriers instead of a CTA barrier per step. The forward's
-// cuda_attention_forward_ws.cu did the same for the forward and took 19% off it (v25).
+// cuda_attention_forward_ws.cu did the same for the forward and took 19% off it.
 //
 // A CTA is 3 or 4 warpgroups. Warpgroup 0 is the producer: it gives its registers to the others
 // (setmaxnreg, tma.cuh), and in its first warp one thread issues every tile load as TMA boxes.
@@ -171,7 +171,7 @@ struct WsQShape {
   // consumer warps: the wgmma dQ kernel runs 16 there, in two CTAs of 128 registers, and
   // two CTAs of this kernel would leave 112 (ptxas then spills and serialises the wgmma,
   // C7512). Measured at gpt50m: 1.00 ms per layer against the wgmma kernel's 1.05 (Nsight
-  // Compute, docs/perf-notes.md v26). hd 128: two, at 240, as the dK/dV kernel.
+  // Compute). hd 128: two, at 240, as the dK/dV kernel.
   static constexpr int kConsumers = HD <= 64 ? 3 : 2;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kRegs = HD <= 64 ? 160 : kConsumerRegs;  // per consumer thread

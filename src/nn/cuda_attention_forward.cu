@@ -213,8 +213,8 @@ void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_l
 // FP8LAB_ATTENTION_FWD (read once): "wgmma-ws", "wgmma" or "mma-sync", unset = wgmma-ws (wgmma
 // where wgmma-ws is not built, mma-sync where wgmma is not); anything else is an error rather
 // than a silent default. All three give the same bits. wgmma beat mma.sync on the H200 (gpt50m,
-// 8 layers: 7.6 against 9.2 ms, docs/perf-notes.md v11), and wgmma-ws, built for hd 128, beat
-// wgmma there (gpt1.3b, 24 layers: 9.1 against 11.2 ms, v25).
+// 8 layers: 7.6 against 9.2 ms, docs/performance.md, "Attention"), and wgmma-ws, built for hd 128,
+// beat wgmma there (gpt1.3b, 24 layers: 9.1 against 11.2 ms).
 AttentionForwardAlgo forward_algo_from_env() {
   static const AttentionForwardAlgo algo = [] {
     const char* value = std::getenv("FP8LAB_ATTENTION_FWD");

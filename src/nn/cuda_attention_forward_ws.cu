@@ -3,7 +3,7 @@
 // the same bits), with its tiles brought in by the TMA unit instead of by every thread's
 // cp.async, and handed over through mbarriers instead of a CTA barrier per step.
 //
-// Why (docs/perf-notes.md, Nsight Compute of session 9): at hd 128 the wgmma forward holds 8
+// Why (Nsight Compute; docs/performance.md, "Attention"): at hd 128 the wgmma forward holds 8
 // warps per SM and waits; the CTA barrier of each step is its largest stall (1.43 of 5.55
 // cycles per issued instruction), ahead of the softmax's dependent arithmetic, while the
 // tensor pipe runs 36% of the time.

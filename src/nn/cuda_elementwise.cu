@@ -168,7 +168,7 @@ __device__ __forceinline__ void adamw_element(float& p, float g, float& m, float
 // lane l takes the quads [4 l, 4 l + 4) and [128 + 4 l, 128 + 4 l + 4) (for_each_lane_pair<kQuad>),
 // so each 16-byte f32 instruction of the warp covers 512 contiguous bytes and each 8-byte store
 // of the bf16 working copy 256. Which thread takes which element changes no element's
-// arithmetic: the same bits as for_each_element's layout (docs/perf-notes.md, v40).
+// arithmetic: the same bits as for_each_element's layout (docs/performance.md, "AdamW").
 constexpr int kQuad = 4;
 constexpr int kQuadPair = 2 * kQuad;  // elements per thread and warp step
 static_assert(kQuadPair == kVec, "the working copy's store packs one kVec vector");

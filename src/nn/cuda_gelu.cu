@@ -57,7 +57,7 @@ __device__ __forceinline__ float gelu_grad(float v) {
 //
 // A warp's step is 512 elements, lane l's vectors at 8 l and 256 + 8 l (for_each_lane_pair<kVec>):
 // with them adjacent instead (16 l and 16 l + 8), ncu showed gelu_forward bound by L2
-// throughput (94%) at 62% of DRAM bandwidth (docs/perf-notes.md, v37).
+// throughput (94%) at 62% of DRAM bandwidth (docs/performance.md, "Pointwise kernels").
 constexpr int kGeluSpan = 2 * kVec;
 
 // W values from p (W == 1), or kVec from each of p and q (W == kGeluSpan).

@@ -231,8 +231,8 @@ void CudaBackend::linear_backward_gelu(LinearContext& saved, const TensorView& d
 // dx_c = dlogits · w and dw += dlogitsᵀ · x_c. Only one chunk's logits exist at a time.
 // Training stores the chunk's logits in bf16 and turns them into dlogits in place (what
 // PyTorch's autocast does; half the bytes of the heaviest memory traffic of the step, see
-// docs/perf-notes.md); evaluation (no dx) keeps f32 logits, so scored losses carry no bf16
-// rounding of the logits.
+// docs/performance.md, "Classifier and cross-entropy"); evaluation (no dx) keeps f32 logits,
+// so scored losses carry no bf16 rounding of the logits.
 LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
                                     const TensorView& targets, int ignore_index, int chunk_rows,
                                     float grad_scale, const TensorView& dx,

@@ -154,7 +154,7 @@ __device__ __forceinline__ void for_each_element(std::int64_t n, bool vec, Body&
 // at kPart l and kPart (32 + l), so each of the warp's vector instructions covers one contiguous
 // run of 32 parts, whole 32-byte sectors. With a thread's two parts adjacent instead (as in
 // for_each_element's f32 steps), every store instruction writes half of each sector it touches,
-// two L2 writes per sector: that bound GELU (docs/perf-notes.md, v37) and AdamW (v40).
+// two L2 writes per sector: that bound GELU and AdamW (docs/performance.md, "Pointwise kernels").
 template <int kPart, typename Body>
 __device__ __forceinline__ void for_each_lane_pair(std::int64_t n, bool vec, Body&& body) {
   constexpr int kWarpStep = 64 * kPart;

@@ -378,7 +378,7 @@ std::string param_name(const ::testing::TestParamInfo<AttentionParam>& param_inf
 // get 8x the batch: at T = 2 a key's exact gradient is one product P0 P1 (dP0 - dP1), often near
 // zero, while the error from D = rowsum(dO * O) on the bf16 out does not shrink with it; with
 // only a few (b, h) rows one such row decides the relative Frobenius error (hd128 T2 with 3
-// rows measured 1.12% against the 1% bound, h200_test_cuda_v10.log); 8x more rows average it.
+// rows measured 1.12% against the 1% bound on the H200); 8x more rows average it.
 AttentionShape shape_for(int head_dim, int seq) {
   const int batch = (1 + seq % 3) * (seq < 16 ? 8 : 1);
   return {batch, 1 + (seq / 7) % 3, seq, head_dim};

@@ -113,7 +113,7 @@ TEST(CudaCastsCounts, SaturationCountedWithAnOversizedScale) {
   }
 }
 
-// The hardware cast's two paths (v35): 16-element chunks with NaN, ±inf or a saturating value
+// The hardware cast's two paths: 16-element chunks with NaN, ±inf or a saturating value
 // take the per-element path, the rest count underflow from words. At a given scale, chunks of
 // each kind side by side (and ±0, tiny and subnormal-landing values), both formats, bf16 and f32,
 // the plain and the fused kernels: the CPU's bytes and counts.

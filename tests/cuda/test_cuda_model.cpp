@@ -81,8 +81,8 @@ class CudaModel : public ::testing::TestWithParam<PolicyCase> {};
 // in its last bit between the backends can round to a neighbour 25% away, and the first
 // block's dW sums many of them; measured 0.087-0.117 at first, the same size as FP8's own error
 // against float64 (0.095, tests/reference/gpt_torch.py) and against bf16 on the CPU (0.05-0.1).
-// Over 29 recorded fp8-linears runs (fresh seeds, bench/results/h200_test_*) it ranged
-// 0.106-0.152; the 0.152 (seed 3344107396639601191, session 11) broke the earlier 0.15. The
+// Over 29 recorded fp8-linears runs on the H200 (fresh seeds) it ranged 0.106-0.152; the 0.152
+// (seed 3344107396639601191) broke the earlier 0.15. The
 // FP8 linear itself is bit-exact against the CPU on equal inputs (test_cuda_linear.cpp).
 TEST_P(CudaModel, MatchesTheCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();

@@ -134,8 +134,8 @@ TEST(Nccl, SeveralGpusMatchTheRankOrderSums) {
     EXPECT_EQ(reduced[static_cast<std::size_t>(r)], reduced[0]) << "rank " << r << " differs";
 }
 
-// The equality check on GPUs: world N (one GPU each) against world 1, same global batch,
-// bounds of docs/distributed.md.
+// The data-parallel equality check on GPUs: world N (one GPU each) against world 1, same global
+// batch, bounds of docs/distributed.md.
 TEST(Nccl, DataParallelTrainingMatchesWorldOne) {
   FP8LAB_SKIP_WITHOUT_GPU();
   int world = std::min(gpu_count(), 4);

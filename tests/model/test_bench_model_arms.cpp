@@ -1,6 +1,6 @@
 // `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
-// arm with and without "+unfused-amax" (v4), "+unfused-norm" (v7), "+recompute-pointwise"
-// (v9) or "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
+// arm with and without "+unfused-amax", "+unfused-norm", "+recompute-pointwise" or
+// "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
 // the same loss on the same problem; the switches of the CUDA backend need that backend; the
 // environment variables that pick kernels are recorded with the results.
 #include "fp8lab/bench_model.hpp"
@@ -115,8 +115,8 @@ TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
   }
 }
 
-// "+filled-grads" (the A/B of v34) parses last and runs the frozen pass and the training step on
-// any backend. That both ways give the same gradients: GptModel.ZeroGradsWritesWhatAFillWould.
+// "+filled-grads" (a fill before the backward) parses last and runs the frozen pass and the
+// training step on any backend. That both ways give the same gradients: GptModel.ZeroGradsWritesWhatAFillWould.
 TEST(BenchModelArms, FilledGradsParsesLastAndChangesNoResult) {
   const ModelBenchArm filled = parse_model_bench_arm("fp8-mlp+recompute+timed-gemm+filled-grads");
   EXPECT_TRUE(filled.filled_grads);

@@ -1,7 +1,6 @@
 // The target checks of `fp8lab bench model` (model_bench_targets, bench_model.hpp): which of
-// the project's goals (docs/perf-notes.md, "Targets") a run's arms speak to, the ratios, the
-// limits and the verdicts, on results built by hand (bench/results/h200_final_session10/'s
-// numbers).
+// the project's goals (docs/performance.md, "Goals") a run's arms speak to, the ratios, the
+// limits and the verdicts, on results built by hand (numbers of an H200 run).
 #include <gtest/gtest.h>
 
 #include <string>

@@ -80,7 +80,7 @@ TEST(StudyPlan, RejectsBadConfigsNamingTheProblem) {
   expect_rejected(c, "at least two arms");
 }
 
-// Every study config shipped in configs/ parses (the README's and the GPU sessions' commands
+// Every study config shipped in configs/ parses (the README's and scripts/gpu-session's commands
 // name them; a broken one would only show on the GPU machine).
 TEST(StudyPlan, ShippedConfigsParse) {
   int seen = 0;
