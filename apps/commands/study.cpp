@@ -11,6 +11,7 @@ namespace {
 
 struct StudyCliOptions {
   std::string config, out;
+  bool force = false;
 };
 
 void run_study_command(const StudyCliOptions& o) {
@@ -20,6 +21,7 @@ void run_study_command(const StudyCliOptions& o) {
   run.executable = std::filesystem::canonical("/proc/self/exe");
   run.source_dir = FP8LAB_SOURCE_DIR;
   run.config_file = o.config;
+  run.force = o.force;
   std::printf("fp8lab study '%s': %zu arms, control '%s', record in %s\n", plan.name.c_str(),
               plan.arms.size(), plan.control.c_str(), o.out.c_str());
   run_study(plan, run);
@@ -45,6 +47,7 @@ void setup_study(CLI::App& sub) {
       "Example: fp8lab study configs/study-kjv-tiny.json --out runs/study-kjv\n");
   sub.add_option("config", o->config, "study config (JSON)")->required()->check(CLI::ExistingFile);
   sub.add_option("--out", o->out, "record directory (created; reused to resume)")->required();
+  sub.add_flag("--force", o->force, "write into --out even when fp8lab did not create it");
   sub.callback([o] { run_study_command(*o); });
 }
 
