@@ -14,7 +14,7 @@ struct CommandSpec {
   std::string name;
   std::string summary;
   // Adds options to `sub` and sets its callback. The callback may throw fp8lab::Error: main()
-  // prints it as one line and exits with code 2.
+  // prints it as one line and exits with the code of its kind (docs/cli.md).
   std::function<void(CLI::App& sub)> setup;
 };
 

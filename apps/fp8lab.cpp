@@ -3,8 +3,12 @@
 #include "fp8lab/error.hpp"
 #include "fp8lab/version.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <new>
 
 namespace fp8lab::cli {
 std::vector<CommandSpec>& command_registry() {
@@ -27,16 +31,28 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
     spec.setup(*sub);
   }
+  // Exit codes: docs/cli.md (fp8lab::exit_code_for maps each ErrorKind).
+  namespace code = fp8lab::exit_code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return app.exit(e) == 0 ? code::ok : code::bad_input;
   } catch (const fp8lab::Error& e) {
     std::fprintf(stderr, "fp8lab: %s\n", e.what());
-    return 2;
+    return fp8lab::exit_code_for(e.kind());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fp8lab: out of memory: an allocation failed\n");
+    return code::out_of_memory;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::fprintf(stderr, "fp8lab: I/O error: %s\n", e.what());
+    return code::io;
+  } catch (const nlohmann::json::exception& e) {
+    // Every JSON value fp8lab handles comes from an input file or argument.
+    std::fprintf(stderr, "fp8lab: format error: %s\n", e.what());
+    return code::bad_input;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fp8lab: error: %s\n", e.what());
-    return 1;
+    std::fprintf(stderr, "fp8lab: internal error: %s\n", e.what());
+    return code::internal;
   }
-  return 0;
+  return code::ok;
 }

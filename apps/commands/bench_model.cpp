@@ -4,6 +4,7 @@
 
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,9 +26,7 @@ void run(BenchModelArgs& args) {
   for (const std::string& a : args.arms) config.arms.push_back(parse_model_bench_arm(a));
   ModelBenchResult result = run_model_bench(config);
   if (!config.peer_json.empty()) {
-    std::ifstream in(config.peer_json);
-    FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "--peer: cannot read '{}'", config.peer_json);
-    result.peer = nlohmann::json::parse(in);
+    result.peer = read_json_file(config.peer_json);
   }
   std::fputs(model_bench_report(result).c_str(), stdout);
   if (!args.json.empty()) {

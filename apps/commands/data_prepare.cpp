@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstdio>
 #include <memory>
 
@@ -67,14 +68,23 @@ void setup_prepare(CLI::App& sub) {
   sub.add_option("--threads", o->threads, "encoding threads (0: all)")->capture_default_str();
   sub.add_flag(
       "--quiet", [o](std::int64_t) { o->progress = false; }, "no progress on stderr");
+  sub.add_flag("--force", o->force,
+               "write into --out even when fp8lab did not create it (shards and manifest.json "
+               "there are replaced)");
   sub.callback([o] { print_prepare_summary(data::prepare_corpus(*o)); });
 }
 
 void setup_pack(CLI::App& sub) {
   auto o = std::make_shared<data::PackOptions>();
   add_source_options(sub, o->source);
-  sub.add_option("--out", o->out, "the .fp8pack file to write")->required();
-  const auto mb = [](std::string v) { return std::to_string(std::stoll(v) * 1'000'000); };
+  sub.add_option("--out", o->out, "the .fp8pack file to write (not one of the inputs)")->required();
+  const auto mb = [](std::string v) {
+    long long n = -1;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 0 || n > 9'000'000'000'000LL)
+      throw CLI::ValidationError("budget", "'" + v + "' is not a whole number of MB >= 0");
+    return std::to_string(n * 1'000'000);
+  };
   sub.add_option("--budget-mb", o->budget_bytes,
                  "sample documents outside --keep-subtree by SHA-256(name) up to this many MB "
                  "(1e6 bytes) of text; 0: all")
@@ -100,10 +110,14 @@ void setup_pack(CLI::App& sub) {
 void setup_unpack(CLI::App& sub) {
   auto pack = std::make_shared<std::filesystem::path>();
   auto out = std::make_shared<std::filesystem::path>();
+  auto force = std::make_shared<bool>(false);
   sub.add_option("--pack", *pack, "the .fp8pack file")->required();
-  sub.add_option("--out", *out, "directory to extract the documents into")->required();
-  sub.callback([pack, out] {
-    const std::int64_t n = data::unpack_to_directory(*pack, *out);
+  sub.add_option("--out", *out,
+                 "directory to extract the documents into (new, empty, or an earlier unpack's)")
+      ->required();
+  sub.add_flag("--force", *force, "extract into --out even when fp8lab did not create it");
+  sub.callback([pack, out, force] {
+    const std::int64_t n = data::unpack_to_directory(*pack, *out, *force);
     std::printf("{\"documents\":%lld,\"out\":\"%s\"}\n", static_cast<long long>(n),
                 out->string().c_str());
   });

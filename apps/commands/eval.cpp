@@ -1,6 +1,7 @@
 // `fp8lab eval`: score a checkpoint on held-out shards (CE excluding specials, PPL, bits per byte).
 #include "command_registry.hpp"
 #include "fp8lab/evaluate.hpp"
+#include "fp8lab/output_dir.hpp"
 
 #include <unistd.h>
 
@@ -17,7 +18,19 @@ struct EvalCliOptions {
   std::string json_file;
 };
 
+// --json-file must not replace a file the evaluation reads.
+void check_json_file(const EvalCliOptions& o) {
+  if (o.json_file.empty()) return;
+  const std::filesystem::path ckpt = resolve_checkpoint_dir(o.eval.checkpoint);
+  std::vector<std::filesystem::path> inputs{ckpt / "meta.json", ckpt / "model.safetensors",
+                                            ckpt / "optimizer.safetensors",
+                                            ckpt.parent_path() / "latest"};
+  if (!std::filesystem::is_directory(o.eval.data)) inputs.push_back(o.eval.data);
+  check_output_not_input(o.json_file, inputs, "--json-file");
+}
+
 void run_eval(EvalCliOptions& o) {
+  check_json_file(o);
   o.eval.progress = !o.json && ::isatty(STDERR_FILENO) == 1;
   const EvalReport r = evaluate_checkpoint(o.eval);
   const nlohmann::json j = r.to_json();

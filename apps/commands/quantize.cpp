@@ -4,6 +4,7 @@
 #include "command_registry.hpp"
 #include "fp8lab/fp8_scaling.hpp"
 #include "fp8lab/npy.hpp"
+#include "fp8lab/output_dir.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -91,10 +92,21 @@ void print_json(const QuantizeOptions& o, const TensorView& x, const QuantizeRep
 }
 
 void run_quantize(const QuantizeOptions& o) {
+  for (const std::string& out : {o.out_path, o.out_transposed_path}) {
+    if (!out.empty()) check_output_not_input(out, {o.in_path}, "quantize output");
+  }
+  FP8LAB_CHECK(o.out_path.empty() || o.out_path != o.out_transposed_path,
+               "--out and --out-transposed are both '{}'", o.out_path);
   const Fp8Format format = o.format == "e4m3" ? Fp8Format::e4m3 : Fp8Format::e5m2;
   const HostTensor x = read_npy_f32_2d(o.in_path);
   QuantizeReport r;
-  r.scale = current_scale_cpu(x, format, o.in_path);  // non-finite input: an error naming the file
+  try {
+    r.scale = current_scale_cpu(x, format, o.in_path);  // non-finite input: an error naming the file
+  } catch (const Error& e) {
+    // NaN/inf in a file is bad input (exit 2), not a computation that diverged (docs/cli.md).
+    if (e.kind() != ErrorKind::non_finite) throw;
+    throw Error(ErrorKind::format, e.message(), e.expression(), e.file(), e.line());
+  }
   HostTensor q(fp8_dtype(format), x.shape()), qt(fp8_dtype(format), {x.shape()[1], x.shape()[0]});
   r.counts = quantize_transpose_cpu(x, r.scale.scale, format, q, qt);
   measure_error(x, q, r.scale.inv_scale, r);
@@ -116,7 +128,9 @@ void setup_quantize(CLI::App& sub) {
       "saturated counts elements the clamp changed; underflow counts non-zero inputs cast to +-0.\n"
       "SQNR and relative error compare x with dequant(q) = fp8_value(q) * inv_scale.\n"
       "Outputs are uint8 .npy arrays of FP8 codes: Q [rows, cols] and its transpose QT.\n"
-      "Bad input (not .npy, not float32, not 2-D, truncated, NaN/inf) exits with code 2.\n"
+      "Bad input (not .npy, not float32, not 2-D, truncated, NaN/inf, larger than 2 GiB, not a\n"
+      "regular file) exits with code 2, an unreadable one with 3 (docs/cli.md). Outputs never\n"
+      "overwrite --in.\n"
       "sqnr_db is null in JSON when the cast is exact or the input is all zeros.\n"
       "Example: fp8lab quantize --format e4m3 --in x.npy --out q.npy --json\n");
   sub.add_option("--format", o->format,

@@ -16,6 +16,7 @@ namespace {
 struct StudyCliOptions {
   std::string config, out, gpus;
   bool record_only = false;
+  bool force = false;
 };
 
 // "0,1" -> {"0", "1"}: the GPUs one arm each trains on at a time.
@@ -45,6 +46,7 @@ void run_study_command(const StudyCliOptions& o) {
   run.source_dir = FP8LAB_SOURCE_DIR;
   run.config_file = o.config;
   run.gpus = gpu_list(o.gpus);
+  run.force = o.force;
   if (o.record_only) {
     write_study_record(plan, run);
   } else {
@@ -85,6 +87,7 @@ void setup_study(CLI::App& sub) {
   sub.add_flag("--record-only", o->record_only,
                "only (re)write the record from the arms finished so far (a partial study's "
                "record lists the rest as pending)");
+  sub.add_flag("--force", o->force, "write into --out even when fp8lab did not create it");
   sub.callback([o] { run_study_command(*o); });
 }
 

@@ -1,11 +1,11 @@
 // `fp8lab tokenize`: print the token ids of a whole input (stdin by default), no special tokens.
+// The input streams through in chunks (data::encode_stream), so memory does not grow with it.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
+#include <cstring>
+#include <memory>
 
 #include "command_registry.hpp"
 #include "fp8lab/error.hpp"
@@ -21,40 +21,46 @@ struct TokenizeOptions {
   bool json = false;
 };
 
-std::string read_all(const std::string& path) {
-  if (path.empty() || path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    return ss.str();
+struct FileClose {
+  void operator()(std::FILE* f) const {
+    if (f != nullptr && f != stdin) std::fclose(f);
   }
-  std::ifstream in(path, std::ios::binary);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "tokenize: cannot read {}", path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void append_ids(std::string& out, const std::vector<data::TokenId>& ids, char separator) {
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0) out += separator;
-    out += std::to_string(ids[i]);
-  }
-}
+};
 
 void run_tokenize(const TokenizeOptions& o) {
   auto tokenizer = data::make_tokenizer(o.tokenizer, o.vocab_dir);
-  const std::string text = read_all(o.input);
-  const std::vector<data::TokenId> ids = tokenizer->encode(text);
+  const bool from_stdin = o.input.empty() || o.input == "-";
+  std::unique_ptr<std::FILE, FileClose> in(from_stdin ? stdin : std::fopen(o.input.c_str(), "rb"));
+  FP8LAB_CHECK_KIND(ErrorKind::io, in != nullptr, "tokenize: cannot read {}: {}", o.input,
+                    std::strerror(errno));
+  std::uint64_t bytes = 0, count = 0;
+  const char separator = o.json ? ',' : ' ';
   std::string out;
-  out.reserve(ids.size() * 6 + 64);
-  if (o.json) {
-    out += fmt::format("{{\"tokenizer\":\"{}\",\"bytes\":{},\"count\":{},\"ids\":[",
-                       tokenizer->name(), text.size(), ids.size());
-    append_ids(out, ids, ',');
-    out += "]}\n";
-  } else {
-    append_ids(out, ids, ' ');
-    out += "\n";
-  }
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (o.json) out = fmt::format("{{\"tokenizer\":\"{}\",\"ids\":[", tokenizer->name());
+  const auto flush = [&] {
+    FP8LAB_CHECK_KIND(ErrorKind::io, std::fwrite(out.data(), 1, out.size(), stdout) == out.size(),
+                      "tokenize: writing the ids failed: {}", std::strerror(errno));
+    out.clear();
+  };
+  data::encode_stream(
+      *tokenizer,
+      [&](char* buffer, std::size_t n) {
+        const std::size_t got = std::fread(buffer, 1, n, in.get());
+        FP8LAB_CHECK_KIND(ErrorKind::io, got > 0 || !std::ferror(in.get()),
+                          "tokenize: reading {} failed", from_stdin ? "stdin" : o.input);
+        bytes += got;
+        return got;
+      },
+      [&](std::span<const data::TokenId> ids) {
+        for (data::TokenId id : ids) {
+          if (count++ > 0) out += separator;
+          out += std::to_string(id);
+        }
+        flush();
+      });
+  // The totals come last: they are known only at the end of a streamed input.
+  out += o.json ? fmt::format("],\"bytes\":{},\"count\":{}}}\n", bytes, count) : "\n";
+  flush();
 }
 
 const CommandRegistration registration{CommandSpec{
@@ -68,7 +74,8 @@ const CommandRegistration registration{CommandSpec{
                      "directory with encoder.json and vocab.bpe (default: $FP8LAB_GPT2_VOCAB or "
                      "data/cache/gpt2-vocab; see scripts/fetch-gpt2-vocab)");
       sub.add_option("--in", o->input, "input file (default: stdin)");
-      sub.add_flag("--json", o->json, "print one JSON object {tokenizer, bytes, count, ids}");
+      sub.add_flag("--json", o->json,
+                   "print one JSON object {tokenizer, ids, bytes, count} (the totals last)");
       sub.callback([o] { run_tokenize(*o); });
     }}};
 

@@ -2,7 +2,8 @@
 //
 // Precedence, lowest first: the preset (or the --config file, which may name a preset), then
 // each --set key=value in order, then the named flags (--policy, --backend, --mlp-recompute,
-// --pointwise-recompute, --steps).
+// --pointwise-recompute, --steps). The result is validated once, after all of them, so the
+// order of --set options never decides whether a config is accepted.
 // With --resume and neither --preset nor --config, the run directory's config.json is the base.
 #include "command_registry.hpp"
 #include "fp8lab/backend.hpp"
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,9 +35,11 @@ struct TrainOptions {
   std::string backend;
   bool mlp_recompute = false;
   bool pointwise_recompute = false;
-  long long steps = -1;
+  std::optional<long long> steps;
   std::string out;
   bool resume = false;
+  bool force = false;
+  bool print_config = false;
   bool no_progress = false;
 };
 
@@ -57,7 +61,7 @@ RunConfig resolve_config(const TrainOptions& o) {
   if (!o.backend.empty()) config.backend = o.backend;
   if (o.mlp_recompute) config.precision.mlp_recompute = true;
   if (o.pointwise_recompute) config.precision.pointwise_recompute = true;
-  if (o.steps >= 0) config.train.steps = o.steps;
+  if (o.steps) config.train.steps = *o.steps;
   config.validate();
   return config;
 }
@@ -88,6 +92,10 @@ void ensure_passive_openmp() {
 
 void run_train(const TrainOptions& o) {
   const RunConfig config = resolve_config(o);
+  if (o.print_config) {  // `fp8lab study` compares arms this way before training them
+    std::printf("%s\n", to_json(config).dump(2).c_str());
+    return;
+  }
   if (config.backend == "cpu") ensure_passive_openmp();
   // Data parallelism (docs/distributed.md): a launcher's variables make this process one rank.
   const DistributedEnv env = read_distributed_env();
@@ -108,6 +116,7 @@ void run_train(const TrainOptions& o) {
   TrainerOptions options;
   options.comm = comm.get();
   options.resume = o.resume;
+  options.force = o.force;
   options.progress_bar = !o.no_progress && ::isatty(STDERR_FILENO) == 1;
   options.log = stdout;
   Trainer trainer(config, o.out, *backend, options);
@@ -139,7 +148,15 @@ const CommandRegistration registration{CommandSpec{
       sub.add_option("--out", o->out,
                      "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")
           ->required();
-      sub.add_flag("--resume", o->resume, "continue from the run directory's latest checkpoint");
+      sub.add_flag("--resume", o->resume,
+                   "continue from the run directory's latest checkpoint (the config may differ "
+                   "from the checkpoint's only in train.steps and the log, eval and checkpoint "
+                   "cadence)");
+      sub.add_flag("--force", o->force,
+                   "write into --out even when fp8lab did not create it (files there named "
+                   "config.json, run.json, metrics.jsonl or checkpoints/ are replaced)");
+      sub.add_flag("--print-config", o->print_config,
+                   "print the resolved config as JSON and exit without training");
       sub.add_flag("--no-progress", o->no_progress, "no progress bar even on a terminal");
       sub.callback([o] { run_train(*o); });
     }}};

@@ -7,7 +7,9 @@
 //
 // Crash safety: a checkpoint is written into step_N.tmp/ (each file fsynced), the directory is
 // renamed to step_N and the parent fsynced; only then is `latest` replaced (temp file, fsync,
-// rename, fsync). A kill at any moment leaves `latest` pointing at a complete checkpoint.
+// rename, fsync). A kill at any moment leaves `latest` pointing at a complete checkpoint. Saving a
+// step again while `latest` names step_N installs it as step_N.1 (and the next time as step_N
+// again): the directory `latest` names is removed only after `latest` has moved.
 // docs/checkpoint-format.md documents the layout for PyTorch users.
 #pragma once
 
@@ -48,11 +50,25 @@ struct CheckpointMeta {
 nlohmann::json to_json(const CheckpointMeta& meta);
 // Strict parse of meta.json text; `source` names the file in errors (ErrorKind::format).
 CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view source);
-// Reads and parses checkpoint_dir/meta.json (ErrorKind::io when it cannot be read).
+// Reads and parses checkpoint_dir/meta.json (ErrorKind::io when it cannot be read). When the
+// directory is named step_N[.K], N must equal the metadata's step (ErrorKind::format).
 CheckpointMeta read_checkpoint_meta(const std::filesystem::path& checkpoint_dir);
 
-// Saves model + optimizer + meta as checkpoints_dir/step_<meta.step>, updates `latest`, and
-// removes older checkpoints beyond `keep` (never the one `latest` names). Returns its directory.
+// The step a checkpoint directory name stands for: "step_00000120" and "step_00000120.1" -> 120;
+// nullopt for any other name (at least 8 digits, then nothing or '.' and digits).
+std::optional<std::int64_t> checkpoint_dir_step(std::string_view name);
+
+// The name `latest` in checkpoints_dir holds, unvalidated; empty when there is no `latest`.
+std::string read_latest_name(const std::filesystem::path& checkpoints_dir);
+
+// Before a model is allocated from a checkpoint's config: the config must be valid and its
+// parameters must fit the checkpoint's model.safetensors, so that an edited meta.json cannot make
+// fp8lab allocate more than the files on disk justify (ErrorKind::format / io).
+void check_weights_fit_file(const std::filesystem::path& checkpoint_dir, const ModelConfig& config);
+
+// Saves model + optimizer + meta as checkpoints_dir/step_<meta.step> (or step_<step>.1, above),
+// updates `latest`, and removes older checkpoints beyond `keep` (never the one `latest` names)
+// and other directories of the same step. Returns its directory.
 std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_dir, GptModel& model,
                                       const AdamW& optimizer, const CheckpointMeta& meta,
                                       std::int64_t keep);

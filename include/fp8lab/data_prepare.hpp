@@ -46,6 +46,9 @@ struct PrepareOptions {
   std::int64_t shard_tokens = 100'000'000;  // tokens per shard (the last one holds the rest)
   int threads = 0;                          // 0: all hardware threads
   bool progress = true;                     // progress lines on stderr
+  // out_dir must be new, empty or made by an earlier prepare (fp8lab/output_dir.hpp); force:
+  // accept any directory (its files named like shards or manifest.json are replaced).
+  bool force = false;
 };
 
 struct SplitSummary {
@@ -72,7 +75,7 @@ PrepareSummary prepare_corpus(const PrepareOptions& options);
 // to a machine without network and prepare it there (`prepare` reads packs as inputs).
 struct PackOptions {
   SourceSpec source;
-  std::filesystem::path out;
+  std::filesystem::path out;  // written beside itself and renamed; never one of the inputs
   // Sampling for a size limit (plain text inputs only): documents are taken in SHA-256(name)
   // order (a uniform, deterministic sample of the tree) until their text reaches the budget;
   // those under keep_subtrees (e.g. the held-out "sound") and the others have separate budgets.
@@ -95,9 +98,11 @@ struct PackSummary {
 
 PackSummary write_pack(const PackOptions& options);
 
-// Extracts a pack's documents as files under out_dir (names are relative paths; names that
-// would escape out_dir are refused). Returns the number of documents.
+// Extracts a pack's documents as files under out_dir (names are relative paths). out_dir is
+// claimed as fp8lab/output_dir.hpp describes (force: any directory). Refused: names that would
+// leave out_dir, duplicate names, and writing through a symbolic link or into a file with other
+// hard links. Returns the number of documents.
 std::int64_t unpack_to_directory(const std::filesystem::path& pack,
-                                 const std::filesystem::path& out_dir);
+                                 const std::filesystem::path& out_dir, bool force = false);
 
 }  // namespace fp8lab::data

@@ -12,9 +12,32 @@
 namespace fp8lab {
 
 // What went wrong, coarsely: callers (the CLI, the trainer's non-finite policy) branch on it.
-enum class ErrorKind { invalid_argument, shape, dtype, non_finite, io, format, cuda, internal };
+// busy: a resource another process holds (a locked run directory); out_of_memory: an allocation
+// failed.
+enum class ErrorKind {
+  invalid_argument,
+  shape,
+  dtype,
+  non_finite,
+  io,
+  format,
+  cuda,
+  internal,
+  busy,
+  out_of_memory
+};
 
 const char* error_kind_name(ErrorKind kind);
+
+// The CLI's exit status for each kind (the table is docs/cli.md): 1 internal error, 2 bad input
+// or usage, 3 I/O failure, 4 non-finite values, 5 busy, 6 out of memory.
+namespace exit_code {
+inline constexpr int ok = 0, internal = 1, bad_input = 2, io = 3, non_finite = 4, busy = 5,
+                     out_of_memory = 6;
+}  // namespace exit_code
+int exit_code_for(ErrorKind kind);
+// The inverse, for a parent process that reports a child's failure (`fp8lab study`).
+ErrorKind error_kind_for_exit_code(int code);
 
 class Error : public std::runtime_error {
  public:

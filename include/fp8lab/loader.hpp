@@ -94,4 +94,12 @@ class TokenLoader {
 std::vector<std::filesystem::path> list_shards(const std::filesystem::path& where,
                                                std::string_view split);
 
+// The byte_length_table for shards of which some have no .bytes sidecar (e.g. llm.c's): a
+// token's byte length follows from the tokenizer, which the model's vocabulary names: up to 256
+// the byte tokenizer, 50257..65536 GPT-2's (llm.c pads 50257 to 50304; the GPT-2 vocabulary from
+// $FP8LAB_GPT2_VOCAB or data/cache/gpt2-vocab). Empty when every shard has its sidecar; an
+// ErrorKind::invalid_argument error for any other vocabulary size.
+std::vector<std::uint8_t> byte_lengths_for_shards(const std::vector<std::filesystem::path>& shards,
+                                                  std::int64_t vocab_size);
+
 }  // namespace fp8lab::data

@@ -20,7 +20,12 @@ namespace fp8lab {
 // Parses an in-memory .npy image; `source` names it in errors (a path, or "<memory>").
 HostTensor parse_npy_f32_2d(std::span<const std::uint8_t> bytes, std::string_view source);
 
-// Reads a file and parses it as above.
+// The largest .npy file read_npy_f32_2d accepts: 2 GiB (512 Mi float32 values). A cast holds the
+// input, its FP8 codes twice and a dequantized copy, about 2.5 times the file in memory.
+inline constexpr std::uint64_t kMaxNpyFileBytes = std::uint64_t{1} << 31;
+
+// Reads a regular file of at most kMaxNpyFileBytes (anything else, e.g. /dev/zero or a FIFO, is
+// an error before any data is read) and parses it as above.
 HostTensor read_npy_f32_2d(const std::string& path);
 
 // .npy images: f32 tensors as '<f4', byte tensors (u8, e4m3, e5m2) as '|u1'. Any rank up to 4.

@@ -2,7 +2,9 @@
 // manifests and run records.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -23,6 +25,7 @@ class Sha256 {
   Sha256& operator=(const Sha256&) = delete;
   void update(const void* data, std::size_t size);
   std::string hex_digest();  // finishes the hash; update() afterwards is an error
+  std::array<std::uint8_t, 32> digest();  // the same, as bytes
 
  private:
   struct Impl;

@@ -68,6 +68,7 @@ struct StudyRunOptions {
   std::filesystem::path executable;   // the fp8lab binary that trains and evaluates the arms
   std::filesystem::path source_dir;   // the source tree (git commit and dirty flag)
   std::filesystem::path config_file;  // hashed into the manifest
+  bool force = false;  // write into an --out fp8lab did not create (fp8lab/output_dir.hpp)
 };
 
 // Runs (or resumes) a study: trains every arm not yet finished, checks that all arms started

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -72,5 +73,20 @@ std::unique_ptr<Tokenizer> make_tokenizer(std::string_view name,
 std::vector<std::vector<TokenId>> encode_documents(const Tokenizer& tokenizer,
                                                    std::span<const std::string_view> documents,
                                                    int threads = 0);
+
+// Encoding an input of any size in bounded memory. The input is cut only where GPT-2's
+// pre-tokeniser always cuts: before a ' ' that follows a printable, non-space ASCII byte (no piece
+// spans that point, and the pieces after it do not depend on the text before it), so the ids are
+// exactly encode() of the whole input. Any cut is safe for the byte tokenizer. Memory is bounded
+// by about chunk_bytes plus the longest stretch of the input without such a point (a text
+// without " " after a printable ASCII byte, e.g. one long run of letters, is one piece anyway).
+// `read` fills up to n bytes and returns how many (0 at the end); `emit` receives the ids.
+using ReadBytes = std::function<std::size_t(char* buffer, std::size_t n)>;
+using EmitIds = std::function<void(std::span<const TokenId> ids)>;
+void encode_stream(const Tokenizer& tokenizer, const ReadBytes& read, const EmitIds& emit,
+                   std::size_t chunk_bytes = std::size_t{1} << 20);
+
+// The last position in `text` where encode_stream may cut (0: none).
+std::size_t last_safe_cut(std::string_view text);
 
 }  // namespace fp8lab::data

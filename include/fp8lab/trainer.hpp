@@ -1,7 +1,7 @@
 // The training loop: data, AdamW with schedule, gradient accumulation, clipping, the non-finite
 // policy, periodic validation, logs, metrics.jsonl, the run record and checkpoints.
 //
-// Run directory:
+// Run directory (claimed and locked, see fp8lab/output_dir.hpp: one trainer per directory):
 //   config.json     the fully resolved RunConfig
 //   run.json        the run record: init_sha256, parameter count, policy, status, final numbers
 //   metrics.jsonl   one JSON object per logged step: step, loss, lr, grad_norm, tokens_per_s,
@@ -37,6 +37,9 @@ class TokenSource {
   virtual nlohmann::json position() const = 0;
   virtual void seek(const nlohmann::json& position) = 0;  // throws on a foreign position
   virtual void rewind() = 0;
+  // Batches handed out since the start (over all epochs): a resumed run checks it against the
+  // checkpoint's step, so that an edited step count cannot pass for another run's.
+  virtual std::uint64_t batches_served() const = 0;
 };
 
 // The source config.data describes, for split "train" or "val".
@@ -44,9 +47,13 @@ std::unique_ptr<TokenSource> make_token_source(const RunConfig& config, std::str
 
 class Communicator;
 class OverlappedGradReduce;
+class OutputDirectory;
 
 struct TrainerOptions {
   bool resume = false;        // continue from <run_dir>/checkpoints/latest
+  // The run directory must be new, empty or one fp8lab made for a run (fp8lab/output_dir.hpp);
+  // force: accept any directory. Either way it is locked while the Trainer lives.
+  bool force = false;
   bool progress_bar = false;  // redraw a bar with ETA on stderr (the CLI: when stderr is a tty)
   std::FILE* log = stdout;    // one line per logged step; nullptr for silence
   // Data parallelism (docs/distributed.md): every rank runs a Trainer with the same config and
@@ -108,6 +115,7 @@ class Trainer {
   std::filesystem::path run_dir_;
   Backend& backend_;
   TrainerOptions options_;
+  std::unique_ptr<OutputDirectory> run_dir_lock_;  // rank 0 only
   std::unique_ptr<GptModel> model_;
   std::unique_ptr<AdamW> optimizer_;
   // After model_: destroyed first (it may still wait on the gradient buffer's collectives).

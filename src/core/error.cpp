@@ -12,8 +12,37 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::format: return "format error";
     case ErrorKind::cuda: return "CUDA error";
     case ErrorKind::internal: return "internal error";
+    case ErrorKind::busy: return "busy";
+    case ErrorKind::out_of_memory: return "out of memory";
   }
   return "error";
+}
+
+int exit_code_for(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::invalid_argument:
+    case ErrorKind::shape:
+    case ErrorKind::dtype:
+    case ErrorKind::format: return exit_code::bad_input;
+    case ErrorKind::io: return exit_code::io;
+    case ErrorKind::non_finite: return exit_code::non_finite;
+    case ErrorKind::busy: return exit_code::busy;
+    case ErrorKind::out_of_memory: return exit_code::out_of_memory;
+    case ErrorKind::cuda:
+    case ErrorKind::internal: return exit_code::internal;
+  }
+  return exit_code::internal;
+}
+
+ErrorKind error_kind_for_exit_code(int code) {
+  switch (code) {
+    case exit_code::bad_input: return ErrorKind::invalid_argument;
+    case exit_code::io: return ErrorKind::io;
+    case exit_code::non_finite: return ErrorKind::non_finite;
+    case exit_code::busy: return ErrorKind::busy;
+    case exit_code::out_of_memory: return ErrorKind::out_of_memory;
+    default: return ErrorKind::internal;
+  }
 }
 
 static std::string compose(ErrorKind kind, const std::string& message, const std::string& expr,

@@ -3,6 +3,8 @@
 // literal header, raw data).
 #include "fp8lab/npy.hpp"
 
+#include "fp8lab/file_read.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -175,12 +177,9 @@ HostTensor parse_npy_f32_2d(std::span<const std::uint8_t> bytes, std::string_vie
 }
 
 HostTensor read_npy_f32_2d(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open '{}': {}", path, std::strerror(errno));
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                        std::istreambuf_iterator<char>());
-  FP8LAB_CHECK_KIND(ErrorKind::io, !in.bad(), "error reading '{}'", path);
-  return parse_npy_f32_2d(bytes, path);
+  const std::string bytes = read_file_bounded(path, kMaxNpyFileBytes, ".npy input");
+  return parse_npy_f32_2d(
+      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), path);
 }
 
 std::vector<std::uint8_t> encode_npy(const TensorView& t) {

@@ -29,19 +29,23 @@ void Sha256::update(const void* data, std::size_t size) {
                     "SHA-256 update failed");
 }
 
-std::string Sha256::hex_digest() {
-  FP8LAB_CHECK_KIND(ErrorKind::internal, !impl_->finished, "Sha256::hex_digest called twice");
-  unsigned char digest[EVP_MAX_MD_SIZE];
+std::array<std::uint8_t, 32> Sha256::digest() {
+  FP8LAB_CHECK_KIND(ErrorKind::internal, !impl_->finished, "Sha256 digest taken twice");
+  std::array<std::uint8_t, 32> out{};
   unsigned int len = 0;
-  FP8LAB_CHECK_KIND(ErrorKind::internal, EVP_DigestFinal_ex(impl_->ctx, digest, &len) == 1,
+  FP8LAB_CHECK_KIND(ErrorKind::internal,
+                    EVP_DigestFinal_ex(impl_->ctx, out.data(), &len) == 1 && len == out.size(),
                     "SHA-256 final failed");
   impl_->finished = true;
+  return out;
+}
+
+std::string Sha256::hex_digest() {
   static const char* kHex = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * len);
-  for (unsigned int i = 0; i < len; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
+  for (std::uint8_t b : digest()) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
   }
   return out;
 }

@@ -92,7 +92,8 @@ HostTensor::HostTensor(DType dtype, Shape shape) : dtype_(dtype), shape_(shape) 
   std::size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded == 0) rounded = 64;
   void* p = std::aligned_alloc(64, rounded);
-  FP8LAB_CHECK_KIND(ErrorKind::internal, p != nullptr, "host allocation of {} bytes failed", rounded);
+  FP8LAB_CHECK_KIND(ErrorKind::out_of_memory, p != nullptr, "host allocation of {} bytes failed",
+                    rounded);
   std::memset(p, 0, rounded);
   buffer_.reset(p);
 }

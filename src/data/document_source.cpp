@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 
 namespace fp8lab::data {
 namespace fs = std::filesystem;
@@ -70,6 +71,14 @@ std::vector<SourceEntry> list_source_entries(const SourceSpec& spec) {
   }
   std::sort(out.begin(), out.end(),
             [](const SourceEntry& a, const SourceEntry& b) { return a.name < b.name; });
+  // Names order the documents and become file names on unpack: two of one name would make the
+  // order depend on the sort and one file overwrite the other.
+  const auto dup = std::adjacent_find(
+      out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name == b.name; });
+  FP8LAB_CHECK(dup == out.end(), "data: inputs {} and {} both give the document name '{}'",
+               dup == out.end() ? "" : dup->file.string(),
+               dup == out.end() ? "" : std::next(dup)->file.string(),
+               dup == out.end() ? "" : dup->name);
   return out;
 }
 
@@ -115,13 +124,8 @@ bool DocumentStream::next_document(Document& doc) {
         open_pos_ = eol + 1;
         ++open_line_;
         if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        nlohmann::json j;
-        try {
-          j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception& e) {
-          FP8LAB_FAIL(ErrorKind::format, "{} line {}: not valid JSON: {}",
-                      open_entry_->file.string(), open_line_, e.what());
-        }
+        const nlohmann::json j =
+            parse_json(line, fmt::format("{} line {}", open_entry_->file.string(), open_line_));
         FP8LAB_CHECK_KIND(
             ErrorKind::format,
             j.is_object() && j.contains(spec_.jsonl_field) && j[spec_.jsonl_field].is_string(),

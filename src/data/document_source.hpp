@@ -58,8 +58,16 @@ class DocumentStream {
   std::unique_ptr<PackReader> open_pack_;
 };
 
-// Pack files (see pack.cpp): a zstd stream of "FP8PACK1" then (u32 name length, name,
-// u64 text length, text) records, ended by a u32 zero.
+// Pack files, format version 2 (pack.cpp; integers little-endian):
+//   header, 104 bytes: "FP8PACK2", u64 documents, u64 text bytes, u64 payload bytes (the
+//     decompressed stream), u64 compressed bytes (the file after the header), SHA-256 of the
+//     payload, SHA-256 of the header's first 72 bytes;
+//   then one zstd frame (with its content checksum) of the payload: records (u32 name length,
+//     name, u64 text length, text, SHA-256 of the record's preceding bytes), ended by a u32 zero.
+// Names are 1..4096 bytes without NUL and unique within a pack. The payload may be at most
+// kPackMaxExpansion times the compressed bytes, so a small file cannot claim a large one.
+// Version 1 packs (a bare zstd stream of "FP8PACK1" and unchecked records) are refused.
+inline constexpr std::uint64_t kPackMaxExpansion = 1024;
 class PackReader {
  public:
   explicit PackReader(const std::filesystem::path& path);

@@ -61,6 +61,8 @@ class Gpt2Tokenizer final : public Tokenizer {
       } else {
         merge_heap(piece, out);
       }
+      // Long pieces are rare and would make the cache's memory grow with the input.
+      if (piece.size() > kHeapThreshold) continue;
       if (cache.map.size() >= kCacheLimit) cache.map.clear();
       cache.map.emplace(std::string(piece), std::vector<TokenId>(out.begin() + start, out.end()));
     }

@@ -4,6 +4,7 @@
 
 #include "data/unicode_classes.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 
 namespace fp8lab::data {
 namespace {
@@ -39,12 +40,7 @@ bool unmap_token(std::string_view mapped, std::string& bytes) {
 }
 
 void parse_encoder_json(std::string_view text, Gpt2Vocab& vocab) {
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "encoder.json: not valid JSON: {}", e.what());
-  }
+  const nlohmann::json root = parse_json(text, "encoder.json");
   FP8LAB_CHECK_KIND(ErrorKind::format, root.is_object(), "encoder.json: expected a JSON object");
   const std::size_t n = root.size();
   FP8LAB_CHECK_KIND(ErrorKind::format, n >= 257 && n <= 65536,

@@ -1,7 +1,13 @@
 // `fp8lab data pack` / `unpack`: choosing the documents of a pack, and extracting one.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -10,6 +16,8 @@
 #include "data/document_source.hpp"
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/output_dir.hpp"
 #include "fp8lab/sha256.hpp"
 
 namespace fp8lab::data {
@@ -58,6 +66,7 @@ std::vector<SourceEntry> choose_entries(const PackOptions& o) {
 }  // namespace
 
 PackSummary write_pack(const PackOptions& o) {
+  check_output_not_input(o.out, o.source.inputs, "pack --out");
   const auto start = std::chrono::steady_clock::now();
   const int threads =
       o.threads > 0 ? o.threads : static_cast<int>(std::thread::hardware_concurrency());
@@ -95,25 +104,103 @@ PackSummary write_pack(const PackOptions& o) {
   return summary;
 }
 
-std::int64_t unpack_to_directory(const fs::path& pack, const fs::path& out_dir) {
+namespace {
+
+// A pack's document name as a path under the output directory, or an error: relative, no empty,
+// "." or ".." component, not fp8lab's own marker or lock file.
+std::vector<std::string> name_components(const fs::path& pack, const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t slash = name.find('/', start);
+    parts.push_back(name.substr(start, slash == std::string::npos ? slash : slash - start));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  const bool safe =
+      std::none_of(parts.begin(), parts.end(),
+                   [](const std::string& p) { return p.empty() || p == "." || p == ".."; }) &&
+      parts.front() != kOutputMarkerFile && parts.front() != kOutputLockFile;
+  FP8LAB_CHECK_KIND(ErrorKind::format, safe,
+                    "pack {}: document name {} is not a plain relative path (empty, '.' or "
+                    "'..' components, a leading '/', or fp8lab's own files)",
+                    pack.string(), json_excerpt(nlohmann::json(name)));
+  return parts;
+}
+
+// Writes `text` to out_dir/parts..., never through a symbolic link and never into a file with
+// other hard links: every directory is opened with O_NOFOLLOW, relative to its parent's handle,
+// so neither a link already in the tree nor one made meanwhile can lead the write outside.
+void write_beneath(int root_fd, const fs::path& out_dir, const std::vector<std::string>& parts,
+                   const std::string& text) {
+  const std::string shown = (out_dir / parts.back()).string();
+  int dir_fd = ::dup(root_fd);
+  FP8LAB_CHECK_KIND(ErrorKind::io, dir_fd >= 0, "cannot open {}: {}", out_dir.string(),
+                    std::strerror(errno));
+  const auto fail = [&](const char* what, const std::string& part, int err) {
+    ::close(dir_fd);
+    FP8LAB_FAIL(err == ELOOP || err == ENOTDIR || err == EMLINK ? ErrorKind::format : ErrorKind::io,
+                "unpack into {}: {} '{}' failed: {} (a symbolic link, or a file where a "
+                "directory is needed, is never followed)",
+                out_dir.string(), what, part, std::strerror(err));
+  };
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (::mkdirat(dir_fd, parts[i].c_str(), 0755) != 0 && errno != EEXIST)
+      fail("creating directory", parts[i], errno);
+    const int next =
+        ::openat(dir_fd, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) fail("opening directory", parts[i], errno);
+    ::close(dir_fd);
+    dir_fd = next;
+  }
+  const int fd = ::openat(dir_fd, parts.back().c_str(),
+                          O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) fail("creating file", parts.back(), errno);
+  ::close(dir_fd);
+  struct stat st {};
+  const bool plain = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
+  bool ok = plain && ::ftruncate(fd, 0) == 0;
+  for (std::size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  const int err = errno;
+  ok = (::close(fd) == 0) && ok;
+  FP8LAB_CHECK_KIND(plain ? ErrorKind::io : ErrorKind::format, ok, "unpack: cannot write {}: {}",
+                    shown,
+                    plain ? std::strerror(err) : "it exists and is not a plain file of its own");
+}
+
+}  // namespace
+
+std::int64_t unpack_to_directory(const fs::path& pack, const fs::path& out_dir, bool force) {
+  check_output_not_input(out_dir, {pack}, "unpack --out");
+  ClaimOptions claim;
+  claim.force = force;
+  const OutputDirectory output(out_dir, "unpack", claim);
+  const int root_fd = ::open(out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  FP8LAB_CHECK_KIND(ErrorKind::io, root_fd >= 0, "cannot open {}: {}", out_dir.string(),
+                    std::strerror(errno));
   PackReader reader(pack);
   Document doc;
+  std::set<std::string> seen;
   std::int64_t count = 0;
-  while (reader.next(doc)) {
-    const fs::path rel(doc.name);
-    const bool safe =
-        rel.is_relative() && std::none_of(rel.begin(), rel.end(), [](const fs::path& part) {
-          return part == ".." || part == ".";
-        });
-    FP8LAB_CHECK_KIND(ErrorKind::format, safe, "pack {}: document name '{}' would leave {}",
-                      pack.string(), doc.name, out_dir.string());
-    const fs::path target = out_dir / rel;
-    fs::create_directories(target.parent_path());
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    out.write(doc.text.data(), static_cast<std::streamsize>(doc.text.size()));
-    FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot write {}", target.string());
-    ++count;
+  try {
+    while (reader.next(doc)) {
+      const std::vector<std::string> parts = name_components(pack, doc.name);
+      FP8LAB_CHECK_KIND(ErrorKind::format, seen.insert(doc.name).second,
+                        "pack {}: two documents are named {}", pack.string(),
+                        json_excerpt(nlohmann::json(doc.name)));
+      write_beneath(root_fd, out_dir, parts, doc.text);
+      ++count;
+    }
+  } catch (...) {
+    ::close(root_fd);
+    throw;
   }
+  ::close(root_fd);
   return count;
 }
 

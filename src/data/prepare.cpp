@@ -11,6 +11,8 @@
 #include "data/document_source.hpp"
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/output_dir.hpp"
 #include "fp8lab/sha256.hpp"
 #include "fp8lab/shard.hpp"
 #include "fp8lab/tokenizer.hpp"
@@ -116,6 +118,17 @@ bool held_out(const SplitSpec& s, const Document& d, const std::string& sha_hex)
                      [&](const std::string& t) { return name_in_subtree(d.name, t); });
 }
 
+// An output directory of a prepare from before fp8lab marked its output: its manifest says so.
+bool written_by_older_prepare(const fs::path& dir) {
+  try {
+    const nlohmann::json m = read_json_file(dir / "manifest.json");
+    return m.is_object() && m.value("format", "") == "fp8lab-data-manifest";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Only ever called on a directory claimed for data output (fp8lab made it, or --force).
 void remove_stale_outputs(const fs::path& dir, const SplitSpec& s) {
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string n = e.path().filename().string();
@@ -129,7 +142,7 @@ Json manifest_json(const PrepareOptions& o, const Tokenizer& tok, const std::str
                    const PrepareSummary& sum, const SplitWriter& train, const SplitWriter& held) {
   Json m;
   m["format"] = "fp8lab-data-manifest";
-  m["version"] = 1;
+  m["version"] = 2;  // 2: the document list line starts with the name's length
   m["tokenizer"] = {{"name", tok.name()},
                     {"identity", tok.identity()},
                     {"vocab_size", tok.vocab_size()},
@@ -146,7 +159,8 @@ Json manifest_json(const PrepareOptions& o, const Tokenizer& tok, const std::str
   src["documents"] = sum.documents;
   src["bytes"] = sum.bytes;
   src["document_list_sha256"] = list_sha;
-  src["document_list_line"] = "name<TAB>bytes<TAB>sha256(text)<LF>, in name order";
+  src["document_list_line"] =
+      "len(name):name<TAB>bytes<TAB>sha256(text)<LF>, in name order (len in decimal bytes)";
   m["sources"] = src;
   Json split;
   split["kind"] = o.split.kind;
@@ -175,7 +189,11 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
   const auto tok = make_tokenizer(o.tokenizer, o.vocab_dir);
   const std::vector<std::uint8_t> byte_table = tok->byte_length_table();
   const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
-  fs::create_directories(o.out_dir);
+  check_output_not_input(o.out_dir, o.source.inputs, "prepare --out");
+  ClaimOptions claim;
+  claim.force = o.force;
+  claim.written_by_older_fp8lab = written_by_older_prepare;
+  const OutputDirectory output(o.out_dir, "data", claim);
   remove_stale_outputs(o.out_dir, o.split);
   SplitWriter train(o.out_dir, o.split.train_name, o.shard_tokens);
   SplitWriter held(o.out_dir, o.split.heldout_name, o.shard_tokens);
@@ -205,8 +223,10 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
         ++skipped_empty;
         continue;
       }
-      const std::string line =
-          fmt::format("{}\t{}\t{}\n", docs[i].name, docs[i].text.size(), sha[i]);
+      // The name's length first: names may hold tabs and newlines, and without it two
+      // different document lists could hash alike.
+      const std::string line = fmt::format("{}:{}\t{}\t{}\n", docs[i].name.size(), docs[i].name,
+                                           docs[i].text.size(), sha[i]);
       doc_list.update(line.data(), line.size());
       ++sum.documents;
       sum.bytes += static_cast<std::int64_t>(docs[i].text.size());

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "fp8lab/error.hpp"
@@ -75,6 +76,42 @@ std::unique_ptr<Tokenizer> make_tokenizer(std::string_view name,
   if (name == "gpt2")
     return make_gpt2_tokenizer(vocab_dir.empty() ? default_gpt2_vocab_dir() : vocab_dir);
   FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown tokenizer '{}' (expected byte or gpt2)", name);
+}
+
+std::size_t last_safe_cut(std::string_view text) {
+  for (std::size_t i = text.size(); i-- > 1;) {
+    const auto before = static_cast<unsigned char>(text[i - 1]);
+    if (text[i] == ' ' && before > 0x20 && before < 0x7F) return i;
+  }
+  return 0;
+}
+
+void encode_stream(const Tokenizer& tokenizer, const ReadBytes& read, const EmitIds& emit,
+                   std::size_t chunk_bytes) {
+  FP8LAB_CHECK(chunk_bytes > 0, "encode_stream: chunk_bytes must be positive");
+  std::string buffer;
+  std::vector<TokenId> ids;
+  std::size_t want = chunk_bytes;  // doubles while no safe cut has been found
+  bool end = false;
+  while (!end || !buffer.empty()) {
+    while (!end && buffer.size() < want) {
+      const std::size_t have = buffer.size();
+      buffer.resize(want);
+      const std::size_t got = read(buffer.data() + have, want - have);
+      buffer.resize(have + got);
+      end = got == 0;
+    }
+    const std::size_t cut = end ? buffer.size() : last_safe_cut(buffer);
+    if (cut == 0) {
+      want *= 2;
+      continue;
+    }
+    ids.clear();
+    tokenizer.encode_append(std::string_view(buffer).substr(0, cut), ids);
+    emit(ids);
+    buffer.erase(0, cut);
+    want = std::max(chunk_bytes, buffer.size() + 1);
+  }
 }
 
 std::vector<std::vector<TokenId>> encode_documents(const Tokenizer& tokenizer,

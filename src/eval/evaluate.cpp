@@ -3,6 +3,7 @@
 #include "fp8lab/backend.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 #include "fp8lab/loader.hpp"
 #include "fp8lab/model.hpp"
 
@@ -53,12 +54,19 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
   FP8LAB_CHECK(o.order == "sequential" || o.order == "shuffled",
                "--order must be sequential or shuffled, got '{}'", o.order);
 
+  // Everything meta.json says is checked before anything is allocated from it: the model must
+  // fit the weights file beside it, and a batch's tokens the int32 indexing.
+  check_weights_fit_file(dir, mc);
+  FP8LAB_CHECK(rows <= ((std::int64_t{1} << 31) - 1) / mc.seq_len,
+               "--batch {} rows of {} tokens exceed 2^31 tokens per batch", rows, mc.seq_len);
+  data::LoaderConfig lc;
+  lc.shards = data::list_shards(o.data, o.split);
+  lc.byte_length_table = data::byte_lengths_for_shards(lc.shards, mc.vocab_size);
+
   auto backend = make_backend(o.backend);
   GptModel model(mc, precision, rows, *backend);
   load_checkpoint(dir, model, nullptr);
 
-  data::LoaderConfig lc;
-  lc.shards = data::list_shards(o.data, o.split);
   lc.batch_rows = rows;
   lc.seq_len = mc.seq_len;
   lc.seed = o.seed;
@@ -110,7 +118,7 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
 }
 
 nlohmann::json EvalReport::to_json() const {
-  nlohmann::json j = nlohmann::json::parse(metrics.to_json());
+  nlohmann::json j = parse_json(metrics.to_json(), "eval metrics");
   j["checkpoint"] = checkpoint_dir;
   j["params_sha256"] = params_sha256;
   j["policy"] = policy;

@@ -1,6 +1,7 @@
 // Parsing and checking a study config (fp8lab/study.hpp).
 #include "fp8lab/error.hpp"
 #include "fp8lab/fp8_recipe.hpp"
+#include "fp8lab/json_read.hpp"
 #include "fp8lab/study.hpp"
 
 #include <fstream>
@@ -13,9 +14,10 @@ std::vector<std::string> string_list(const nlohmann::json& j, const char* key) {
   std::vector<std::string> out;
   if (!j.contains(key)) return out;
   FP8LAB_CHECK(j[key].is_array(), "study config: '{}' must be a list of strings, got {}", key,
-               j[key].dump());
+               json_excerpt(j[key]));
   for (const auto& v : j[key]) {
-    FP8LAB_CHECK(v.is_string(), "study config: '{}' must hold strings, found {}", key, v.dump());
+    FP8LAB_CHECK(v.is_string(), "study config: '{}' must hold strings, found {}", key,
+                 json_excerpt(v));
     out.push_back(v.get<std::string>());
   }
   return out;
@@ -24,8 +26,10 @@ std::vector<std::string> string_list(const nlohmann::json& j, const char* key) {
 const std::set<std::string> kPolicies = {"bf16", "fp8-mlp", "fp8-linears"};
 
 StudyArm parse_arm(const nlohmann::json& a) {
-  FP8LAB_CHECK(a.is_object() && a.contains("name") && a.contains("policy"),
-               "study config: each arm needs 'name' and 'policy', got {}", a.dump());
+  FP8LAB_CHECK(a.is_object() && a.contains("name") && a["name"].is_string() &&
+                   a.contains("policy") && a["policy"].is_string(),
+               "study config: each arm needs a string 'name' and 'policy', got {}",
+               json_excerpt(a));
   StudyArm arm;
   arm.name = a["name"].get<std::string>();
   arm.policy = a["policy"].get<std::string>();
@@ -140,15 +144,7 @@ const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm) {
 }
 
 StudyPlan load_study_plan(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open study config '{}'", file.string());
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "study config '{}' is not valid JSON: {}", file.string(), e.what());
-  }
-  return parse_study_plan(j);
+  return parse_study_plan(read_json_file(file));
 }
 
 }  // namespace fp8lab

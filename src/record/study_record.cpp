@@ -1,6 +1,7 @@
 // The study's record bundle: results table (Markdown + JSON), loss curves (SVG) and a manifest of
 // SHA-256 hashes, written from the finished arms' files alone.
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 #include "fp8lab/record.hpp"
 #include "fp8lab/sha256.hpp"
 #include "fp8lab/study.hpp"
@@ -16,12 +17,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-json read_json_file(const fs::path& file) {
-  std::ifstream in(file);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "study record: cannot read '{}'", file.string());
-  return json::parse(in);
-}
 
 struct ArmResult {
   const StudyArm* arm = nullptr;
@@ -40,9 +35,10 @@ ArmResult load_arm(const StudyArm& arm, const fs::path& dir) {
   for (const auto& s : r.timing.at("train_segments_s")) r.train_seconds += s.get<double>();
   std::ifstream metrics(dir / "run" / "metrics.jsonl");
   std::string line;
-  while (std::getline(metrics, line)) {
+  for (std::int64_t number = 1; std::getline(metrics, line); ++number) {
     if (line.empty()) continue;
-    const json m = json::parse(line);
+    const json m = parse_json(
+        line, fmt::format("{} line {}", (dir / "run" / "metrics.jsonl").string(), number));
     r.losses.emplace_back(m.at("step").get<double>(), m.at("loss").get<double>());
   }
   return r;

@@ -2,6 +2,8 @@
 // An arm is finished when arms/<arm>/DONE exists; anything less is resumed (train --resume picks
 // up the arm's latest checkpoint), so an interrupted study never loses a finished arm.
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/output_dir.hpp"
 #include "fp8lab/study.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +18,8 @@
 #include <mutex>
 #include <thread>
 
+#include <sys/wait.h>
+
 namespace fp8lab {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -28,15 +32,7 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot read '{}'", file.string());
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "'{}' is not valid JSON: {}", file.string(), e.what());
-  }
-}
+json read_json(const fs::path& file) { return read_json_file(file); }
 
 void write_text(const fs::path& file, const std::string& text) {
   const fs::path tmp = file.string() + ".tmp";
@@ -46,6 +42,18 @@ void write_text(const fs::path& file, const std::string& text) {
     FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot write '{}'", tmp.string());
   }
   fs::rename(tmp, file);
+}
+
+// A child's failure, with its exit code's kind (docs/cli.md): a study whose arm had bad input
+// exits as that arm did.
+void check_child_status(int status, const std::string& prefix, const fs::path& log) {
+  if (status == 0) return;
+  const bool exited = WIFEXITED(status);
+  const int code = exited ? WEXITSTATUS(status) : -1;
+  FP8LAB_FAIL(exited ? error_kind_for_exit_code(code) : ErrorKind::internal,
+              "{}failed ({}); see {}", prefix,
+              exited ? fmt::format("exit status {}", code) : std::string("killed by a signal"),
+              log.string());
 }
 
 // Runs `args` (argv[0] = the fp8lab binary), appending its output to `log` and echoing each line
@@ -67,23 +75,38 @@ double run_child(const std::vector<std::string>& args, const fs::path& log, cons
     std::printf("%s%s", prefix.c_str(), line);
     std::fflush(stdout);
   }
-  const int status = pclose(pipe.release());
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  FP8LAB_CHECK_KIND(ErrorKind::internal, status == 0, "{}failed (exit status {}); see {}", prefix, status,
-                    log.string());
-  return seconds;
+  check_child_status(pclose(pipe.release()), prefix, log);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The resolved config of a run without what an arm is allowed to differ in: its precision, and
-// the keys a null arm names.
-json comparable_config(const fs::path& run_dir, const StudyArm& arm) {
-  json c = read_json(run_dir / "config.json");
+// Runs `args` and returns what it prints on stdout; its stderr goes to `log`.
+std::string capture_child(const std::vector<std::string>& args, const fs::path& log,
+                          const std::string& prefix) {
+  std::string command;
+  for (const auto& a : args) command += shell_quote(a) + " ";
+  command += "2>>" + shell_quote(log.string());
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  FP8LAB_CHECK_KIND(ErrorKind::io, pipe != nullptr, "cannot start '{}'", command);
+  std::string out;
+  char buf[4096];
+  while (const std::size_t n = std::fread(buf, 1, sizeof buf, pipe.get())) out.append(buf, n);
+  check_child_status(pclose(pipe.release()), prefix, log);
+  return out;
+}
+
+// The resolved config of a run without what an arm may differ in: its precision, the keys a null
+// arm names, and for a resource arm (time and memory only) its step count.
+json comparable_config(json c, const StudyArm& arm) {
   c.erase("precision");
+  if (arm.resource_only && c.contains("train")) c["train"].erase("steps");
   for (const auto& key : arm.may_differ_in) {
     const auto dot = key.find('.');
     if (c.contains(key.substr(0, dot))) c[key.substr(0, dot)].erase(key.substr(dot + 1));
   }
   return c;
+}
+json comparable_config(const fs::path& run_dir, const StudyArm& arm) {
+  return comparable_config(read_json(run_dir / "config.json"), arm);
 }
 
 // Every arm must start from its reference's bytes with the reference's data and schedule settings
@@ -96,20 +119,19 @@ void check_matched(const StudyPlan& plan, const fs::path& out) {
     if (&ref == &arm || !fs::exists(run / "run.json") || !fs::exists(ref_run / "run.json")) continue;
     const json ref_record = read_json(ref_run / "run.json");
     const json record = read_json(run / "run.json");
-    FP8LAB_CHECK_KIND(ErrorKind::internal, record.at("init_sha256") == ref_record.at("init_sha256"),
-                      "arm '{}' started from weights {} but its reference '{}' from {}: the study is not "
-                      "matched", arm.name, record.at("init_sha256").dump(), ref.name,
-                      ref_record.at("init_sha256").dump());
-    json config = comparable_config(run, arm), ref_config = comparable_config(ref_run, arm);
-    if (arm.resource_only) {
-      // A resource arm measures time and memory, never loss: it may train fewer steps.
-      config["train"].erase("steps");
-      ref_config["train"].erase("steps");
-    }
-    if (config != ref_config) {
-      FP8LAB_FAIL(ErrorKind::internal, "arm '{}' differs from its reference '{}' in more than precision: {}",
-                  arm.name, ref.name, json::diff(ref_config, config).dump());
-    }
+    FP8LAB_CHECK(
+        record.value("init_sha256", json()) == ref_record.value("init_sha256", json()),
+        "arm '{}' started from weights {} but its reference '{}' from {}: the study is not "
+        "matched",
+        arm.name, json_excerpt(record.value("init_sha256", json())), ref.name,
+        json_excerpt(ref_record.value("init_sha256", json())));
+    const json config = comparable_config(run, arm);
+    const json ref_config = comparable_config(ref_run, arm);
+    FP8LAB_CHECK(
+        config == ref_config,
+        "arm '{}' differs from its reference '{}' in more than precision: the study is not "
+        "matched ({})",
+        arm.name, ref.name, json_excerpt(json::diff(ref_config, config), 400));
   }
 }
 
@@ -124,6 +146,28 @@ std::vector<std::string> train_command(const StudyPlan& plan, const StudyArm& ar
   if (arm.mlp_recompute) args.push_back("--mlp-recompute");
   if (resume) args.push_back("--resume");
   return args;
+}
+
+// Before an arm trains: the config `fp8lab train` resolves for it (--print-config) must equal its
+// reference's in everything but precision, so that a mismatched arm costs no training time.
+void check_matched_before_training(const StudyPlan& plan, const StudyArm& arm,
+                                   const StudyRunOptions& o, const fs::path& log,
+                                   const std::string& prefix) {
+  const StudyArm& ref = study_reference(plan, arm);
+  if (&ref == &arm) return;
+  const auto resolved = [&](const StudyArm& a) {
+    std::vector<std::string> args =
+        train_command(plan, a, o, o.out / "arms" / a.name / "run", false);
+    args.push_back("--print-config");
+    return comparable_config(parse_json(capture_child(args, log, prefix),
+                                        fmt::format("resolved config of arm '{}'", a.name)),
+                             arm);
+  };
+  const json config = resolved(arm), ref_config = resolved(ref);
+  FP8LAB_CHECK(config == ref_config,
+               "arm '{}' would differ from its reference '{}' in more than precision: the study is "
+               "not matched, so it is not trained ({})",
+               arm.name, ref.name, json_excerpt(json::diff(ref_config, config), 400));
 }
 
 void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, const StudyRunOptions& o,
@@ -143,6 +187,7 @@ void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, cons
   const bool completed = fs::exists(run / "run.json") &&
                          read_json(run / "run.json").value("status", "") == "completed";
   if (!completed) {
+    check_matched_before_training(plan, arm, o, dir / "train.log", prefix);
     const bool resume = fs::exists(run / "checkpoints" / "latest");
     std::printf("%s%s training (%s)\n", prefix.c_str(), resume ? "resuming" : "starting",
                 arm.variant.c_str());
@@ -246,13 +291,20 @@ void run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order, cons
 }  // namespace
 
 void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
+  // One study process per record directory; a directory an older fp8lab wrote has study.json.
+  ClaimOptions claim;
+  claim.force = o.force;
+  claim.written_by_older_fp8lab = [](const fs::path& d) { return fs::exists(d / "study.json"); };
+  const OutputDirectory lock(o.out, "study", claim);
   fs::create_directories(o.out / "arms");
   // A study directory belongs to one plan: resuming with a different config is refused.
   const fs::path plan_file = o.out / "study.json";
   if (fs::exists(plan_file)) {
     const json previous = read_json(plan_file);
-    FP8LAB_CHECK(previous == plan.source, "'{}' holds a study with another config; use a new --out "
-                 "directory (differences: {})", o.out.string(), json::diff(previous, plan.source).dump());
+    FP8LAB_CHECK(previous == plan.source,
+                 "'{}' holds a study with another config; use a new --out "
+                 "directory (differences: {})",
+                 o.out.string(), json_excerpt(json::diff(previous, plan.source), 400));
   } else {
     write_text(plan_file, plan.source.dump(2) + "\n");
   }

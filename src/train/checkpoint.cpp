@@ -2,31 +2,20 @@
 #include "fp8lab/checkpoint.hpp"
 
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 #include "fp8lab/safetensors.hpp"
 #include "fp8lab/sha256.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cstring>
 
 namespace fp8lab {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr const char* kFormat = "fp8lab-checkpoint";
-constexpr int kFormatVersion = 1;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open '{}'", path.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Names every field in which two model configs differ.
 void check_same_model(const ModelConfig& saved, const ModelConfig& current,
@@ -35,7 +24,8 @@ void check_same_model(const ModelConfig& saved, const ModelConfig& current,
   std::string diffs;
   for (const auto& [key, value] : a.items()) {
     if (value != b.at(key))
-      diffs += fmt::format(" {}: checkpoint {} vs model {};", key, value.dump(), b.at(key).dump());
+      diffs += fmt::format(" {}: checkpoint {} vs model {};", key, json_excerpt(value),
+                           json_excerpt(b.at(key)));
   }
   FP8LAB_CHECK(diffs.empty(), "checkpoint '{}' was made for another model config:{}", source,
                diffs);
@@ -71,67 +61,60 @@ SafetensorsFile load_verified(const fs::path& path, const std::string& expected_
   return SafetensorsFile::load(path);
 }
 
+// The directory name a checkpoint of `step` is installed under: step_N, or step_N.1 when `latest`
+// names step_N (and the other way round). Replacing the directory `latest` names would leave
+// `latest` dangling between the removal and the rename; a second name lets `latest` move from
+// one complete checkpoint to the other in one atomic rename. Same-step directories `latest` does
+// not name are leftovers of a crash (after their rename, before `latest` moved): removed.
+std::string install_name(const fs::path& dir, std::int64_t step) {
+  const std::string base = fmt::format("step_{:08d}", step);
+  const std::string current = read_latest_name(dir);
+  std::string chosen;
+  for (const std::string& name : {base, base + ".1"}) {
+    if (name == current) continue;
+    fs::remove_all(dir / name);
+    if (chosen.empty()) chosen = name;
+  }
+  return chosen;
+}
+
+// Keeps the newest `keep` (at least 1) checkpoints by step, and only `installed` of its step.
+void prune_checkpoints(const fs::path& dir, const std::string& installed, std::int64_t keep) {
+  const std::int64_t step = *checkpoint_dir_step(installed);
+  std::vector<std::pair<std::int64_t, fs::path>> all;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string n = entry.path().filename().string();
+    const auto s = checkpoint_dir_step(n);
+    if (!entry.is_directory() || !s || n == installed) continue;
+    if (*s == step) {
+      fs::remove_all(entry.path());
+    } else {
+      all.emplace_back(*s, entry.path());
+    }
+  }
+  std::sort(all.begin(), all.end());
+  const auto others = static_cast<std::size_t>(std::max<std::int64_t>(keep, 1) - 1);
+  // The installed checkpoint is the newest in a run; older ones beyond keep - 1 go.
+  for (std::size_t i = 0; i + others < all.size(); ++i) {
+    if (all[i].first < step) fs::remove_all(all[i].second);
+  }
+}
+
+// The step counts optimizer.safetensors records (absent in checkpoints of older builds) must
+// agree with meta.json's.
+void check_recorded_counts(const SafetensorsFile& moments, const CheckpointMeta& meta) {
+  for (const auto& [key, value] :
+       {std::pair{"step", meta.step}, std::pair{"adam_updates", meta.adam_updates}}) {
+    const auto it = moments.metadata().find(key);
+    FP8LAB_CHECK_KIND(ErrorKind::format,
+                      it == moments.metadata().end() || it->second == std::to_string(value),
+                      "checkpoint '{}': meta.json says {} {} but optimizer.safetensors records {}: "
+                      "the metadata was edited",
+                      moments.source(), key, value, it->second);
+  }
+}
+
 }  // namespace
-
-json to_json(const CheckpointMeta& m) {
-  return json{
-      {"format", kFormat},
-      {"format_version", kFormatVersion},
-      {"step", m.step},
-      {"adam_updates", m.adam_updates},
-      {"skipped_steps", m.skipped_steps},
-      {"init_sha256", m.init_sha256},
-      {"params_sha256", m.params_sha256},
-      {"config", to_json(m.config)},
-      {"data_position", m.data_position},
-      {"rng",
-       {{"generator", "philox4x32-10"}, {"init_seed", m.init_seed}, {"data_seed", m.data_seed}}},
-      {"files",
-       {{"model.safetensors", m.model_sha256}, {"optimizer.safetensors", m.optimizer_sha256}}}};
-}
-
-CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view source) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is not valid JSON: {}", source,
-                e.what());
-  }
-  FP8LAB_CHECK_KIND(ErrorKind::format, j.is_object() && j.value("format", "") == kFormat,
-                    "'{}' is not fp8lab checkpoint metadata (no \"format\": \"{}\")", source,
-                    kFormat);
-  try {
-    FP8LAB_CHECK_KIND(ErrorKind::format, j.at("format_version").get<int>() == kFormatVersion,
-                      "checkpoint metadata '{}' has format_version {}, this build reads {}", source,
-                      j.at("format_version").dump(), kFormatVersion);
-    CheckpointMeta m;
-    m.step = j.at("step").get<std::int64_t>();
-    m.adam_updates = j.at("adam_updates").get<std::int64_t>();
-    m.skipped_steps = j.at("skipped_steps").get<std::int64_t>();
-    FP8LAB_CHECK_KIND(
-        ErrorKind::format,
-        m.step >= 0 && m.adam_updates >= 0 && m.skipped_steps >= 0 &&
-            m.adam_updates + m.skipped_steps == m.step,
-        "checkpoint metadata '{}': step {}, adam_updates {}, skipped_steps {} are inconsistent",
-        source, m.step, m.adam_updates, m.skipped_steps);
-    m.init_sha256 = j.at("init_sha256").get<std::string>();
-    m.params_sha256 = j.at("params_sha256").get<std::string>();
-    m.config = run_config_from_json(j.at("config"), RunConfig{});
-    m.data_position = j.at("data_position");
-    m.init_seed = j.at("rng").at("init_seed").get<std::uint64_t>();
-    m.data_seed = j.at("rng").at("data_seed").get<std::uint64_t>();
-    m.model_sha256 = j.at("files").at("model.safetensors").get<std::string>();
-    m.optimizer_sha256 = j.at("files").at("optimizer.safetensors").get<std::string>();
-    return m;
-  } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is malformed: {}", source, e.what());
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::format) throw;
-    FP8LAB_FAIL(ErrorKind::format, "checkpoint metadata '{}' is malformed: {}", source,
-                e.message());
-  }
-}
 
 fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& optimizer,
                          const CheckpointMeta& meta, std::int64_t keep) {
@@ -152,7 +135,7 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const std::vector
                "save_checkpoint: moments of {} and {} elements for {} parameters", m.size(),
                v.size(), model.parameter_count());
   fs::create_directories(dir);
-  const std::string name = fmt::format("step_{:08d}", meta_in.step);
+  const std::string name = install_name(dir, meta_in.step);
   const fs::path final_dir = dir / name, tmp_dir = dir / (name + ".tmp");
   fs::remove_all(tmp_dir);
   fs::create_directories(tmp_dir);
@@ -166,49 +149,23 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const std::vector
       tensors.push_back({"exp_avg." + p.name, DType::f32, p.shape, m.data() + p.offset});
       tensors.push_back({"exp_avg_sq." + p.name, DType::f32, p.shape, v.data() + p.offset});
     }
-    const auto bytes = encode_safetensors(tensors, {{"format", "fp8lab-adamw"}});
+    // The step counts again, inside a file meta.json hashes: an edited count cannot match both.
+    const SafetensorsMetadata counts{{"format", "fp8lab-adamw"},
+                                     {"step", std::to_string(meta.step)},
+                                     {"adam_updates", std::to_string(meta.adam_updates)}};
+    const auto bytes = encode_safetensors(tensors, counts);
     write_file_atomic(tmp_dir / "optimizer.safetensors", bytes.data(), bytes.size());
     meta.optimizer_sha256 = sha256_hex(bytes.data(), bytes.size());
   }
   meta.params_sha256 = model.parameter_sha256();
   const std::string text = to_json(meta).dump(2) + "\n";
   write_file_atomic(tmp_dir / "meta.json", text.data(), text.size());
-  fs::remove_all(final_dir);  // a leftover of a crash after its rename but before `latest` moved
   fs::rename(tmp_dir, final_dir);
   fsync_directory(dir);
   const std::string latest = name + "\n";
   write_file_atomic(dir / "latest", latest.data(), latest.size());
-  // Prune: keep the newest `keep` complete checkpoints.
-  std::vector<fs::path> all;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string n = entry.path().filename().string();
-    if (entry.is_directory() && n.rfind("step_", 0) == 0 && n.find(".tmp") == std::string::npos)
-      all.push_back(entry.path());
-  }
-  std::sort(all.begin(), all.end());
-  for (std::size_t i = 0;
-       i + static_cast<std::size_t>(std::max<std::int64_t>(keep, 1)) < all.size(); ++i) {
-    if (all[i] != final_dir) fs::remove_all(all[i]);
-  }
+  prune_checkpoints(dir, name, keep);
   return final_dir;
-}
-
-std::optional<fs::path> latest_checkpoint(const fs::path& dir) {
-  const fs::path pointer = dir / "latest";
-  if (!fs::exists(pointer)) return std::nullopt;
-  std::string name = read_text(pointer);
-  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
-  FP8LAB_CHECK_KIND(ErrorKind::format,
-                    name.rfind("step_", 0) == 0 && name.find('/') == std::string::npos,
-                    "'{}' does not name a checkpoint: '{}'", pointer.string(), name);
-  FP8LAB_CHECK_KIND(ErrorKind::io, fs::is_directory(dir / name),
-                    "'{}' names '{}', which does not exist", pointer.string(), name);
-  return dir / name;
-}
-
-CheckpointMeta read_checkpoint_meta(const fs::path& checkpoint_dir) {
-  const fs::path meta_path = checkpoint_dir / "meta.json";
-  return parse_checkpoint_meta(read_text(meta_path), meta_path.string());
 }
 
 CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* optimizer) {
@@ -219,6 +176,7 @@ CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* opt
   if (optimizer != nullptr) {
     const SafetensorsFile moments =
         load_verified(ckpt / "optimizer.safetensors", meta.optimizer_sha256);
+    check_recorded_counts(moments, meta);
     const std::vector<float> m = read_params(moments, model.layout(), "exp_avg.");
     const std::vector<float> v = read_params(moments, model.layout(), "exp_avg_sq.");
     const std::size_t first = static_cast<std::size_t>(optimizer->shard().begin);
@@ -230,6 +188,32 @@ CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* opt
                     "checkpoint '{}': loaded weights hash to {} but meta.json records {}",
                     ckpt.string(), model.parameter_sha256(), meta.params_sha256);
   return meta;
+}
+
+void check_weights_fit_file(const fs::path& checkpoint_dir, const ModelConfig& config) {
+  config.validate();
+  const fs::path file = checkpoint_dir / "model.safetensors";
+  std::error_code ec;
+  const std::uint64_t size = fs::is_regular_file(file, ec) ? fs::file_size(file, ec) : 0;
+  FP8LAB_CHECK_KIND(ErrorKind::io, !ec && size > 0,
+                    "checkpoint '{}' has no readable "
+                    "model.safetensors",
+                    checkpoint_dir.string());
+  // Lower bounds first, without overflow (a block holds 12 d^2 + 2 d floats), so that not even
+  // the layout of an absurd config is built: its size is then bounded by the file's.
+  __extension__ using u128 = unsigned __int128;
+  const std::uint64_t floats = size / 4, d = static_cast<std::uint64_t>(config.d_model);
+  const u128 per_block = u128{12} * d * d + 2 * d;
+  const bool plausible = d <= floats / d &&
+                         static_cast<std::uint64_t>(config.vocab_size) <= floats / d &&
+                         static_cast<std::uint64_t>(config.seq_len) <= floats / d &&
+                         static_cast<u128>(config.n_layers) <= u128{floats} / per_block;
+  const std::int64_t params = plausible ? ParameterLayout(config).total() : -1;
+  FP8LAB_CHECK_KIND(ErrorKind::format, params >= 0 && static_cast<std::uint64_t>(params) <= floats,
+                    "checkpoint '{}': its meta.json describes a model (vocab {}, d_model {}, {} "
+                    "layers, seq_len {}) larger than its {}-byte model.safetensors can hold",
+                    checkpoint_dir.string(), config.vocab_size, config.d_model, config.n_layers,
+                    config.seq_len, size);
 }
 
 void save_weights(const fs::path& file, GptModel& model) {
@@ -244,12 +228,8 @@ void load_weights(const fs::path& file, GptModel& model) {
                     "'{}' has no model_config metadata (not an fp8lab weights file)",
                     file.string());
   ModelConfig saved;
-  try {
-    saved = model_config_from_json(json::parse(it->second));
-  } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "'{}': model_config metadata is not JSON: {}", file.string(),
-                e.what());
-  }
+  saved = model_config_from_json(
+      parse_json(it->second, fmt::format("'{}' model_config metadata", file.string())));
   check_same_model(saved, model.config(), file.string());
   model.set_parameters(read_params(weights, model.layout(), ""));
 }

@@ -4,10 +4,11 @@
 // merged key by key (unknown keys and type changes are errors), and the merged JSON is read back.
 #include "fp8lab/config.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <cmath>
 #include <sstream>
 
 namespace fp8lab {
@@ -24,10 +25,12 @@ float get_float(const json& j, const char* key) {
   return static_cast<float>(j.at(key).get<double>());
 }
 
+void check_value_ranges(const RunConfig& c);  // RunConfig::validate's numeric ranges (below)
+
 void merge_strict(json& base, const json& patch, const std::string& prefix) {
   FP8LAB_CHECK_KIND(ErrorKind::format, patch.is_object(),
                     "config '{}' must be a JSON object, got {}", prefix.empty() ? "(root)" : prefix,
-                    patch.dump());
+                    json_excerpt(patch));
   for (const auto& [key, value] : patch.items()) {
     const std::string full = prefix + key;
     auto it = base.find(key);
@@ -45,8 +48,8 @@ void merge_strict(json& base, const json& patch, const std::string& prefix) {
                     (it->is_string() && value.is_string()) ||
                     (it->is_number_integer() && value.is_number_integer()) ||
                     (it->is_number_float() && value.is_number());
-    FP8LAB_CHECK(ok, "config key '{}' holds {} ({}); {} has the wrong type", full, it->dump(),
-                 it->type_name(), value.dump());
+    FP8LAB_CHECK(ok, "config key '{}' holds {} ({}); {} has the wrong type", full,
+                 json_excerpt(*it), it->type_name(), json_excerpt(value));
     *it = value;
   }
 }
@@ -175,7 +178,6 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     const json& d = j.at("data");
     c.data = {d.at("kind").get<std::string>(), d.at("train").get<std::string>(),
               d.at("val").get<std::string>(), d.at("order").get<std::string>()};
-    c.validate();
     return c;
   } catch (const json::exception& e) {
     FP8LAB_FAIL(ErrorKind::format, "bad run config: {}", e.what());
@@ -183,15 +185,7 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
 }
 
 RunConfig load_run_config(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open config file '{}'", path.string());
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "config file '{}' is not valid JSON: {}", path.string(),
-                e.what());
-  }
+  const json j = read_json_file(path);
   FP8LAB_CHECK_KIND(ErrorKind::format, j.is_object(), "config file '{}' must hold a JSON object",
                     path.string());
   // A file may start from a preset ("preset": "gpt50m") and override parts of it.
@@ -224,10 +218,10 @@ void apply_override(RunConfig& config, std::string_view assignment) {
     value = text;
   } else {
     try {
-      value = json::parse(text);
-    } catch (const json::exception&) {
-      FP8LAB_FAIL(ErrorKind::invalid_argument, "--set {}: '{}' is not a valid {} value", assignment,
-                  text, node->type_name());
+      value = parse_json(text, "--set " + key);
+    } catch (const Error&) {
+      FP8LAB_FAIL(ErrorKind::invalid_argument, "--set {}: '{}' is not a valid {} value", key,
+                  text.size() > 100 ? text.substr(0, 100) + "..." : text, node->type_name());
     }
   }
   json patch = value;
@@ -268,6 +262,48 @@ void RunConfig::validate() const {
                "data.kind '{}' must be synthetic, bytes or shards", data.kind);
   FP8LAB_CHECK(data.order == "shuffled" || data.order == "sequential",
                "data.order '{}' must be shuffled or sequential", data.order);
+  check_value_ranges(*this);
 }
+
+namespace {
+
+// Every number the trainer would otherwise take on trust: non-finite floats (1e39 reads as inf),
+// non-positive epsilons, negative counts, and sizes that overflow the int32 the kernels index by.
+void check_value_ranges(const RunConfig& c) {
+  const OptimConfig& o = c.optim;
+  const TrainConfig& t = c.train;
+  FP8LAB_CHECK(std::isfinite(c.model.norm_eps) && std::isfinite(c.model.init_std),
+               "model.norm_eps {} and model.init_std {} must be finite", c.model.norm_eps,
+               c.model.init_std);
+  FP8LAB_CHECK(std::isfinite(o.lr) && std::isfinite(o.min_lr),
+               "optim.lr {} and min_lr {} must be finite", o.lr, o.min_lr);
+  FP8LAB_CHECK(std::isfinite(o.eps) && o.eps > 0.f, "optim.eps {} must be finite and > 0", o.eps);
+  FP8LAB_CHECK(std::isfinite(o.weight_decay) && o.weight_decay >= 0.f,
+               "optim.weight_decay {} must be finite and >= 0", o.weight_decay);
+  FP8LAB_CHECK(std::isfinite(o.clip_grad_norm) && o.clip_grad_norm >= 0.f,
+               "optim.clip_grad_norm {} must be finite and >= 0 (0: no clipping)",
+               o.clip_grad_norm);
+  FP8LAB_CHECK(o.warmup_steps >= 0 && o.decay_steps >= 0,
+               "optim.warmup_steps {} and decay_steps {} must be >= 0", o.warmup_steps,
+               o.decay_steps);
+  FP8LAB_CHECK(t.log_every >= 0 && t.eval_every >= 0 && t.eval_batches >= 0 &&
+                   t.checkpoint_every >= 0 && t.keep_checkpoints >= 0,
+               "train.log_every {}, eval_every {}, eval_batches {}, checkpoint_every {} and "
+               "keep_checkpoints {} must be >= 0",
+               t.log_every, t.eval_every, t.eval_batches, t.checkpoint_every, t.keep_checkpoints);
+  constexpr std::int64_t kInt32Max = (std::int64_t{1} << 31) - 1;
+  FP8LAB_CHECK(t.loss_chunk_rows > 0 && t.loss_chunk_rows <= kInt32Max,
+               "train.loss_chunk_rows {} must be in [1, 2^31)", t.loss_chunk_rows);
+  FP8LAB_CHECK(t.ignore_index >= -1 && t.ignore_index <= kInt32Max,
+               "train.ignore_index {} must be -1 (none) or a token id", t.ignore_index);
+  // One optimizer step's tokens are indexed by int32 (micro_batch and grad_accum are > 0 here).
+  const std::int64_t rows_limit = kInt32Max / c.model.seq_len;
+  FP8LAB_CHECK(t.micro_batch <= rows_limit && t.grad_accum <= rows_limit / t.micro_batch,
+               "train.micro_batch {} x grad_accum {} x model.seq_len {} tokens per step exceed "
+               "2^31",
+               t.micro_batch, t.grad_accum, c.model.seq_len);
+}
+
+}  // namespace
 
 }  // namespace fp8lab

@@ -2,25 +2,16 @@
 #include "train/run_log.hpp"
 
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <vector>
 
 namespace fp8lab {
-
-std::string utc_now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 void append_metrics(const std::filesystem::path& file, const StepRecord& r, std::int64_t skipped) {
   nlohmann::json j{{"step", r.step},
@@ -43,9 +34,10 @@ void truncate_metrics(const std::filesystem::path& file, std::int64_t step) {
     std::ifstream in(file);
     std::string line;
     while (std::getline(in, line)) {
-      const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (j.is_object() && j.contains("step") && j["step"].is_number_integer() &&
-          j["step"].get<std::int64_t>() <= step) {
+      // A torn last line (a kill mid-write) or a hand-edited one is simply dropped.
+      const auto j = try_parse_json(line);
+      if (j && j->is_object() && j->contains("step") && (*j)["step"].is_number_integer() &&
+          (*j)["step"].get<std::int64_t>() <= step) {
         keep.push_back(line);
       }
     }

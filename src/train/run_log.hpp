@@ -3,13 +3,12 @@
 #pragma once
 
 #include "fp8lab/trainer.hpp"
+#include "fp8lab/utc_time.hpp"
 
 #include <filesystem>
 #include <string>
 
 namespace fp8lab {
-
-std::string utc_now_iso8601();  // "2026-12-02T11:50:00Z"
 
 // Appends one JSON line: step, loss, lr, grad_norm, tokens_per_s, peak_mib, skipped_steps
 // (+ val_loss when present). Written and flushed per line, so a crash loses at most one line.

@@ -2,6 +2,8 @@
 #include "fp8lab/safetensors.hpp"
 
 #include "fp8lab/error.hpp"
+#include "fp8lab/file_read.hpp"
+#include "fp8lab/json_read.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -93,14 +95,9 @@ SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string so
       source_, n, size);
   data_start_ = 8 + static_cast<std::size_t>(n);
   const std::size_t data_size = size - data_start_;
-  json header;
-  try {
-    header =
-        json::parse(bytes_.begin() + 8, bytes_.begin() + static_cast<std::ptrdiff_t>(data_start_));
-  } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "safetensors '{}': header is not valid JSON: {}", source_,
-                e.what());
-  }
+  const json header = parse_json(std::string_view(reinterpret_cast<const char*>(bytes_.data()) + 8,
+                                                  static_cast<std::size_t>(n)),
+                                 fmt::format("safetensors '{}' header", source_));
   FP8LAB_CHECK_KIND(ErrorKind::format, header.is_object(),
                     "safetensors '{}': header is not a JSON object", source_);
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
@@ -123,7 +120,7 @@ SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string so
         value["data_offsets"][1].is_number_unsigned() && value["shape"].size() <= Shape::kMaxRank;
     FP8LAB_CHECK_KIND(ErrorKind::format, well_formed,
                       "safetensors '{}': tensor '{}' has a malformed entry {}", source_, name,
-                      value.dump());
+                      json_excerpt(value));
     const std::string dtype_text = value["dtype"].get<std::string>();
     const bool known = std::any_of(std::begin(kDTypeNames), std::end(kDTypeNames),
                                    [&](const DTypeName& d) { return d.name == dtype_text; });
@@ -136,7 +133,7 @@ SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string so
     for (const auto& d : value["shape"]) {
       FP8LAB_CHECK_KIND(
           ErrorKind::format, d.is_number_unsigned() && d.get<std::uint64_t>() < (1ull << 40),
-          "safetensors '{}': tensor '{}' has a bad dimension {}", source_, name, d.dump());
+          "safetensors '{}': tensor '{}' has a bad dimension {}", source_, name, json_excerpt(d));
       numel *= d.get<std::uint64_t>();
       FP8LAB_CHECK_KIND(ErrorKind::format, numel < (1ull << 48),
                         "safetensors '{}': tensor '{}' is too large", source_, name);

@@ -1,6 +1,7 @@
 // Token sources for the trainer: a synthetic stream, the bytes of a text file, and token shards
 // through the data loader (fp8lab/loader.hpp). All are deterministic in (data_seed, position).
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 #include "fp8lab/loader.hpp"
 #include "fp8lab/rng.hpp"
 #include "fp8lab/trainer.hpp"
@@ -23,10 +24,11 @@ class CountingSource : public TokenSource {
     FP8LAB_CHECK_KIND(ErrorKind::format,
                       p.is_object() && p.value("kind", "") == kind_ && p.contains("batches") &&
                           p["batches"].is_number_unsigned(),
-                      "data position {} does not belong to a '{}' source", p.dump(), kind_);
+                      "data position {} does not belong to a '{}' source", json_excerpt(p), kind_);
     batches_ = p["batches"].get<std::uint64_t>();
   }
   void rewind() override { batches_ = 0; }
+  std::uint64_t batches_served() const override { return batches_; }
 
  protected:
   std::string kind_;
@@ -134,6 +136,7 @@ class ShardSource final : public TokenSource {
                                             : data::LoaderConfig::Order::shuffled;
     lc.repeat = true;
     lc.vocab_size = static_cast<std::int32_t>(c.model.vocab_size);
+    lc.byte_length_table = data::byte_lengths_for_shards(lc.shards, c.model.vocab_size);
     loader_ = std::make_unique<data::TokenLoader>(std::move(lc));
   }
   void next(std::int32_t* inputs, std::int32_t* targets) override {
@@ -148,10 +151,14 @@ class ShardSource final : public TokenSource {
     FP8LAB_CHECK_KIND(ErrorKind::format,
                       p.is_object() && p.value("kind", "") == "shards" && p.contains("loader") &&
                           p["loader"].is_string(),
-                      "data position {} does not belong to a shard source", p.dump());
+                      "data position {} does not belong to a shard source", json_excerpt(p));
     loader_->seek(data::LoaderPosition::parse(p["loader"].get<std::string>()));
   }
   void rewind() override { loader_->rewind(); }
+  std::uint64_t batches_served() const override {
+    const data::LoaderPosition p = loader_->position();
+    return p.epoch * static_cast<std::uint64_t>(loader_->batches_per_epoch()) + p.batch;
+  }
 
  private:
   std::unique_ptr<data::TokenLoader> loader_;

@@ -3,7 +3,10 @@
 
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/output_dir.hpp"
 #include "train/grad_buckets.hpp"
+#include "train/resume_check.hpp"
 #include "train/run_log.hpp"
 
 #include <fmt/format.h>
@@ -22,6 +25,16 @@ using Clock = std::chrono::steady_clock;
 void write_json_atomic(const fs::path& path, const json& j) {
   const std::string text = j.dump(2) + "\n";
   write_file_atomic(path, text.data(), text.size());
+}
+
+// A run directory written before fp8lab marked its output directories: its run.json says so.
+bool run_of_older_fp8lab(const fs::path& dir) {
+  try {
+    const json record = read_json_file(dir / "run.json");
+    return record.is_object() && record.contains("fp8lab_version");
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -48,7 +61,13 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
     options_.log = nullptr;
     options_.progress_bar = false;
   }
-  if (writer()) fs::create_directories(run_dir_ / "checkpoints");
+  if (writer()) {
+    ClaimOptions claim;
+    claim.force = options_.force;
+    claim.written_by_older_fp8lab = run_of_older_fp8lab;
+    run_dir_lock_ = std::make_unique<OutputDirectory>(run_dir_, "run", claim);
+    fs::create_directories(run_dir_ / "checkpoints");
+  }
   if (!options_.resume) {
     FP8LAB_CHECK(!latest_checkpoint(run_dir_ / "checkpoints"),
                  "run directory '{}' already holds checkpoints: pass --resume to continue it, or "
@@ -107,16 +126,23 @@ void Trainer::resume_from_checkpoint() {
   const auto latest = latest_checkpoint(run_dir_ / "checkpoints");
   FP8LAB_CHECK_KIND(ErrorKind::io, latest.has_value(), "--resume: no checkpoint in '{}'",
                     (run_dir_ / "checkpoints").string());
+  // The config first, before any weight is read: every differing key is named at once.
+  check_resume_config(read_checkpoint_meta(*latest).config, config_, latest->string());
   const CheckpointMeta meta = load_checkpoint(*latest, *model_, optimizer_.get());
-  FP8LAB_CHECK(
-      meta.config.precision == config_.precision && meta.init_seed == config_.train.seed &&
-          meta.data_seed == config_.train.data_seed &&
-          meta.config.train.micro_batch == config_.train.micro_batch &&
-          meta.config.train.grad_accum == config_.train.grad_accum,
-      "--resume: checkpoint '{}' was made with another precision, seed, data seed or batch "
-      "shape than this config; a resumed run must continue the same run",
-      latest->string());
+  FP8LAB_CHECK_KIND(
+      ErrorKind::format,
+      meta.init_seed == config_.train.seed && meta.data_seed == config_.train.data_seed,
+      "--resume: checkpoint '{}' records seeds {} and {} but its config {} and {}: "
+      "the metadata was edited",
+      latest->string(), meta.init_seed, meta.data_seed, config_.train.seed,
+      config_.train.data_seed);
   train_data_->seek(meta.data_position);
+  const auto expected_batches =
+      static_cast<std::uint64_t>(meta.step) * static_cast<std::uint64_t>(config_.train.grad_accum);
+  FP8LAB_CHECK_KIND(ErrorKind::format, train_data_->batches_served() == expected_batches,
+                    "--resume: checkpoint '{}' is at step {}, which takes {} batches of data, but "
+                    "its data position has served {}: the metadata was edited",
+                    latest->string(), meta.step, expected_batches, train_data_->batches_served());
   step_ = meta.step;
   skipped_ = meta.skipped_steps;
   init_sha256_ = meta.init_sha256;

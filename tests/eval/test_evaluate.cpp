@@ -153,5 +153,36 @@ TEST(Evaluate, BadArgumentsAreNamed) {
   expect_error(o, "random");
 }
 
+// Shards without .bytes sidecars (as llm.c writes them): the byte lengths follow from the
+// tokenizer the vocabulary names (64 <= 256: the byte tokenizer, one byte per token).
+TEST(Evaluate, ShardsWithoutSidecarsTakeByteLengthsFromTheTokenizer) {
+  const auto r = train_small_run("bf16");
+  EvalOptions o = options_for(*r, "bf16");
+  const EvalReport with = evaluate_checkpoint(o);
+  fs::remove(r->data() / "val_000000.bytes");
+  const EvalReport without = evaluate_checkpoint(o);
+  EXPECT_EQ(without.metrics.ce_nats, with.metrics.ce_nats);
+  EXPECT_EQ(without.metrics.targets_counted, with.metrics.targets_counted);
+  EXPECT_EQ(without.metrics.bytes_counted, without.metrics.targets_counted);
+}
+
+// meta.json is checked before anything is allocated from it: a model its weights file cannot
+// hold (here d_model 2^20, some 13 TB of parameters) is an error, not an allocation.
+TEST(Evaluate, AModelLargerThanItsWeightsFileIsRefusedBeforeAllocation) {
+  const auto r = train_small_run("bf16");
+  const fs::path ckpt = resolve_checkpoint_dir(r->run());
+  nlohmann::json meta = nlohmann::json::parse(std::ifstream(ckpt / "meta.json"));
+  meta["config"]["model"]["d_model"] = 1 << 20;
+  meta["config"]["model"]["n_heads"] = 1;
+  std::ofstream(ckpt / "meta.json", std::ios::trunc) << meta.dump();
+  try {
+    evaluate_checkpoint(options_for(*r, "bf16"));
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::format) << e.what();
+    EXPECT_NE(std::string(e.what()).find("larger than its"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fp8lab

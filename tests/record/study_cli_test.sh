@@ -90,10 +90,13 @@ s = json.load(open(sys.argv[1]))
 s["arms"][1]["train_args"] = ["--set", "train.seed=99"]
 json.dump(s, open(sys.argv[2], "w"))
 PY
-if "$fp8lab" study "$work/bad.json" --out "$work/bad" > "$work/bad.log" 2>&1; then
-  fail "an unmatched arm was accepted"
-fi
+code=0
+"$fp8lab" study "$work/bad.json" --out "$work/bad" > "$work/bad.log" 2>&1 || code=$?
+[ "$code" = 2 ] || fail "an unmatched arm gave exit code $code, not 2 (bad input)"
 grep -q "not matched" "$work/bad.log" || fail "no clear message for an unmatched arm: $(tail -3 "$work/bad.log")"
+# ... and it is refused before it trains (its resolved config already differs).
+[ ! -e "$work/bad/arms/fp8-mlp/run" ] || fail "the unmatched arm was trained before being refused"
+grep -q "so it is not trained" "$work/bad.log" || fail "the refusal does not say the arm was not trained"
 # Seed pairs, a null arm and the recipes, two arms at a time: every variant's pairs, mean and
 # interval in the record; the recipe reaches the trainer and the scorer.
 cat > "$work/pairs.json" <<JSON

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 namespace fp8lab {
@@ -62,7 +63,6 @@ TEST(RunConfig, OverridesAreTypedAndStrict) {
   EXPECT_THROW(apply_override(c, "train.steps=1.5"), Error);       // float for an integer
   EXPECT_THROW(apply_override(c, "train.steps=many"), Error);      // not a number
   EXPECT_THROW(apply_override(c, "precision.policy=fp4"), Error);  // unknown policy
-  EXPECT_THROW(apply_override(c, "model.n_heads=5"), Error);       // 128 % 5 != 0
   EXPECT_THROW(apply_override(c, "optim"), Error);                 // no '='
   // An integer for a boolean key.
   EXPECT_THROW(apply_override(c, "precision.pointwise_recompute=1"), Error);
@@ -87,6 +87,54 @@ TEST(RunConfig, FilesStartFromTheirPresetAndRejectUnknownKeys) {
   std::ofstream(path) << R"({"train": )";
   EXPECT_THROW(load_run_config(path), Error);
   EXPECT_THROW(load_run_config(dir.path() / "missing.json"), Error);
+}
+
+// Overrides are checked as a whole: validity never depends on the order of --set options.
+TEST(RunConfig, ValidationFollowsAllOverridesInAnyOrder) {
+  const std::vector<std::string> sets = {"optim.lr=1e-5", "optim.min_lr=1e-4", "optim.lr=1e-3",
+                                         "model.n_heads=5", "model.n_heads=4"};
+  std::vector<std::string> order = sets;
+  std::sort(order.begin(), order.end());
+  do {
+    RunConfig c = run_preset("tiny");
+    for (const std::string& s : order) apply_override(c, s);  // no error midway
+    if (c.optim.lr >= c.optim.min_lr && c.model.n_heads == 4) {
+      EXPECT_NO_THROW(c.validate());
+    } else {
+      EXPECT_THROW(c.validate(), Error);
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  RunConfig c = run_preset("tiny");
+  apply_override(c, "model.n_heads=5");  // 128 % 5 != 0: found by validate, not by the override
+  EXPECT_THROW(c.validate(), Error);
+}
+
+TEST(RunConfig, OutOfRangeNumbersAreRefusedNamingTheKey) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"train.steps=-1", "train.steps"},
+      {"optim.eps=0", "optim.eps"},
+      {"optim.eps=-1e-8", "optim.eps"},
+      {"optim.lr=1e39", "optim.lr"},
+      {"optim.weight_decay=-0.1", "weight_decay"},
+      {"optim.clip_grad_norm=-1", "clip_grad_norm"},
+      {"optim.warmup_steps=-3", "warmup_steps"},
+      {"train.log_every=-1", "log_every"},
+      {"train.keep_checkpoints=-2", "keep_checkpoints"},
+      {"train.loss_chunk_rows=0", "loss_chunk_rows"},
+      {"train.loss_chunk_rows=4294967296", "loss_chunk_rows"},
+      {"train.ignore_index=-7", "ignore_index"},
+      {"train.micro_batch=100000000", "micro_batch"},
+      {"model.norm_eps=1e39", "norm_eps"}};
+  for (const auto& [set, key] : bad) {
+    RunConfig c = run_preset("tiny");
+    apply_override(c, set);
+    try {
+      c.validate();
+      ADD_FAILURE() << set << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(key), std::string::npos) << set << ": " << e.message();
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,86 @@
+// The resume config check (see train/resume_check.hpp).
+#include "train/resume_check.hpp"
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace fp8lab {
+namespace {
+
+using nlohmann::json;
+
+// Neither changes a weight: they decide how far to train, what is logged or validated, and
+// how many checkpoints stay on disk. (train.steps moves the end of a schedule whose
+// optim.decay_steps is 0; docs/training.md says so.)
+constexpr std::array<std::string_view, 6> kResumeMayChange = {
+    "train.steps",        "train.log_every",        "train.eval_every",
+    "train.eval_batches", "train.checkpoint_every", "train.keep_checkpoints"};
+
+// Leaves of a config's JSON form as ("a.b", value); the form nests at most two levels.
+void flatten(const json& j, const std::string& prefix,
+             std::vector<std::pair<std::string, json>>& out) {
+  for (const auto& [key, value] : j.items()) {
+    if (value.is_object()) {
+      flatten(value, prefix + key + ".", out);
+    } else {
+      out.emplace_back(prefix + key, value);
+    }
+  }
+}
+
+std::vector<std::pair<std::string, json>> leaves(const RunConfig& c) {
+  std::vector<std::pair<std::string, json>> out;
+  flatten(to_json(c), "", out);
+  return out;
+}
+
+const json* find_leaf(const std::vector<std::pair<std::string, json>>& leaves,
+                      const std::string& key) {
+  for (const auto& [k, v] : leaves) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> differing_config_keys(const RunConfig& a, const RunConfig& b) {
+  const auto la = leaves(a), lb = leaves(b);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : la) {
+    const json* other = find_leaf(lb, key);
+    if (other == nullptr || *other != value) keys.push_back(key);
+  }
+  for (const auto& [key, value] : lb) {
+    if (find_leaf(la, key) == nullptr) keys.push_back(key);
+  }
+  return keys;
+}
+
+bool resume_may_change(std::string_view key) {
+  return std::find(kResumeMayChange.begin(), kResumeMayChange.end(), key) != kResumeMayChange.end();
+}
+
+void check_resume_config(const RunConfig& checkpoint, const RunConfig& now,
+                         std::string_view checkpoint_name) {
+  const auto la = leaves(checkpoint), lb = leaves(now);
+  std::string refused;
+  for (const std::string& key : differing_config_keys(checkpoint, now)) {
+    if (resume_may_change(key)) continue;
+    const json* was = find_leaf(la, key);
+    const json* is = find_leaf(lb, key);
+    refused += fmt::format("{}{} (checkpoint {}, now {})", refused.empty() ? "" : "; ", key,
+                           was ? json_excerpt(*was) : "absent", is ? json_excerpt(*is) : "absent");
+  }
+  FP8LAB_CHECK(refused.empty(),
+               "--resume: the config differs from checkpoint '{}' in keys a resumed run may not "
+               "change: {}. Only train.steps and the logging, validation and checkpoint cadence "
+               "(train.log_every, eval_every, eval_batches, checkpoint_every, keep_checkpoints) "
+               "may change; train into a new --out to change anything else",
+               checkpoint_name, refused);
+}
+
+}  // namespace fp8lab
