@@ -295,6 +295,79 @@ def check_rejections(fp8lab, workdir):
     return problems
 
 
+# ---------------------------------------------------------------------------------------------
+# The grouped recipes: every group cast by the tensorwise reference above on its own values.
+
+GROUPED = [("rowwise", "x", "row"), ("blockwise", "x", "vec128"), ("blockwise", "w", "block128")]
+
+
+def group_shape(mode, rows, cols):
+    return {"row": (1, cols), "vec128": (1, 128), "block128": (128, 128)}[mode]
+
+
+def scale_index(mode, rows, cols, rg, cg):
+    """Where cuBLASLt reads group (rg, cg)'s inverse scale (fp8lab/fp8_scale_layout.hpp)."""
+    if mode == "row":
+        return rg
+    if mode == "vec128":
+        return cg * rows + rg
+    ld = (-(-cols // 128) + 3) // 4 * 4
+    return rg * ld + cg
+
+
+def reference_grouped(x, fmt, mode):
+    rows, cols = x.shape
+    gr, gc = group_shape(mode, rows, cols)
+    codes = np.empty(x.shape, dtype=np.uint8)
+    scales, saturated, underflow = {}, 0, 0
+    for r0 in range(0, rows, gr):
+        for c0 in range(0, cols, gc):
+            ref = reference_quantize(x[r0:r0 + gr, c0:c0 + gc], fmt)
+            codes[r0:r0 + gr, c0:c0 + gc] = ref["codes"]
+            scales[scale_index(mode, rows, cols, r0 // gr, c0 // gc)] = ref["inv_scale"]
+            saturated += ref["saturated"]
+            underflow += ref["underflow"]
+    return codes, scales, saturated, underflow
+
+
+def check_grouped(fp8lab, workdir, seed):
+    """Q, QT, Q's inverse scales (padding included) and the counts, per grouped recipe."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((129, 257)).astype(np.float32)
+    x *= np.exp2(rng.integers(-12, 12, size=(129, 1))).astype(np.float32)  # rows of every size
+    x[5, :] = 0.0  # an all-zero group: scale 1
+    path = os.path.join(workdir, "grouped.npy")
+    np.save(path, x)
+    problems = []
+    for recipe, operand, mode in GROUPED:
+        for fmt in (sorted(FORMATS) if operand == "x" else ["e4m3"]):
+            stem = os.path.join(workdir, f"grouped_{recipe}_{operand}_{fmt}")
+            r = run_cli(fp8lab, ["--format", fmt, "--recipe", recipe, "--operand", operand,
+                                 "--in", path, "--out", stem + "_q.npy", "--out-transposed",
+                                 stem + "_qt.npy", "--out-scales", stem + "_s.npy", "--json"])
+            where = f"{recipe} {operand} {fmt}"
+            if r.returncode != 0:
+                problems.append(f"{where}: exit code {r.returncode}: {r.stderr.strip()}")
+                continue
+            got = json.loads(r.stdout)
+            codes, scales, sat, und = reference_grouped(x, fmt, mode)
+            codes_t = reference_grouped(np.ascontiguousarray(x.T), fmt, mode)[0]
+            s = np.load(stem + "_s.npy")
+            want = np.ones(s.shape, dtype=np.float64)
+            for i, v in scales.items():
+                want[i] = v
+            if not np.array_equal(np.load(stem + "_q.npy"), codes):
+                problems.append(f"{where}: Q differs")
+            if not np.array_equal(np.load(stem + "_qt.npy"), codes_t):
+                problems.append(f"{where}: QT differs")
+            if s.dtype != np.float32 or not np.array_equal(s.astype(np.float64), want):
+                problems.append(f"{where}: inverse scales differ")
+            if (got["saturated"], got["underflow"]) != (sat, und):
+                problems.append(f"{where}: counts {got['saturated']}/{got['underflow']}, "
+                                f"reference {sat}/{und}")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fp8lab", help="path to the fp8lab binary: run the adversarial check")
@@ -322,6 +395,12 @@ def main():
             for p in problems:
                 print(f"      {p}")
             failures += bool(problems)
+    problems = check_grouped(a.fp8lab, a.workdir, seed)
+    print(f"  grouped recipes (rowwise x, blockwise x and w; Q, QT, scales, counts): "
+          f"{'ok' if not problems else 'FAILED'}")
+    for p in problems:
+        print(f"      {p}")
+    failures += bool(problems)
     problems = check_rejections(a.fp8lab, a.workdir)
     print(f"  rejections (NaN, inf, float64, 3-D, truncated, bad magic): "
           f"{'ok' if not problems else 'FAILED'}")
