@@ -30,12 +30,32 @@ struct CurveSeries {
   std::vector<std::pair<double, double>> points;  // (x, y), x ascending
   bool dashed = false;
   int colour = -1;  // palette index; -1 takes the next unused colour (raw + EMA of one arm share one)
+  int dash = -1;    // dash pattern index (solid, dashed, dotted, dash-dot, ...); -1: by `dashed`
+  bool markers = false;  // points as small circles without a line (e.g. validation losses)
+  // An empty name draws the series without a legend row.
+};
+
+struct ChartOptions {
+  // Only points with x >= x_from are drawn, and the axes fit them: a zoomed panel.
+  double x_from = -1e300;
 };
 
 // A self-contained SVG line chart (axes, ticks, legend). Series with no points are skipped;
 // non-finite y values break the line rather than wreck the scale.
 std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::string& title,
-                           const std::string& x_label, const std::string& y_label);
+                           const std::string& x_label, const std::string& y_label,
+                           const ChartOptions& options = {});
+
+// One column per group of values: every value a dot, the mean a bar, and its interval a
+// whisker (lo, hi); a dashed line at y = 0. For ΔCE per seed pair and recipe.
+struct IntervalColumn {
+  std::string label;
+  std::vector<std::pair<std::string, double>> values;  // (name, value), e.g. (seed group, ΔCE)
+  double mean = 0, lo = 0, hi = 0;
+  bool has_interval = false;
+};
+std::string interval_chart_svg(const std::vector<IntervalColumn>& columns, const std::string& title,
+                               const std::string& y_label);
 
 // A GitHub-flavoured Markdown table; numeric-looking cells are right-aligned.
 std::string markdown_table(const std::vector<std::string>& header,

@@ -14,6 +14,8 @@ constexpr double kWidth = 900, kHeight = 440;
 constexpr double kLeft = 70, kRight = 230, kTop = 40, kBottom = 55;  // plot margins (legend right)
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                 "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+// Line styles, so arms stay apart in grey print and where colours repeat.
+const char* const kDashes[] = {"", "6,3", "2,2", "8,3,2,3", "12,4"};
 
 std::string escape_xml(const std::string& s) {
   std::string out;
@@ -54,14 +56,24 @@ struct Range {
   }
 };
 
+// The document, its white background and the title above the plot.
+std::string svg_open(const std::string& title) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{2}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
+      kWidth, kHeight, kLeft + (kWidth - kLeft - kRight) / 2, escape_xml(title));
+}
+
 }  // namespace
 
 std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::string& title,
-                           const std::string& x_label, const std::string& y_label) {
+                           const std::string& x_label, const std::string& y_label,
+                           const ChartOptions& options) {
   Range xr, yr;
   for (const auto& s : series) {
     for (auto [x, y] : s.points) {
-      if (std::isfinite(y)) {
+      if (std::isfinite(y) && x >= options.x_from) {
         xr.add(x);
         yr.add(y);
       }
@@ -74,11 +86,7 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
   auto px = [&](double x) { return kLeft + (x - xr.lo) / (xr.hi - xr.lo) * pw; };
   auto py = [&](double y) { return kTop + (yr.hi - y) / (yr.hi - yr.lo) * ph; };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
-      kWidth, kHeight, kLeft + pw / 2, escape_xml(title));
+  std::string svg = svg_open(title);
   // Grid and ticks.
   for (int axis = 0; axis < 2; ++axis) {
     const Range& r = axis == 0 ? xr : yr;
@@ -107,7 +115,10 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
   for (const auto& s : series) {
     if (s.points.empty()) continue;
     const char* colour = kPalette[(s.colour >= 0 ? s.colour : index++) % 8];
-    const std::string dash = s.dashed ? " stroke-dasharray=\"5,3\"" : "";
+    const int pattern = s.dash >= 0 ? s.dash % 5 : s.dashed ? 1 : 0;
+    const std::string dash = kDashes[pattern][0] == '\0'
+                                 ? ""
+                                 : fmt::format(" stroke-dasharray=\"{}\"", kDashes[pattern]);
     std::string pts;
     auto flush = [&] {
       if (!pts.empty()) {
@@ -117,19 +128,98 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
       pts.clear();
     };
     for (auto [x, y] : s.points) {
+      if (x < options.x_from) continue;
       if (!std::isfinite(y)) {
         flush();
         continue;
       }
-      pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
+      if (s.markers)
+        svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"none\" "
+                           "stroke=\"{}\" stroke-width=\"1.5\"/>\n",
+                           px(x), py(y), colour);
+      else
+        pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
     }
     flush();
+    if (s.name.empty()) continue;  // drawn, not listed (e.g. an arm's validation points)
     const double ly = kTop + 10 + 18 * legend_row++;
+    if (s.markers) {
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"none\" stroke=\"{}\"/>"
+                         "<text x=\"{}\" y=\"{}\">{}</text>\n",
+                         kLeft + pw + 22, ly, colour, kLeft + pw + 40, ly + 4, escape_xml(s.name));
+      continue;
+    }
     svg += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"2\"{4}/>"
                        "<text x=\"{5}\" y=\"{6}\">{7}</text>\n",
                        kLeft + pw + 10, ly, kLeft + pw + 34, colour, dash, kLeft + pw + 40, ly + 4,
                        escape_xml(s.name));
   }
+  return svg + "</svg>\n";
+}
+
+std::string interval_chart_svg(const std::vector<IntervalColumn>& columns, const std::string& title,
+                               const std::string& y_label) {
+  Range yr;
+  yr.add(0.0);
+  for (const auto& c : columns) {
+    for (const auto& v : c.values) yr.add(v.second);
+    if (c.has_interval) {
+      yr.add(c.lo);
+      yr.add(c.hi);
+    }
+  }
+  yr.pad_if_flat();
+  const double margin = (yr.hi - yr.lo) * 0.05;
+  yr.lo -= margin;
+  yr.hi += margin;
+  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
+  const double slot = pw / std::max<std::size_t>(columns.size(), 1);
+  auto py = [&](double y) { return kTop + (yr.hi - y) / (yr.hi - yr.lo) * ph; };
+  std::string svg = svg_open(title);
+  const double step = tick_step(yr.hi - yr.lo, 6);
+  for (double t = std::ceil(yr.lo / step) * step; t <= yr.hi + step * 1e-9; t += step)
+    svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:g}</text>\n",
+                       py(t), kLeft, kLeft + pw, kLeft - 6, py(t) + 4,
+                       std::abs(t) < step * 1e-9 ? 0.0 : t);
+  svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#333\" "
+                     "stroke-dasharray=\"4,3\"/>\n",
+                     py(0.0), kLeft, kLeft + pw);
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
+                     kLeft, kTop, pw, ph);
+  svg += fmt::format("<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+                     kTop + ph / 2, escape_xml(y_label));
+  std::vector<std::string> names;  // a colour per value name (seed group), in order of appearance
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const IntervalColumn& c = columns[i];
+    const double cx = kLeft + slot * (static_cast<double>(i) + 0.5);
+    if (c.has_interval)
+      svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>"
+                         "<line x1=\"{3:.1f}\" y1=\"{1:.1f}\" x2=\"{4:.1f}\" y2=\"{1:.1f}\" stroke=\"#333\"/>"
+                         "<line x1=\"{3:.1f}\" y1=\"{2:.1f}\" x2=\"{4:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\"/>\n",
+                         cx, py(c.lo), py(c.hi), cx - 8, cx + 8);
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{2:.1f}\" stroke=\"#333\" "
+                       "stroke-width=\"3\"/>\n",
+                       cx - 16, cx + 16, py(c.mean));
+    for (std::size_t k = 0; k < c.values.size(); ++k) {
+      const auto& [name, v] = c.values[k];
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) it = names.insert(names.end(), name);
+      const char* colour = kPalette[static_cast<std::size_t>(it - names.begin()) % 8];
+      const double dx = (static_cast<double>(k) - (static_cast<double>(c.values.size()) - 1) / 2) * 7;
+      svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", cx + dx,
+                         py(v), colour);
+    }
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", cx,
+                       kTop + ph + 16, escape_xml(c.label));
+  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" "
+                       "y=\"{:.1f}\">{}</text>\n",
+                       kLeft + pw + 22, kTop + 10 + 18 * i, kPalette[i % 8], kLeft + pw + 40,
+                       kTop + 14 + 18 * i, escape_xml(names[i].empty() ? "(first seed)" : names[i]));
+  svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\">bar: mean, whisker: 95%</text>\n",
+                     kLeft + pw + 10, kTop + 24 + 18 * names.size());
   return svg + "</svg>\n";
 }
 

@@ -21,7 +21,8 @@ namespace {
 struct ArmResult {
   const StudyArm* arm = nullptr;
   json run, own_eval, bf16_eval, timing;
-  std::vector<std::pair<double, double>> losses;  // (step, training loss)
+  std::vector<std::pair<double, double>> losses;      // (step, training loss)
+  std::vector<std::pair<double, double>> val_losses;  // (step, validation loss)
   double train_seconds = 0;
 };
 
@@ -40,6 +41,8 @@ ArmResult load_arm(const StudyArm& arm, const fs::path& dir) {
     const json m = parse_json(
         line, fmt::format("{} line {}", (dir / "run" / "metrics.jsonl").string(), number));
     r.losses.emplace_back(m.at("step").get<double>(), m.at("loss").get<double>());
+    if (m.contains("val_loss"))
+      r.val_losses.emplace_back(m.at("step").get<double>(), m.at("val_loss").get<double>());
   }
   return r;
 }
@@ -100,6 +103,50 @@ std::string resource_check_markdown(const fs::path& file) {
                         "step tokens/s", "step peak MiB"},
                        rows);
   return md;
+}
+
+// loss.svg: each arm's training loss (EMA 0.9) coloured by variant and dashed by seed group,
+// its validation losses as circles; loss_zoom.svg: the same over the last half of the steps,
+// where the arms part; delta_ce.svg: ΔCE of every seed pair by variant, mean and interval.
+void write_loss_charts(const StudyPlan& plan, const std::vector<ArmResult>& arms,
+                       const std::vector<record::VariantSummary>& summaries, const fs::path& out) {
+  std::vector<std::string> variants, groups;
+  const auto index_of = [](std::vector<std::string>& list, const std::string& v) {
+    auto it = std::find(list.begin(), list.end(), v);
+    if (it == list.end()) it = list.insert(list.end(), v);
+    return static_cast<int>(it - list.begin());
+  };
+  std::vector<CurveSeries> curves;
+  double last_step = 0;
+  for (const auto& a : arms) {
+    const int colour = index_of(variants, a.arm->variant);
+    const int dash = index_of(groups, a.arm->group);
+    std::vector<double> y;
+    for (auto [step, loss] : a.losses) y.push_back(loss);
+    const std::vector<double> smooth = ema_debiased(y, 0.9);
+    CurveSeries ema{a.arm->name, {}, false, colour, dash, false};
+    for (std::size_t i = 0; i < smooth.size(); ++i) {
+      ema.points.emplace_back(a.losses[i].first, smooth[i]);
+      last_step = std::max(last_step, a.losses[i].first);
+    }
+    curves.push_back(std::move(ema));
+    curves.push_back(CurveSeries{"", a.val_losses, false, colour, dash, true});
+  }
+  const std::string title = "training loss (EMA 0.9; circles: validation): " + plan.name;
+  std::ofstream(out / "loss.svg") << line_chart_svg(curves, title, "step", "loss (nats/token)");
+  std::ofstream(out / "loss_zoom.svg")
+      << line_chart_svg(curves, title + ", last half", "step", "loss (nats/token)",
+                        ChartOptions{last_step / 2});
+  std::vector<IntervalColumn> columns;
+  for (const auto& s : summaries) {
+    IntervalColumn c{s.variant, {}, s.ce.mean, s.ce.lo, s.ce.hi, s.ce.n >= 2};
+    for (const auto& p : s.pairs) c.values.emplace_back(p.group, p.d_ce);
+    columns.push_back(std::move(c));
+  }
+  if (!columns.empty())
+    std::ofstream(out / "delta_ce.svg")
+        << interval_chart_svg(columns, "ΔCE against the seed's BF16 arm: " + plan.name,
+                              "ΔCE (nats)");
 }
 
 }  // namespace
@@ -195,10 +242,12 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                     "wall-clock seconds of the training process (model set-up included); peak MiB is the "
                     "trainer's peak backend memory; Δtime/token compares training seconds per token. A resource arm "
                     "measures time and memory only (it may train fewer steps), so its loss is not compared. Training compute: {:.3g} FLOPs in all "
-                    "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n",
+                    "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n\n"
+                    "![the last half, zoomed](loss_zoom.svg)\n",
                     plan.control, total_flops);
   const std::vector<record::VariantSummary> summaries = record::summarise_pairs(pairs);
   md += record::seed_pairs_markdown(summaries);
+  if (!summaries.empty()) md += "\n![ΔCE per seed pair](delta_ce.svg)\n";
   md += resource_check_markdown(o.out / "resource_check.json");
   std::ofstream(o.out / "results.md") << md;
   std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},
@@ -207,20 +256,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                                                 {"total_train_flops", total_flops}}.dump(2)
                                         << "\n";
 
-  std::vector<CurveSeries> curves;
-  for (const auto& a : arms) {
-    const int colour = static_cast<int>(curves.size() / 2);
-    std::vector<double> y;
-    for (auto [step, loss] : a.losses) y.push_back(loss);
-    const std::vector<double> smooth = ema_debiased(y, 0.9);
-    CurveSeries raw{a.arm->name + " (raw)", a.losses, true, colour};
-    CurveSeries ema{a.arm->name + " (EMA 0.9)", {}, false, colour};
-    for (std::size_t i = 0; i < smooth.size(); ++i) ema.points.emplace_back(a.losses[i].first, smooth[i]);
-    curves.push_back(std::move(ema));
-    curves.push_back(std::move(raw));
-  }
-  std::ofstream(o.out / "loss.svg") << line_chart_svg(curves, "training loss: " + plan.name, "step",
-                                                      "loss (nats/token)");
+  write_loss_charts(plan, arms, summaries, o.out);
 
   json manifest{{"study", plan.name}, {"git_commit", source.commit}, {"git_dirty", source.dirty},
                 {"config_file", o.config_file.string()}, {"files", json::object()}};
@@ -233,9 +269,11 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
     if (fs::is_directory(data)) data /= "manifest.json";
     if (fs::exists(data)) manifest["data_manifest_sha256"] = sha256_file(data);
   }
-  for (const char* f : {"study.json", "results.md", "results.json", "loss.svg"}) {
+  for (const char* f : {"study.json", "results.md", "results.json", "loss.svg", "loss_zoom.svg"}) {
     manifest["files"][f] = sha256_file(o.out / f);
   }
+  if (fs::exists(o.out / "delta_ce.svg"))
+    manifest["files"]["delta_ce.svg"] = sha256_file(o.out / "delta_ce.svg");
   for (const char* f : {"resource_check.json", "resource_check.log"}) {
     if (fs::exists(o.out / f)) manifest["files"][f] = sha256_file(o.out / f);
   }

@@ -122,6 +122,9 @@ grep -q '## Seed pairs' "$work/pairs/results.md" || fail "results.md lacks the s
 grep -q '| fp8-mlp blockwise | 2 |' "$work/pairs/results.md" || fail "blockwise pairs missing"
 grep -q '| bf16 null | 2 |' "$work/pairs/results.md" || fail "null pairs missing"
 grep -q "the protocol's own noise" "$work/pairs/results.md" || fail "no noise floor line"
+grep -c '<circle' "$work/pairs/delta_ce.svg" | grep -q '^[4-9]' || fail "delta_ce.svg lacks the four pairs"
+grep -q 'stroke-dasharray' "$work/pairs/loss.svg" || fail "loss.svg tells seed groups apart by colour only"
+grep -q '<polyline' "$work/pairs/loss_zoom.svg" || fail "no zoomed loss chart"
 python3 - "$work/pairs" <<'PY' || fail "recipe not recorded or pairs wrong"
 import json, sys
 root = sys.argv[1]
