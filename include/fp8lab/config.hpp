@@ -55,7 +55,7 @@ struct PrecisionConfig {
   ComputeMode compute = ComputeMode::mixed;
   // The FP8 linears' scaling recipe and wgrad precision (fp8lab/fp8_recipe.hpp); JSON keys
   // precision.fp8_recipe (tensorwise | rowwise | blockwise) and precision.fp8_wgrad (fp8 | bf16).
-  Fp8Options fp8;
+  Fp8Options fp8{};
   bool operator==(const PrecisionConfig&) const = default;
 };
 

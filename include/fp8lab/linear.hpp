@@ -45,7 +45,7 @@ LinearPrecision parse_linear_precision(std::string_view name);  // throws naming
 struct LinearConfig {
   LinearPrecision precision = LinearPrecision::bf16;
   std::string name = "linear";  // prefixes tensor names in errors: "<name>.x", "<name>.w", ...
-  Fp8Options fp8;               // fp8 policy: the scaling recipe, BF16 wgrad
+  Fp8Options fp8{};             // fp8 policy: the scaling recipe, BF16 wgrad
 };
 
 // The checks of an FP8 linear [M, K] x [N, K] under a recipe: every dimension a multiple of
@@ -57,7 +57,7 @@ void check_fp8_linear_dims(const Fp8Options& fp8, std::int64_t m, std::int64_t k
 // until backward). fp8 policy: the forward-rounded E4M3 casts in both layouts, with their scales.
 struct LinearSaved {
   LinearPrecision precision = LinearPrecision::bf16;
-  Fp8Options fp8;
+  Fp8Options fp8{};
   TensorView x, w;                // bf16 [M, K], [N, K] (bf16 policy; x also under bf16_wgrad)
   TensorView xq, xq_t;            // e4m3 [M, K] and its transpose [K, M] (fp8 policy)
   TensorView wq, wq_t;            // e4m3 [N, K] and its transpose [K, N] (fp8 policy)

@@ -55,7 +55,7 @@ struct LinearCudaConfig {
   // FP8 modes: the scaling recipe and wgrad precision (fp8lab/fp8_recipe.hpp). The grouped
   // recipes cast with quantize_grouped_cuda (plain and fused are the same path for them) and
   // take no producer-fused amax.
-  Fp8Options fp8;
+  Fp8Options fp8{};
   bool fast_accum = false;               // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
   LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
   // Optional, FP8 modes: called as each phase of the call starts on the main stream, with its
@@ -72,7 +72,7 @@ struct LinearCudaConfig {
 
 struct LinearSavedCuda {
   LinearCudaMode mode = LinearCudaMode::bf16;
-  Fp8Options fp8;
+  Fp8Options fp8{};
   TensorView x, w;                // bf16 mode: the caller's inputs (keep them alive); x also
                                   // under bf16_wgrad
   TensorView xq, xq_t, wq, wq_t;  // fp8 modes: e4m3 [M,K], [K,M], [N,K], [K,N] (no xq_t under

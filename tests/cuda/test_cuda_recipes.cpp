@@ -154,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          std::make_tuple(ScaleMode::vec128, ScaleMode::vec128),
                                          std::make_tuple(ScaleMode::vec128, ScaleMode::block128)),
                        ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2), ::testing::Bool()),
-    [](const auto& info) { return gemm_case_name(info.param); });
+    [](const auto& case_info) { return gemm_case_name(case_info.param); });
 
 
 // The CUDA linear under each recipe against the CPU linear: every cast (both layouts, scales

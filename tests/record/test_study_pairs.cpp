@@ -2,6 +2,7 @@
 // against textbook values, and the verdict's words for each case.
 #include "record/study_pairs.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,7 +33,8 @@ TEST(StudyPairs, IntervalOfThreePairs) {
 std::vector<SeedPair> pairs_of(const std::string& variant, std::vector<double> d, bool null_arm = false) {
   std::vector<SeedPair> out;
   for (std::size_t i = 0; i < d.size(); ++i)
-    out.push_back({variant, "s" + std::to_string(i), variant + std::to_string(i), null_arm, d[i], d[i]});
+    out.push_back({variant, fmt::format("s{}", i), fmt::format("{}{}", variant, i), null_arm, d[i],
+                   d[i]});
   return out;
 }
 
