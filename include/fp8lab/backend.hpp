@@ -286,7 +286,18 @@ std::unique_ptr<Backend> make_cpu_backend();
 // (no GPU, not sm_90, or an fp8lab built without CUDA).
 std::unique_ptr<Backend> make_cuda_backend();
 
-// "cpu" or "cuda"; throws fp8lab::Error naming unknown backends.
+// "cpu", "cuda" or "auto" (choose_backend); throws fp8lab::Error naming unknown backends.
 std::unique_ptr<Backend> make_backend(std::string_view name);
+
+// Which backend a command runs on. "auto" (the default of train, eval, bench and sample) is
+// "cuda" when this fp8lab was built with CUDA and a usable GPU is present, else "cpu"; "cpu" and
+// "cuda" are taken as given. Throws fp8lab::Error naming any other name.
+struct BackendChoice {
+  std::string name;    // "cpu" or "cuda": what make_backend takes
+  std::string reason;  // why: "auto: a usable CUDA GPU", "auto: no CUDA GPU: ...", "asked for"
+  // The line each command prints first: "fp8lab <command>: backend cuda (auto: ...)".
+  std::string line(std::string_view command) const;
+};
+BackendChoice choose_backend(std::string_view requested);
 
 }  // namespace fp8lab

@@ -11,6 +11,8 @@ namespace fp8lab {
 namespace {
 
 TEST(RunConfig, PresetsMatchTheStudyShapes) {
+  EXPECT_EQ(run_preset("gpt50m").backend, "auto");  // the GPU when there is one
+  EXPECT_EQ(RunConfig{}.backend, "auto");
   const ModelConfig m = model_preset("gpt50m");
   EXPECT_EQ(m.d_model, 512);
   EXPECT_EQ(m.n_layers, 8);
@@ -64,6 +66,9 @@ TEST(RunConfig, OverridesAreTypedAndStrict) {
   EXPECT_THROW(apply_override(c, "precision.policy=fp4"), Error);  // unknown policy
   EXPECT_THROW(apply_override(c, "model.n_heads=5"), Error);       // 128 % 5 != 0
   EXPECT_THROW(apply_override(c, "optim"), Error);                 // no '='
+  EXPECT_THROW(apply_override(c, "backend=gpu"), Error);           // auto, cpu or cuda
+  apply_override(c, "backend=cuda");
+  EXPECT_EQ(c.backend, "cuda");
   // An integer for a boolean key.
   EXPECT_THROW(apply_override(c, "precision.pointwise_recompute=1"), Error);
   try {
