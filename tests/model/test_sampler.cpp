@@ -75,7 +75,9 @@ void check_distribution(const std::vector<float>& l, double temperature, std::in
     const double sigma = std::sqrt(kDraws * p[i] * (1 - p[i]));
     EXPECT_LE(std::abs(count[i] - kDraws * p[i]), 5 * sigma + 1)
         << "id " << i << " p " << p[i] << " T " << temperature << " k " << k;
-    if (p[i] == 0) EXPECT_EQ(count[i], 0) << "id " << i << " is outside the top " << k;
+    if (p[i] == 0) {
+      EXPECT_EQ(count[i], 0) << "id " << i << " is outside the top " << k;
+    }
   }
 }
 
