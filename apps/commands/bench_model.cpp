@@ -2,6 +2,7 @@
 // fp8lab/bench_model.hpp).
 #include "commands/bench_model.hpp"
 
+#include "fp8lab/backend.hpp"
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
@@ -23,6 +24,10 @@ struct BenchModelArgs {
 
 void run(BenchModelArgs& args) {
   ModelBenchConfig config = args.config;
+  const BackendChoice choice = choose_backend(config.backend);
+  config.backend = choice.name;  // every arm on the same backend
+  std::printf("%s\n", choice.line("bench model").c_str());
+  std::fflush(stdout);
   for (const std::string& a : args.arms) config.arms.push_back(parse_model_bench_arm(a));
   ModelBenchResult result = run_model_bench(config);
   if (!config.peer_json.empty()) {
@@ -54,7 +59,12 @@ void add_bench_model(CLI::App& bench) {
       "scripts/gpu-session bench-model does both for each preset in $PRESETS.");
   auto args = std::make_shared<BenchModelArgs>();
   ModelBenchConfig& c = args->config;
-  model->add_option("--backend", c.backend, "cuda or cpu")->capture_default_str();
+  c.backend = "auto";
+  model
+      ->add_option("--backend", c.backend,
+                   "auto (cuda when built with CUDA and a GPU is present, else cpu) | cpu | cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   model->add_option("--preset", c.preset, "tiny, gpt50m, gpt350m, gpt1.3b")->capture_default_str();
   model->add_option("--batch", c.batch, "micro-batch (0: gpt50m 64, gpt350m 16, gpt1.3b 8)")
       ->capture_default_str();

@@ -1,5 +1,6 @@
 // `fp8lab eval`: score a checkpoint on held-out shards (CE excluding specials, PPL, bits per byte).
 #include "command_registry.hpp"
+#include "fp8lab/backend.hpp"
 #include "fp8lab/evaluate.hpp"
 #include "fp8lab/output_dir.hpp"
 
@@ -32,6 +33,10 @@ void check_json_file(const EvalCliOptions& o) {
 void run_eval(EvalCliOptions& o) {
   check_json_file(o);
   o.eval.progress = !o.json && ::isatty(STDERR_FILENO) == 1;
+  const BackendChoice choice = choose_backend(o.eval.backend);
+  o.eval.backend = choice.name;
+  // The first line of output; with --json, stdout holds only the JSON, so it goes to stderr.
+  std::fprintf(o.json ? stderr : stdout, "%s\n", choice.line("eval").c_str());
   const EvalReport r = evaluate_checkpoint(o.eval);
   const nlohmann::json j = r.to_json();
   if (!o.json_file.empty()) {
@@ -90,7 +95,10 @@ void setup_eval(CLI::App& sub) {
   sub.add_option("--seed", o->eval.seed, "order seed for --order shuffled")->capture_default_str();
   sub.add_option("--exclude-token", o->eval.exclude_token, "auto | none | a token id")
       ->capture_default_str();
-  sub.add_option("--backend", o->eval.backend, "cpu or cuda")->capture_default_str();
+  sub.add_option("--backend", o->eval.backend,
+                 "auto (cuda when built with CUDA and a GPU is present, else cpu) | cpu | cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   sub.add_flag("--json", o->json, "print one JSON object instead of text");
   sub.add_option("--json-file", o->json_file, "also write the JSON report to this file");
   sub.callback([o] { run_eval(*o); });

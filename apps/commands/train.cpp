@@ -11,6 +11,7 @@
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/trainer.hpp"
+#include "openmp_policy.hpp"
 
 #include <unistd.h>
 
@@ -66,37 +67,15 @@ RunConfig resolve_config(const TrainOptions& o) {
   return config;
 }
 
-// libgomp reads OMP_WAIT_POLICY once, when it loads: its default (spin) wastes the cores that
-// OpenBLAS and other processes need. Measured on the shared 2-core machine, tiny preset: 558
-// tokens/s spinning, 6320 tokens/s passive. So the CPU trainer re-executes itself once with the
-// passive policy unless the user chose a policy. If exec fails we simply carry on.
-void ensure_passive_openmp() {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  for (std::size_t start = 0; start < all.size();) {
-    const std::size_t end = all.find('\0', start);
-    args.push_back(all.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  if (args.empty()) return;
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  ::setenv("OMP_WAIT_POLICY", "passive", 1);
-  std::fflush(nullptr);
-  ::execv("/proc/self/exe", argv.data());
-}
-
 void run_train(const TrainOptions& o) {
-  const RunConfig config = resolve_config(o);
+  RunConfig config = resolve_config(o);
   if (o.print_config) {  // `fp8lab study` compares arms this way before training them
     std::printf("%s\n", to_json(config).dump(2).c_str());
     return;
   }
-  if (config.backend == "cpu") ensure_passive_openmp();
+  const BackendChoice choice = choose_backend(config.backend);
+  if (choice.name == "cpu") ensure_passive_openmp();
+  config.backend = choice.name;  // the run records the backend it ran on
   // Data parallelism (docs/distributed.md): a launcher's variables make this process one rank.
   const DistributedEnv env = read_distributed_env();
   FP8LAB_CHECK(env.world_size == 1 || config.backend == "cuda",
@@ -105,6 +84,7 @@ void run_train(const TrainOptions& o) {
                env.world_size, env.launcher, config.backend);
   const bool use_nccl = env.launcher != "none" && config.backend == "cuda";
   if (use_nccl) use_local_cuda_device(env);  // before the backend picks its device
+  if (env.rank == 0) std::printf("%s\n", choice.line("train").c_str());
   auto backend = make_backend(config.backend);
   std::unique_ptr<Communicator> comm;
   if (use_nccl) {
@@ -136,7 +116,10 @@ const CommandRegistration registration{CommandSpec{
       sub.add_option("--set", o->sets,
                      "override a config key, e.g. --set optim.lr=3e-4 (repeatable)")
           ->take_all();
-      sub.add_option("--backend", o->backend, "cpu | cuda (overrides the config's backend)");
+      sub.add_option("--backend", o->backend,
+                     "auto | cpu | cuda (overrides the config's backend; auto: cuda when built "
+                     "with CUDA and a GPU is present, else cpu)")
+          ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
       sub.add_option("--policy", o->policy, "bf16 | fp8-mlp | fp8-linears")
           ->check(CLI::IsMember({"bf16", "fp8-mlp", "fp8-linears"}));
       sub.add_flag("--mlp-recompute", o->mlp_recompute,

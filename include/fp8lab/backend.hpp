@@ -286,6 +286,21 @@ class Backend {
                             const TensorView& v, const AdamWStep& step,
                             const TensorView& working = {}, AmaxSlot working_amax = {}) = 0;
 
+  // ---- inference: generation with a key/value cache (fp8lab/decoder.hpp) ------------------
+  // Causal attention of new query rows against one sequence's cache. qkv [n, 3D] holds the
+  // q | k | v of the n consecutive positions pos .. pos+n-1 (heads as attention_forward's); the
+  // op first stores their k and v into rows pos .. pos+n-1 of k_cache and v_cache ([T, D],
+  // qkv's dtype, T the context), then row i of out [n, D] attends to cache rows 0 .. pos+i:
+  // softmax(q k^T / sqrt(D / H)) v in fp32, rounded once on store. Rows beyond pos+n-1 are
+  // neither read nor written.
+  virtual void attention_cached_forward(const TensorView& qkv, int n_heads, std::int64_t pos,
+                                        const TensorView& k_cache, const TensorView& v_cache,
+                                        const TensorView& out) = 0;
+  // The tied LM head's logits, as cross_entropy computes them before its softmax: logits f32
+  // [M, V] = x w^T with fp32 accumulation; x [M, D] and w [V, D] f32 or bf16.
+  virtual void lm_head_logits(const TensorView& x, const TensorView& w,
+                              const TensorView& logits) = 0;
+
  protected:
   Fp8Options fp8_options_;
 };
@@ -297,7 +312,18 @@ std::unique_ptr<Backend> make_cpu_backend();
 // (no GPU, not sm_90, or an fp8lab built without CUDA).
 std::unique_ptr<Backend> make_cuda_backend();
 
-// "cpu" or "cuda"; throws fp8lab::Error naming unknown backends.
+// "cpu", "cuda" or "auto" (choose_backend); throws fp8lab::Error naming unknown backends.
 std::unique_ptr<Backend> make_backend(std::string_view name);
+
+// Which backend a command runs on. "auto" (the default of train, eval, bench and sample) is
+// "cuda" when this fp8lab was built with CUDA and a usable GPU is present, else "cpu"; "cpu" and
+// "cuda" are taken as given. Throws fp8lab::Error naming any other name.
+struct BackendChoice {
+  std::string name;    // "cpu" or "cuda": what make_backend takes
+  std::string reason;  // why: "auto: a usable CUDA GPU", "auto: no CUDA GPU: ...", "asked for"
+  // The line each command prints first: "fp8lab <command>: backend cuda (auto: ...)".
+  std::string line(std::string_view command) const;
+};
+BackendChoice choose_backend(std::string_view requested);
 
 }  // namespace fp8lab

@@ -105,7 +105,7 @@ struct DataConfig {
 
 struct RunConfig {
   std::string preset = "tiny";
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto | cpu | cuda (choose_backend in fp8lab/backend.hpp)
   ModelConfig model;
   PrecisionConfig precision;
   OptimConfig optim;

@@ -33,7 +33,7 @@ struct EvalOptions {
   // The target excluded from the score; "auto": <|endoftext|> (50256) for GPT-2-sized vocabularies
   // (vocab > 50256), none for byte-level models.
   std::string exclude_token = "auto";
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto | cpu | cuda (choose_backend)
   bool progress = false;  // a progress line on stderr
 };
 

@@ -93,7 +93,9 @@ std::unique_ptr<Backend> make_cpu_backend() {
 std::unique_ptr<Backend> make_backend(std::string_view name) {
   if (name == "cpu") return make_cpu_backend();
   if (name == "cuda") return make_cuda_backend();
-  FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown backend '{}' (available: cpu, cuda)", name);
+  if (name == "auto") return make_backend(choose_backend(name).name);
+  FP8LAB_FAIL(ErrorKind::invalid_argument, "unknown backend '{}' (available: auto, cpu, cuda)",
+              name);
 }
 
 namespace cpu {

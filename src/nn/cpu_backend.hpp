@@ -70,6 +70,12 @@ class CpuBackend final : public Backend {
                     const TensorView& v, const AdamWStep& step, const TensorView& working,
                     AmaxSlot working_amax) override;
 
+  // Inference (cpu_inference.cpp).
+  void attention_cached_forward(const TensorView& qkv, int n_heads, std::int64_t pos,
+                                const TensorView& k_cache, const TensorView& v_cache,
+                                const TensorView& out) override;
+  void lm_head_logits(const TensorView& x, const TensorView& w, const TensorView& logits) override;
+
  private:
   void account(std::int64_t delta);
   mutable std::mutex mutex_;

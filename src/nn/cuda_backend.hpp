@@ -140,6 +140,12 @@ class CudaBackend final : public Backend {
                     const TensorView& v, const AdamWStep& step, const TensorView& working,
                     AmaxSlot working_amax) override;
 
+  // Inference (cuda_inference_ops.cpp).
+  void attention_cached_forward(const TensorView& qkv, int n_heads, std::int64_t pos,
+                                const TensorView& k_cache, const TensorView& v_cache,
+                                const TensorView& out) override;
+  void lm_head_logits(const TensorView& x, const TensorView& w, const TensorView& logits) override;
+
   // ---- beyond the interface (benchmarks, tests) ---------------------------------------------
   cudaStream_t stream() const { return stream_; }
   void reset_peak();                       // peak := current (e.g. after set-up)

@@ -243,6 +243,8 @@ void RunConfig::validate_fp8_shapes() const {
 
 void RunConfig::validate() const {
   model.validate();
+  FP8LAB_CHECK(backend == "auto" || backend == "cpu" || backend == "cuda",
+               "backend '{}' must be auto, cpu or cuda", backend);
   FP8LAB_CHECK(train.steps >= 0 && train.micro_batch > 0 && train.grad_accum > 0,
                "train.steps {} must be >= 0, micro_batch {} and grad_accum {} > 0", train.steps,
                train.micro_batch, train.grad_accum);

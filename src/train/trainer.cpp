@@ -45,6 +45,8 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
       backend_(backend),
       options_(options) {
   config_.validate();
+  // "auto" (the default) is the backend handed in; the run records its name.
+  if (config_.backend == "auto") config_.backend = backend.name();
   FP8LAB_CHECK(config_.backend == backend.name(), "config asks for backend '{}' but runs on '{}'",
                config_.backend, backend.name());
   if (options_.comm != nullptr) {

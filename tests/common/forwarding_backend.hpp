@@ -98,6 +98,14 @@ class ForwardingBackend : public Backend {
                     AmaxSlot wa) override {
     inner_->adamw_update(p, g, m, v, s, w, wa);
   }
+  void attention_cached_forward(const TensorView& qkv, int h, std::int64_t pos,
+                                const TensorView& k, const TensorView& v,
+                                const TensorView& out) override {
+    inner_->attention_cached_forward(qkv, h, pos, k, v, out);
+  }
+  void lm_head_logits(const TensorView& x, const TensorView& w, const TensorView& l) override {
+    inner_->lm_head_logits(x, w, l);
+  }
 
  private:
   std::unique_ptr<Backend> inner_;

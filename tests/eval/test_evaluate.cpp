@@ -74,6 +74,7 @@ double final_val_loss(const fs::path& run) {
 
 EvalOptions options_for(const TrainedRun& r, const std::string& policy) {
   EvalOptions o;
+  o.backend = "cpu";  // the runs were trained there; auto would take a GPU when there is one
   o.checkpoint = r.run();
   o.policy = policy;
   o.data = r.data();

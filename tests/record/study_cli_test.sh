@@ -6,18 +6,9 @@
 set -euo pipefail
 fp8lab=$1
 work=$2
-rm -rf "$work" && mkdir -p "$work/txt"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# A small corpus with structure (a repeated vocabulary) so losses move in a few steps.
-words=(the lord said unto moses and he went up into mount of god behold)
-for d in $(seq 1 24); do
-  line=""
-  for i in $(seq 1 300); do line+="${words[$(( (i * d + i / 7) % ${#words[@]} ))]} "; done
-  echo "$line" > "$work/txt/doc$d.txt"
-done
-"$fp8lab" data prepare --tokenizer byte --input "$work/txt" --split hash --heldout-fraction 0.25 \
-  --out "$work/data" --quiet > /dev/null
+rm -rf "$work" && mkdir -p "$work"
+source "$(dirname "$0")/../common/cli_test_lib.sh"
+byte_word_corpus "$fp8lab" "$work" 24 300
 
 cat > "$work/study.json" <<JSON
 {"name": "cli-test",

@@ -1,12 +1,9 @@
 #!/usr/bin/env python3
-"""The fp8lab GPT in PyTorch, and an external float64 check of fp8lab's loss and gradients.
+"""An external float64 check of fp8lab's loss and gradients in PyTorch.
 
-FpLabGPT is the model of docs/checkpoint-format.md, parameter for parameter (its state_dict keys
-are the checkpoint's tensor names): token + learned position embedding; pre-norm blocks of
-RMSNorm (weight only, eps = norm_eps), causal multi-head attention with a fused qkv weight
-[3D, D] (rows q | k | v, each split into n_heads heads of D / n_heads rows) and an output
-projection, RMSNorm, MLP 4x with tanh-GELU; a final RMSNorm; the LM head tied to wte. No biases.
-bench/peers/gpt_peer.py imports it (its SDPA attention, FP8 linears, MLP checkpointing).
+FpLabGPT (python/fp8lab_torch/model.py) is the model of docs/checkpoint-format.md, parameter for
+parameter (its state_dict keys are the checkpoint's tensor names). bench/peers/gpt_peer.py imports
+it from here (its SDPA attention, FP8 linears, MLP checkpointing).
 
 The check (run on the GPU machine; needs torch, safetensors, numpy):
 
@@ -34,212 +31,27 @@ fp32 / bf16 / fp8-mlp / fp8-linears. These are first settings, to be tightened f
 change the bounds: it recomputes the same bits.
 """
 import argparse
-import hashlib
 import json
 import math
 import os
 import sys
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
-import torch.utils.checkpoint
 
-# ---- the model -------------------------------------------------------------------------------
-
-
-class RMSNorm(nn.Module):
-    """y = x * rsqrt(mean(x^2) + eps) * weight (no bias, no mean subtraction)."""
-
-    def __init__(self, dim, eps):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
-
-
-class Linear(nn.Module):
-    """A bias-free linear y = x @ weight.T whose GEMM is pluggable: `fn(x, weight)`.
-
-    F.linear by default; the peer plugs in its FP8 autograd function. Keeping the parameter here
-    (and not in nn.Linear) leaves the state_dict names exactly the checkpoint's."""
-
-    def __init__(self, in_features, out_features, fn=None):
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(out_features, in_features))
-        self.fn = fn
-
-    def forward(self, x):
-        return F.linear(x, self.weight) if self.fn is None else self.fn(x, self.weight)
-
-
-class Attention(nn.Module):
-    def __init__(self, d_model, n_heads, explicit, linear_fn=None):
-        super().__init__()
-        self.n_heads = n_heads
-        self.explicit = explicit
-        self.qkv = Linear(d_model, 3 * d_model, linear_fn)
-        self.proj = Linear(d_model, d_model, linear_fn)
-
-    def forward(self, x):
-        B, T, D = x.shape
-        H = self.n_heads
-        q, k, v = self.qkv(x).split(D, dim=-1)
-        q, k, v = (t.reshape(B, T, H, D // H).transpose(1, 2) for t in (q, k, v))
-        if self.explicit:
-            # The reference: plain math, in whatever dtype the model runs (float64 for the check).
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(D // H)
-            causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-            scores = scores.masked_fill(~causal, float("-inf"))
-            a = torch.softmax(scores, dim=-1) @ v
-        else:
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(a.transpose(1, 2).reshape(B, T, D))
-
-
-class Mlp(nn.Module):
-    def __init__(self, d_model, linear_fn=None):
-        super().__init__()
-        self.fc = Linear(d_model, 4 * d_model, linear_fn)
-        self.proj = Linear(4 * d_model, d_model, linear_fn)
-
-    def forward(self, x):
-        return self.proj(F.gelu(self.fc(x), approximate="tanh"))
-
-
-class Block(nn.Module):
-    def __init__(self, cfg, explicit, attn_linear, mlp_linear, mlp_checkpoint):
-        super().__init__()
-        self.ln1 = RMSNorm(cfg["d_model"], cfg["norm_eps"])
-        self.attn = Attention(cfg["d_model"], cfg["n_heads"], explicit, attn_linear)
-        self.ln2 = RMSNorm(cfg["d_model"], cfg["norm_eps"])
-        self.mlp = Mlp(cfg["d_model"], mlp_linear)
-        self.mlp_checkpoint = mlp_checkpoint
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        h = self.ln2(x)
-        if self.mlp_checkpoint and torch.is_grad_enabled():
-            # fp8lab's --mlp-recompute: keep the MLP's input, recompute fc/gelu/proj in backward.
-            m = torch.utils.checkpoint.checkpoint(self.mlp, h, use_reentrant=False)
-        else:
-            m = self.mlp(h)
-        return x + m
-
-
-class FpLabGPT(nn.Module):
-    """fp8lab's GPT. cfg: the checkpoint's model_config (vocab_size, d_model, n_layers, n_heads,
-    seq_len, norm_eps). explicit_attention: softmax(q k^T / sqrt(hd) + causal mask) v written out
-    (the reference) instead of F.scaled_dot_product_attention. attn_linear / mlp_linear: optional
-    GEMM functions fn(x, w) for the attention and MLP linears (the LM head always uses F.linear).
-    mlp_checkpoint: recompute the MLP in backward (torch.utils.checkpoint)."""
-
-    def __init__(self, cfg, explicit_attention=False, attn_linear=None, mlp_linear=None,
-                 mlp_checkpoint=False):
-        super().__init__()
-        self.cfg = dict(cfg)
-        self.wte = nn.Embedding(cfg["vocab_size"], cfg["d_model"])
-        self.wpe = nn.Embedding(cfg["seq_len"], cfg["d_model"])
-        self.blocks = nn.ModuleList(
-            Block(cfg, explicit_attention, attn_linear, mlp_linear, mlp_checkpoint)
-            for _ in range(cfg["n_layers"]))
-        self.ln_f = RMSNorm(cfg["d_model"], cfg["norm_eps"])
-
-    def init_weights(self, seed, init_std=0.02):
-        """GPT-2 style init (the peer's weights: values do not matter for speed)."""
-        g = torch.Generator(device="cpu").manual_seed(seed)
-        proj_std = init_std / math.sqrt(2 * self.cfg["n_layers"])
-        with torch.no_grad():
-            for name, p in self.named_parameters():
-                if name.endswith(("ln1.weight", "ln2.weight")) or name == "ln_f.weight":
-                    p.fill_(1.0)
-                    continue
-                std = init_std
-                if name == "wpe.weight":
-                    std = 0.5 * init_std
-                elif name.endswith(("attn.proj.weight", "mlp.proj.weight")):
-                    std = proj_std
-                p.copy_(torch.randn(p.shape, generator=g) * std)
-
-    def forward(self, idx, targets=None):
-        B, T = idx.shape
-        pos = torch.arange(T, device=idx.device)
-        x = self.wte(idx) + self.wpe(pos)
-        for block in self.blocks:
-            x = block(x)
-        logits = F.linear(self.ln_f(x), self.wte.weight)  # the tied LM head
-        if targets is None:
-            return logits
-        if logits.dtype != torch.float64:
-            logits = logits.float()  # the loss in fp32 from bf16 logits, as fp8lab computes it
-        return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
-
-
-def layout_names(cfg):
-    """Parameter names in fp8lab's layout order (ParameterLayout): the order of the flat buffer
-    that params_sha256 hashes."""
-    names = ["wte.weight", "wpe.weight"]
-    for i in range(cfg["n_layers"]):
-        p = f"blocks.{i}."
-        names += [p + s for s in ("ln1.weight", "attn.qkv.weight", "attn.proj.weight",
-                                  "ln2.weight", "mlp.fc.weight", "mlp.proj.weight")]
-    return names + ["ln_f.weight"]
+# The model and the checkpoint reader are python/fp8lab_torch's (bench/peers/gpt_peer.py imports
+# FpLabGPT from here).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python"))
+from fp8lab_torch.checkpoint import load_checkpoint, resolve_checkpoint  # noqa: E402
+from fp8lab_torch.model import FpLabGPT, layout_names  # noqa: E402
+from fp8lab_torch.safetensors_io import read_safetensors  # noqa: E402
 
 
 # ---- reading fp8lab's files ------------------------------------------------------------------
 
 
-def resolve_checkpoint(where):
-    """A step_N directory, a checkpoints/ directory or a run directory -> the step_N directory
-    (as fp8lab's resolve_checkpoint_dir)."""
-    if os.path.exists(os.path.join(where, "meta.json")):
-        return where
-    for d in (where, os.path.join(where, "checkpoints")):
-        latest = os.path.join(d, "latest")
-        if os.path.exists(latest):
-            with open(latest) as f:
-                return os.path.join(d, f.read().strip())
-    sys.exit(f"gpt_torch.py: '{where}' is neither a checkpoint (no meta.json) nor a run or "
-             f"checkpoints directory with a 'latest' file")
-
-
-def load_checkpoint(ckpt_dir):
-    """(model_config dict, {name: float32 CPU tensor}, meta dict); checks the weights' SHA-256."""
-    from safetensors import safe_open
-
-    path = os.path.join(ckpt_dir, "model.safetensors")
-    with safe_open(path, framework="pt") as f:
-        metadata = f.metadata() or {}
-        weights = {k: f.get_tensor(k) for k in f.keys()}
-    if metadata.get("format") != "fp8lab-gpt":
-        sys.exit(f"gpt_torch.py: {path} is not an fp8lab weights file (metadata {metadata})")
-    cfg = json.loads(metadata["model_config"])
-    with open(os.path.join(ckpt_dir, "meta.json")) as f:
-        meta = json.load(f)
-    digest = params_sha256(cfg, weights)
-    if digest != meta["params_sha256"]:
-        sys.exit(f"gpt_torch.py: weights in {path} hash to {digest}, meta.json records "
-                 f"{meta['params_sha256']}")
-    return cfg, weights, meta
-
-
-def params_sha256(cfg, weights):
-    h = hashlib.sha256()
-    for name in layout_names(cfg):
-        t = weights[name]
-        assert t.dtype == torch.float32, (name, t.dtype)
-        h.update(t.contiguous().numpy().astype("<f4", copy=False).tobytes())
-    return h.hexdigest()
-
-
 def load_grads(path):
-    from safetensors import safe_open
-
-    with safe_open(path, framework="pt") as f:
-        metadata = f.metadata() or {}
-        tensors = {k: f.get_tensor(k) for k in f.keys()}
+    tensors, metadata = read_safetensors(path)
     if metadata.get("format") != "fp8lab-grads":
         sys.exit(f"gpt_torch.py: {path} is not written by `fp8lab grads` (metadata {metadata})")
     return metadata, tensors

@@ -12,6 +12,8 @@ namespace fp8lab {
 namespace {
 
 TEST(RunConfig, PresetsMatchTheStudyShapes) {
+  EXPECT_EQ(run_preset("gpt50m").backend, "auto");  // the GPU when there is one
+  EXPECT_EQ(RunConfig{}.backend, "auto");
   const ModelConfig m = model_preset("gpt50m");
   EXPECT_EQ(m.d_model, 512);
   EXPECT_EQ(m.n_layers, 8);
@@ -64,6 +66,13 @@ TEST(RunConfig, OverridesAreTypedAndStrict) {
   EXPECT_THROW(apply_override(c, "train.steps=many"), Error);      // not a number
   EXPECT_THROW(apply_override(c, "precision.policy=fp4"), Error);  // unknown policy
   EXPECT_THROW(apply_override(c, "optim"), Error);                 // no '='
+  {
+    RunConfig bad = c;  // checked once all overrides are in (validate), like every value
+    apply_override(bad, "backend=gpu");
+    EXPECT_THROW(bad.validate(), Error);  // auto, cpu or cuda
+  }
+  apply_override(c, "backend=cuda");
+  EXPECT_EQ(c.backend, "cuda");
   // An integer for a boolean key.
   EXPECT_THROW(apply_override(c, "precision.pointwise_recompute=1"), Error);
   try {

@@ -120,10 +120,12 @@ TEST(Trainer, RunDirectoryHoldsConfigRecordMetricsAndValidation) {
   RunConfig c = testing::small_run(testing::fresh_seed());
   c.train.eval_every = 3;
   c.train.eval_batches = 2;
+  c.backend = "auto";  // recorded as the backend the run was handed
   TempDir dir;
   auto be = make_cpu_backend();
   Trainer t(c, dir.path(), *be, quiet());
   t.run();
+  c.backend = "cpu";
   EXPECT_EQ(run_config_from_json(read_json(dir.path() / "config.json")), c);
   const auto record = read_json(dir.path() / "run.json");
   EXPECT_EQ(record["status"], "completed");

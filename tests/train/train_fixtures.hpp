@@ -15,6 +15,7 @@ namespace fp8lab::testing {
 // d 32, 4d 128, M = micro_batch * T = 2 * 16: every FP8 GEMM dimension a multiple of 16.
 inline RunConfig small_run(std::uint64_t seed) {
   RunConfig c = run_preset("tiny");
+  c.backend = "cpu";  // what these runs are handed (the preset's "auto" is recorded as that)
   c.model.vocab_size = 64, c.model.d_model = 32, c.model.n_layers = 2, c.model.n_heads = 2;
   c.model.seq_len = 16;
   c.train.micro_batch = 2;
