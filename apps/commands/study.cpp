@@ -17,6 +17,7 @@ struct StudyCliOptions {
   std::string config, out, gpus;
   bool record_only = false;
   bool force = false;
+  double stop_after_s = 0.0;
 };
 
 // "0,1" -> {"0", "1"}: the GPUs one arm each trains on at a time.
@@ -47,6 +48,7 @@ void run_study_command(const StudyCliOptions& o) {
   run.config_file = o.config;
   run.gpus = gpu_list(o.gpus);
   run.force = o.force;
+  run.stop_after_s = o.stop_after_s;
   if (o.record_only) {
     write_study_record(plan, run);
   } else {
@@ -79,7 +81,8 @@ void setup_study(CLI::App& sub) {
       "blockwise) and \"fp8_wgrad\" (fp8, bf16); a \"null\": true bf16 arm changes only the keys it\n"
       "lists in \"may_differ_in\" (e.g. train.loss_chunk_rows) and measures the protocol's noise.\n"
       "DIR receives study.json, arms/<arm>/..., results.md, results.json, loss.svg, manifest.json.\n"
-      "Example: fp8lab study configs/study-kjv-tiny.json --out runs/study-kjv\n");
+      "Example: fp8lab study configs/study-kjv-tiny.json --out runs/study-kjv\n"
+      "On a machine held for ten minutes: fp8lab study CONFIG --out DIR --stop-after 560\n");
   sub.add_option("config", o->config, "study config (JSON)")->required()->check(CLI::ExistingFile);
   sub.add_option("--out", o->out, "record directory (created; reused to resume)")->required();
   sub.add_option("--gpus", o->gpus,
@@ -88,6 +91,11 @@ void setup_study(CLI::App& sub) {
                "only (re)write the record from the arms finished so far (a partial study's "
                "record lists the rest as pending)");
   sub.add_flag("--force", o->force, "write into --out even when fp8lab did not create it");
+  sub.add_option("--stop-after", o->stop_after_s,
+                 "SECONDS: start no arm that would likely end later than this (an arm is "
+                 "expected to take as long as the longest finished one); the record lists the "
+                 "rest as pending and the same command continues them")
+      ->check(CLI::PositiveNumber);
   sub.callback([o] { run_study_command(*o); });
 }
 

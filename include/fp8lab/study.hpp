@@ -69,6 +69,10 @@ struct StudyRunOptions {
   std::filesystem::path source_dir;   // the source tree (git commit and dirty flag)
   std::filesystem::path config_file;  // hashed into the manifest
   bool force = false;  // write into an --out fp8lab did not create (fp8lab/output_dir.hpp)
+  // > 0: start no arm that would likely end after this many seconds from the start (its
+  // expected length: the longest finished arm's, training plus scoring); the record then lists
+  // the rest as pending. For a machine held for a fixed time, so that no arm is cut off midway.
+  double stop_after_s = 0.0;
 };
 
 // Runs (or resumes) a study: trains every arm not yet finished, checks that all arms started
@@ -76,7 +80,8 @@ struct StudyRunOptions {
 // final checkpoint under its own policy and under bf16, and writes the record bundle:
 //   study.json, arms/<arm>/{run/, train.log, eval_<policy>.json, timing.json, DONE},
 //   results.md, results.json, loss.svg, manifest.json.
-void run_study(const StudyPlan& plan, const StudyRunOptions& options);
+// Returns the number of arms still pending (non-zero only under stop_after_s).
+std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& options);
 
 // The record files alone, from finished arms (run_study calls it; also usable to re-render).
 // Arms not finished yet are listed as pending; the record is whole once every arm is.

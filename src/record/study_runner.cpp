@@ -236,9 +236,44 @@ void run_resource_check(const StudyPlan& plan, const StudyRunOptions& o) {
 // Trains and scores the arms in `order`, one at a time per GPU slot. A slot takes the first
 // waiting arm whose reference has finished (a reference itself is always ready). After a failure
 // no new arm starts; the first failure is rethrown once the running arms are done.
-void run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order, const StudyRunOptions& o) {
+// An arm's seconds (training segments plus scoring) from its timing.json; 0 without one.
+double arm_seconds(const fs::path& dir) {
+  const fs::path file = dir / "timing.json";
+  if (!fs::exists(file)) return 0.0;
+  const json timing = read_json(file);
+  double total = 0.0;
+  for (const auto& [key, value] : timing.items()) {
+    if (key == "train_segments_s")
+      for (const auto& s : value) total += s.get<double>();
+    else if (key.starts_with("eval_"))
+      total += value.get<double>();
+  }
+  return total;
+}
+
+// Under --stop-after: whether an arm started now would likely end after the limit. An arm is
+// expected to take as long as the longest finished one; before any has finished, one starts.
+struct StopAfter {
+  double limit_s = 0.0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double expected_arm_s = 0.0;
+  bool stopped = false;
+  bool no_time_for_another() const {
+    if (limit_s <= 0.0) return false;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return elapsed + expected_arm_s > limit_s;
+  }
+};
+
+// Returns the number of arms left waiting (non-zero only when `stop` ended the run early).
+std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order,
+                     const StudyRunOptions& o, StopAfter& stop) {
   enum State { waiting, running, finished, failed };
   std::vector<State> state(plan.arms.size(), waiting);
+  for (const auto& arm : plan.arms)
+    if (fs::exists(o.out / "arms" / arm.name / "DONE"))
+      stop.expected_arm_s = std::max(stop.expected_arm_s, arm_seconds(o.out / "arms" / arm.name));
   std::vector<std::size_t> reference(plan.arms.size());
   for (std::size_t i = 0; i < plan.arms.size(); ++i)
     reference[i] = static_cast<std::size_t>(&study_reference(plan, plan.arms[i]) - plan.arms.data());
@@ -264,6 +299,12 @@ void run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order, cons
           return !any_waiting;
         });
         if (failure || pick == plan.arms.size()) return;
+        // A finished arm is only kept, which takes no time.
+        if (!fs::exists(o.out / "arms" / plan.arms[pick].name / "DONE") &&
+            stop.no_time_for_another()) {
+          stop.stopped = true;
+          return;
+        }
         state[pick] = running;
       }
       State outcome = finished;
@@ -277,6 +318,9 @@ void run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order, cons
       {
         std::lock_guard lock(mu);
         state[pick] = outcome;
+        if (outcome == finished)
+          stop.expected_arm_s =
+              std::max(stop.expected_arm_s, arm_seconds(o.out / "arms" / plan.arms[pick].name));
       }
       cv.notify_all();
     }
@@ -286,11 +330,12 @@ void run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order, cons
   for (const auto& gpu : slots) threads.emplace_back(worker, gpu);
   for (auto& t : threads) t.join();
   if (failure) std::rethrow_exception(failure);
+  return static_cast<std::size_t>(std::count(state.begin(), state.end(), waiting));
 }
 
 }  // namespace
 
-void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
+std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   // One study process per record directory; a directory an older fp8lab wrote has study.json.
   ClaimOptions claim;
   claim.force = o.force;
@@ -317,9 +362,19 @@ void run_study(const StudyPlan& plan, const StudyRunOptions& o) {
     else (is_reference ? order : rest).push_back(i);
   }
   order.insert(order.end(), rest.begin(), rest.end());
-  run_arms(plan, order, o);
-  run_resource_check(plan, o);
+  StopAfter stop;
+  stop.limit_s = o.stop_after_s;
+  const std::size_t pending = run_arms(plan, order, o, stop);
+  if (pending > 0) {
+    std::printf("stopped after %.0f s (--stop-after %g, an arm takes about %.0f s): %zu arms "
+                "pending; the same command continues them\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - stop.start).count(),
+                o.stop_after_s, stop.expected_arm_s, pending);
+  } else {
+    run_resource_check(plan, o);
+  }
   write_study_record(plan, o);
+  return pending;
 }
 
 }  // namespace fp8lab

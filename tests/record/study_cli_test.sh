@@ -143,4 +143,20 @@ if "$fp8lab" study "$work/badrecipe.json" --out "$work/badrecipe" > "$work/badre
 fi
 grep -q "columnwise" "$work/badrecipe.log" || fail "no clear message for an unknown recipe"
 [ ! -e "$work/badrecipe/arms" ] || fail "a refused study wrote arms"
+# --stop-after: an arm that would end past the limit is not started. The first arm has no
+# estimate and trains; after it, any arm would pass 1 ms: the study stops, exit 0, the rest
+# pending; the same command without the limit then finishes them, keeping the first.
+"$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after 0.001 > "$work/stop.log" 2>&1 ||
+  fail "a study stopped by --stop-after did not exit 0: $(tail -3 "$work/stop.log")"
+grep -q "stopped after .* 5 arms pending" "$work/stop.log" || fail "no stop line: $(tail -3 "$work/stop.log")"
+[ -e "$work/stop/arms/bf16/DONE" ] || fail "the first arm did not train under --stop-after"
+[ ! -e "$work/stop/arms/null" ] || fail "an arm started after the limit"
+grep -q 'Partial record: 5 of 6 arms pending' "$work/stop/results.md" || fail "stopped study has no partial record"
+"$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after 100000 > "$work/stop2.log" 2>&1 ||
+  fail "continuing a stopped study failed: $(tail -3 "$work/stop2.log")"
+grep -q '\[1/6 bf16\] finished earlier: kept' "$work/stop2.log" || fail "the stopped study's arm was not kept"
+! grep -q 'Partial record' "$work/stop/results.md" || fail "the continued study is still partial"
+if "$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after -5 > /dev/null 2>&1; then
+  fail "a negative --stop-after was accepted"
+fi
 echo "study CLI end to end: 1 passed, 0 failed"
