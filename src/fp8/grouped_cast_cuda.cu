@@ -8,9 +8,17 @@
 // column: those come from a first pass over x (launch_grouped_row_col_keys).
 //
 // Threads: 16 warps of 8 tile rows; lane l holds columns 4l..4l+3 of each of its rows (one
-// 8-byte load per row), so a thread's 8 codes of one column are 8 consecutive rows of qt and go
-// to shared memory in one 8-byte store. Group amaxes are integer maxima of keys (fp8_device.cuh): order-free,
-// so the result cannot depend on the schedule.
+// 8-byte load per row, kept as the raw bf16 words), so a thread's 8 codes of one column are 8
+// consecutive rows of qt and go to shared memory in one 8-byte store. Group amaxes are integer
+// maxima of keys (amax_device.cuh), taken two bf16 at a time: order-free, so the result cannot
+// depend on the schedule.
+//
+// The cast itself has two paths per thread (docs/performance.md, "FP8 scaling recipes"):
+// - every key this thread's scales come from is finite (the usual case): then no y = x * scale
+//   can pass the format's max (the scale is fmax / amax of a set holding x, or x and its amax are
+//   0), so nothing saturates and no NaN code is made; only the underflows are counted, four codes
+//   at a time from whole words;
+// - otherwise every element is converted, checked and counted on its own (cast4_exact).
 #include <algorithm>
 
 #include "fp8_device.cuh"
@@ -42,49 +50,49 @@ __device__ __forceinline__ Tile tile_of(const GroupedCastArgs& a) {
   return t;
 }
 
-// This thread's values of the tile: rows warp*16+i, columns 4*lane+j; 0 outside x (a 0 leaves
-// every amax as it is and casts to a code that is never stored).
+// This thread's elements of the tile as bf16 bits: rows warp*8+i, columns 4*lane+j (element j
+// in half j%2 of word j/2); 0 outside x (a 0 leaves every amax as it is and casts to a code that
+// is never stored).
 __device__ __forceinline__ void load_tile(const GroupedCastArgs& a, const Tile& t,
-                                          float (&v)[kRows][4]) {
+                                          uint2 (&raw)[kRows]) {
   const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     const int rl = warp * kRows + i;
     const std::int64_t base = (t.r0 + rl) * a.cols + t.c0 + 4 * lane;
     if (t.whole) {
-      const uint2 raw = *reinterpret_cast<const uint2*>(a.x + base);
-      v[i][0] = bits_float(raw.x << 16);
-      v[i][1] = bits_float(raw.x & 0xFFFF0000u);
-      v[i][2] = bits_float(raw.y << 16);
-      v[i][3] = bits_float(raw.y & 0xFFFF0000u);
+      raw[i] = *reinterpret_cast<const uint2*>(a.x + base);
     } else {
+      std::uint32_t h[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
-        v[i][j] = rl < t.rows && 4 * lane + j < t.cols ? bf16_to_float(a.x[base + j]) : 0.0f;
+      for (int j = 0; j < 4; ++j) h[j] = rl < t.rows && 4 * lane + j < t.cols ? a.x[base + j] : 0u;
+      raw[i] = make_uint2(h[0] | (h[1] << 16), h[2] | (h[3] << 16));
     }
   }
 }
 
+__device__ __forceinline__ float element(const uint2& w, int j) {
+  const std::uint32_t word = j < 2 ? w.x : w.y;
+  return bits_float(j % 2 == 0 ? word << 16 : word & 0xFFFF0000u);
+}
+
 // Each tile row's key (every lane of the warp gets its rows'), and each tile column's key into
-// col_key[kT] (contains __syncthreads).
-__device__ __forceinline__ void tile_keys(const float (&v)[kRows][4], std::uint32_t (&row_key)[kRows],
+// col_key[kT] (contains __syncthreads). Two keys per word: a bf16 magnitude compares as its key.
+__device__ __forceinline__ void tile_keys(const uint2 (&raw)[kRows], std::uint32_t (&row_key)[kRows],
                                           std::uint32_t* col_key) {
   __shared__ std::uint32_t part[kWarps][kT];
   const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
-  std::uint32_t col[4] = {0u, 0u, 0u, 0u};
+  std::uint32_t col01 = 0u, col23 = 0u;  // magnitudes of columns 0,1 and 2,3 as 16-bit lanes
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
-    std::uint32_t k = 0;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const std::uint32_t kj = amax_key(v[i][j]);
-      k = max(k, kj);
-      col[j] = max(col[j], kj);
-    }
-    row_key[i] = __reduce_max_sync(0xFFFFFFFFu, k);
+    const std::uint32_t m01 = raw[i].x & 0x7FFF7FFFu, m23 = raw[i].y & 0x7FFF7FFFu;
+    col01 = __vmaxu2(col01, m01);
+    col23 = __vmaxu2(col23, m23);
+    const std::uint32_t m = __vmaxu2(m01, m23);
+    row_key[i] = __reduce_max_sync(0xFFFFFFFFu, max(m << 16, m & 0xFFFF0000u));
   }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) part[warp][4 * lane + j] = col[j];
+  *reinterpret_cast<uint4*>(&part[warp][4 * lane]) =
+      make_uint4(col01 << 16, col01 & 0xFFFF0000u, col23 << 16, col23 & 0xFFFF0000u);
   __syncthreads();
   if (threadIdx.x < kT) {
     std::uint32_t k = 0;
@@ -95,35 +103,75 @@ __device__ __forceinline__ void tile_keys(const float (&v)[kRows][4], std::uint3
   __syncthreads();
 }
 
-// The tile of this CTA: its extent, this thread's values and the tile's row and column keys.
+// The tile of this CTA: its extent, this thread's elements and the tile's row and column keys.
 struct TileValues {
   Tile t;
-  float v[kRows][4];
+  uint2 raw[kRows];
   std::uint32_t row_key[kRows];
 };
 
 __device__ __forceinline__ void read_tile(const GroupedCastArgs& a, TileValues& tv,
                                           std::uint32_t* col_key) {
   tv.t = tile_of(a);
-  load_tile(a, tv.t, tv.v);
-  tile_keys(tv.v, tv.row_key, col_key);
+  load_tile(a, tv.t, tv.raw);
+  tile_keys(tv.raw, tv.row_key, col_key);
 }
 
 __device__ __forceinline__ std::uint32_t key_at(const float* keys, std::int64_t i) {
   return reinterpret_cast<const std::uint32_t*>(keys)[i];
 }
 
+// Four elements cast with their own scales, each element converted, checked and counted alone
+// (quantize_grouped_cpu's counts): for non-finite keys and the software conversion.
 template <Fp8Format F, bool kHw>
-__device__ __forceinline__ std::uint32_t cast4(const float (&v)[4], const float (&scale)[4],
-                                               CastTally& t) {
-  float y[4];
+__device__ __forceinline__ std::uint32_t cast4_exact(const uint2& w, const float (&scale)[4],
+                                                     CastTally& t) {
+  float v[4], y[4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) y[j] = v[j] * scale[j];
+  for (int j = 0; j < 4; ++j) {
+    v[j] = element(w, j);
+    y[j] = v[j] * scale[j];
+  }
   const std::uint32_t lo = cvt_pair<F, kHw>(y[0], y[1]), hi = cvt_pair<F, kHw>(y[2], y[3]);
   const std::uint32_t codes = lo | (hi << 16);
 #pragma unroll
   for (int j = 0; j < 4; ++j) tally<F>(t, v[j], y[j], static_cast<std::uint8_t>(codes >> (8 * j)));
   return codes;
+}
+
+// Bit 7 of byte j: element j of the four is not ±0 (a 15-bit magnitude plus 0x7FFF carries into
+// bit 15 iff it is not zero; the other bits are not meaningful).
+__device__ __forceinline__ std::uint32_t nonzero_bytes(const uint2& w) {
+  return __byte_perm((w.x & 0x7FFF7FFFu) + 0x7FFF7FFFu, (w.y & 0x7FFF7FFFu) + 0x7FFF7FFFu, 0x7531);
+}
+
+// Four elements cast with finite-key scales (hardware conversion): no saturation and no NaN can
+// occur; the underflows (a code of magnitude 0 from x != 0) are counted from the words.
+template <Fp8Format F>
+__device__ __forceinline__ std::uint32_t cast4_finite(const uint2& w, std::uint32_t x_nonzero,
+                                                      const float (&scale)[4], unsigned& underflow) {
+  constexpr __nv_fp8_interpretation_t kind = F == Fp8Format::e4m3 ? __NV_E4M3 : __NV_E5M2;
+  const std::uint32_t lo = __nv_cvt_float2_to_fp8x2(
+      make_float2(element(w, 0) * scale[0], element(w, 1) * scale[1]), __NV_SATFINITE, kind);
+  const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(
+      make_float2(element(w, 2) * scale[2], element(w, 3) * scale[3]), __NV_SATFINITE, kind);
+  const std::uint32_t codes = __byte_perm(lo, hi, 0x5410);
+  const std::uint32_t code_nonzero = (codes & 0x7F7F7F7Fu) + 0x7F7F7F7Fu;
+  underflow += __popc(~code_nonzero & x_nonzero & 0x80808080u);
+  return codes;
+}
+
+// rows[r] holds the codes of columns 0..3 of one row (byte c = column c); returns in cols[c] the
+// codes of column c of the four rows (byte r = row r): a 4 x 4 byte transpose.
+__device__ __forceinline__ void transpose4x4(const std::uint32_t (&rows)[4], std::uint32_t (&cols)[4]) {
+  const std::uint32_t a = __byte_perm(rows[0], rows[1], 0x5140);  // r0c0 r1c0 r0c1 r1c1
+  const std::uint32_t b = __byte_perm(rows[0], rows[1], 0x7362);  // r0c2 r1c2 r0c3 r1c3
+  const std::uint32_t c = __byte_perm(rows[2], rows[3], 0x5140);
+  const std::uint32_t d = __byte_perm(rows[2], rows[3], 0x7362);
+  cols[0] = __byte_perm(a, c, 0x5410);
+  cols[1] = __byte_perm(a, c, 0x7632);
+  cols[2] = __byte_perm(b, d, 0x5410);
+  cols[3] = __byte_perm(b, d, 0x7632);
 }
 
 // Stores 4 codes of row `row` at column `col` of a [*, ld] fp8 tensor; `n` of them exist.
@@ -138,14 +186,14 @@ __device__ __forceinline__ void store4(std::uint8_t* out, std::int64_t row, std:
 }
 
 template <Fp8Format F, bool kHw, ScaleMode kMode, bool kQt>
-__global__ void __launch_bounds__(kThreads) grouped_cast_tile(GroupedCastArgs a) {
+__global__ void __launch_bounds__(kThreads, 2) grouped_cast_tile(GroupedCastArgs a) {
   __shared__ std::uint32_t col_key[kT];
   __shared__ alignas(16) std::uint8_t tile_t[kT][kT + 8];  // qt's codes, rows = x's columns
   __shared__ std::uint32_t warp_key[kWarps];
   TileValues tv;
   read_tile(a, tv, col_key);
   const Tile& t = tv.t;
-  const auto& v = tv.v;
+  const auto& v = tv.raw;
   const auto& row_key = tv.row_key;
   const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
   std::uint32_t top = 0;
@@ -177,30 +225,67 @@ __global__ void __launch_bounds__(kThreads) grouped_cast_tile(GroupedCastArgs a)
     s_col[j] = amax_values_from_bits(k, F).scale;
   }
 
+  // The fast path needs every key behind this thread's scales finite (see the top of the file).
+  bool finite = kHw;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    std::uint32_t k = block_key;
+    if constexpr (kMode == ScaleMode::vec128) k = row_key[i];
+    if constexpr (kMode == ScaleMode::row) {
+      const std::int64_t r = t.r0 + warp * kRows + i;
+      k = r < a.rows ? key_at(a.q_inv, r) : 0u;
+    }
+    finite = finite && k < 0x7F800000u;
+  }
+  if constexpr (kQt) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int cl = 4 * lane + j;
+      std::uint32_t k = block_key;
+      if constexpr (kMode == ScaleMode::vec128) k = col_key[cl];
+      if constexpr (kMode == ScaleMode::row) k = t.c0 + cl < a.cols ? key_at(a.qt_inv, t.c0 + cl) : 0u;
+      finite = finite && k < 0x7F800000u;
+    }
+  }
+
   CastTally tally;
+  unsigned underflow = 0;
   const int n_here = t.cols - 4 * lane;
   static_assert(kRows == 8, "a thread's column of qt codes packs into two words");
-  std::uint32_t col_codes[4][2] = {};
+  std::uint32_t codes_t[kRows];
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     const int rl = warp * kRows + i;
     const float s4[4] = {s_row[i], s_row[i], s_row[i], s_row[i]};
-    const std::uint32_t codes = cast4<F, kHw>(v[i], s4, tally);
+    const std::uint32_t x_nonzero = nonzero_bytes(v[i]);
+    std::uint32_t codes;
+    if constexpr (kHw) {
+      codes = finite ? cast4_finite<F>(v[i], x_nonzero, s4, underflow)
+                     : cast4_exact<F, kHw>(v[i], s4, tally);
+    } else {
+      codes = cast4_exact<F, kHw>(v[i], s4, tally);
+    }
     if (rl < t.rows && n_here > 0) store4(a.q, t.r0 + rl, a.cols, t.c0 + 4 * lane, codes, t.whole, n_here);
     if constexpr (kQt) {
       // A 128x128 block has one scale in both layouts: qt's codes are q's.
-      const std::uint32_t codes_t =
-          kMode == ScaleMode::block128 ? codes : cast4<F, kHw>(v[i], s_col, tally);
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        col_codes[j][i / 4] |= ((codes_t >> (8 * j)) & 0xFFu) << (8 * (i % 4));
+      if constexpr (kMode == ScaleMode::block128) {
+        codes_t[i] = codes;
+      } else if constexpr (kHw) {
+        codes_t[i] = finite ? cast4_finite<F>(v[i], x_nonzero, s_col, underflow)
+                            : cast4_exact<F, kHw>(v[i], s_col, tally);
+      } else {
+        codes_t[i] = cast4_exact<F, kHw>(v[i], s_col, tally);
+      }
     }
   }
+  tally.underflow += underflow;
   if constexpr (kQt) {
+    std::uint32_t lo[4], hi[4];
+    transpose4x4({codes_t[0], codes_t[1], codes_t[2], codes_t[3]}, lo);
+    transpose4x4({codes_t[4], codes_t[5], codes_t[6], codes_t[7]}, hi);
 #pragma unroll
     for (int j = 0; j < 4; ++j)
-      *reinterpret_cast<uint2*>(&tile_t[4 * lane + j][warp * kRows]) =
-          make_uint2(col_codes[j][0], col_codes[j][1]);
+      *reinterpret_cast<uint2*>(&tile_t[4 * lane + j][warp * kRows]) = make_uint2(lo[j], hi[j]);
   }
   flush_tally(tally, a.meta);
 

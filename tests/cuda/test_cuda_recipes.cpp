@@ -6,6 +6,7 @@
 // accumulation order and Hopper's FP8 MMA partial sums (~1e-4 measured for tensorwise, see
 // test_cuda_gemm.cpp): 5e-4 for f32 outputs, 4e-3 where bf16 rounding can flip.
 #if defined(FP8LAB_HAVE_CUDA)
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -34,13 +35,22 @@ HostTensor ragged(std::int64_t rows, std::int64_t cols, std::uint64_t seed, floa
   return x;
 }
 
-using CastParam = std::tuple<ScaleMode, Fp8Format, std::int64_t, std::int64_t, bool>;
-class CudaGroupedCast : public ::testing::TestWithParam<CastParam> {};
+// Sprinkles +0, -0 and the smallest bf16 subnormal over x: zeros must not count as underflow,
+// the subnormals must (the kernel counts underflows from whole words, the CPU one by one).
+void sprinkle_zeros_and_tiny(HostTensor& x) {
+  auto* p = x.as<std::uint16_t>();
+  const std::int64_t cols = x.shape()[1];
+  for (std::int64_t i = 0; i < x.numel(); ++i) {
+    const std::int64_t k = ((i / cols) * 31 + (i % cols) * 17) % 53;
+    if (k < 3) p[i] = std::array<std::uint16_t, 3>{0x0000, 0x8000, 0x0001}[static_cast<std::size_t>(k)];
+  }
+}
 
-TEST_P(CudaGroupedCast, MatchesTheCpuCastByteForByte) {
-  FP8LAB_SKIP_WITHOUT_GPU();
-  const auto [mode, format, rows, cols, with_t] = GetParam();
-  const HostTensor x = ragged(rows, cols, testing::fresh_seed());
+// The grouped cast of x on the GPU against the CPU reference: codes, inverse scales, amax, the
+// non-finite flag and the saturation and underflow counts.
+void expect_grouped_cast_matches_cpu(const HostTensor& x, ScaleMode mode, Fp8Format format,
+                                     bool with_t) {
+  const std::int64_t rows = x.shape()[0], cols = x.shape()[1];
   const OperandScaling sc{mode, mode, mode == ScaleMode::block128};
   const ScaleLayout l{mode, rows, cols}, lt{mode, cols, rows};
   HostTensor q(fp8_dtype(format), {rows, cols}), inv(DType::f32, {l.count()});
@@ -66,13 +76,27 @@ TEST_P(CudaGroupedCast, MatchesTheCpuCastByteForByte) {
     expect_same_bytes(inv_t.view(), dinv_t.view(), "qt inverse scales");
   }
   const Fp8Meta m = testing::read_meta(meta.view().as<Fp8Meta>());
-  EXPECT_EQ(m.amax, s.amax);
-  EXPECT_EQ(m.nonfinite, 0u);
+  if (std::isnan(s.amax))
+    EXPECT_TRUE(std::isnan(m.amax)) << m.amax;
+  else
+    EXPECT_EQ(m.amax, s.amax);
+  EXPECT_EQ(m.nonfinite, std::isfinite(s.amax) ? 0u : 1u);
   const bool both = with_t && !sc.qt_is_transpose_of_q;
   EXPECT_EQ(static_cast<std::int64_t>(m.saturated),
             s.counts.saturated + (both ? st.counts.saturated : 0));
   EXPECT_EQ(static_cast<std::int64_t>(m.underflow),
             s.counts.underflow + (both ? st.counts.underflow : 0));
+}
+
+using CastParam = std::tuple<ScaleMode, Fp8Format, std::int64_t, std::int64_t, bool>;
+class CudaGroupedCast : public ::testing::TestWithParam<CastParam> {};
+
+TEST_P(CudaGroupedCast, MatchesTheCpuCastByteForByte) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [mode, format, rows, cols, with_t] = GetParam();
+  HostTensor x = ragged(rows, cols, testing::fresh_seed());
+  sprinkle_zeros_and_tiny(x);
+  expect_grouped_cast_matches_cpu(x, mode, format, with_t);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -81,6 +105,34 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2),
                        ::testing::Values(1, 131, 1481, 512), ::testing::Values(3221, 677, 384),
                        ::testing::Bool()));
+
+// Groups holding inf, -inf or NaN take scale 1 and the per-element path: values past the
+// format's max saturate there (counted), NaN becomes the canonical code; the other groups of the
+// same tile, row or column keep the counted-from-words path. Both must match the CPU.
+using NonFiniteParam = std::tuple<ScaleMode, Fp8Format, bool>;
+class CudaGroupedCastNonFinite : public ::testing::TestWithParam<NonFiniteParam> {};
+
+TEST_P(CudaGroupedCastNonFinite, MatchesTheCpuCastByteForByte) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const auto [mode, format, with_t] = GetParam();
+  const std::int64_t rows = 300, cols = 411;
+  HostTensor x = ragged(rows, cols, testing::fresh_seed());
+  sprinkle_zeros_and_tiny(x);
+  auto* p = x.as<std::uint16_t>();
+  p[7 * cols + 5] = 0x7F80;     // +inf
+  p[130 * cols + 260] = 0xFF80;  // -inf
+  p[260 * cols + 400] = 0x7FC1;  // NaN
+  for (std::int64_t c = 0; c < cols; c += 37) {  // past e4m3's and e5m2's max, in those rows
+    p[7 * cols + c] = float_to_bf16(1.0e5f);
+    p[260 * cols + c] = float_to_bf16(-7.0e4f);
+  }
+  expect_grouped_cast_matches_cpu(x, mode, format, with_t);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllModes, CudaGroupedCastNonFinite,
+    ::testing::Combine(::testing::Values(ScaleMode::row, ScaleMode::vec128, ScaleMode::block128),
+                       ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2), ::testing::Bool()));
 
 TEST(CudaGroupedCast, ANonFiniteGroupSetsTheFlagAndTheFirstId) {
   FP8LAB_SKIP_WITHOUT_GPU();
