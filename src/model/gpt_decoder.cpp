@@ -5,6 +5,11 @@
 // whichever RMSNorm ran last (ln1, ln2, then ln_f after the last block), branch the output of
 // the last projection. The cache is [n_layers][k | v][seq_len, d_model] in the activation dtype:
 // the k and v columns of qkv exactly as the qkv linear stored them.
+//
+// The GEMMs take their rows in multiples of kGemmRows (a bf16 GEMM needs M % 8 == 0 on the GPU),
+// so the row buffers hold kGemmRows - 1 spare rows past max_rows, zeroed once: a linear over the
+// padded rows computes the real rows exactly as over n (a GEMM's rows are independent) and finite
+// values in the spare rows, which nothing else reads.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -18,6 +23,10 @@ namespace {
 std::string linear_name(std::int64_t layer, const char* which) {
   return "blocks." + std::to_string(layer) + "." + which;
 }
+
+constexpr std::int64_t kGemmRows = 8;
+
+std::int64_t gemm_rows(std::int64_t n) { return (n + kGemmRows - 1) / kGemmRows * kGemmRows; }
 
 // Rows [first, first + n) of a 2-D view.
 TensorView row_slice(const TensorView& t, std::int64_t first, std::int64_t n) {
@@ -37,9 +46,11 @@ GptDecoder::GptDecoder(GptModel& model, std::int64_t max_rows)
       mode_(model.precision().compute == ComputeMode::fp32 ? LinearMode::f32 : LinearMode::bf16) {
   const ModelConfig& c = model.config();
   const DType act = mode_ == LinearMode::f32 ? DType::f32 : DType::bf16;
-  const std::int64_t m = max_rows_, d = c.d_model;
+  const std::int64_t m = max_rows_ + kGemmRows - 1, d = c.d_model;
   auto activation = [&](DType dtype, Shape shape, const char* name) {
-    return backend_.allocate(MemoryKind::activations, dtype, shape, name);
+    Buffer b = backend_.allocate(MemoryKind::activations, dtype, shape, name);
+    backend_.fill_zero(b.view());
+    return b;
   };
   tokens_ = activation(DType::i32, {m}, "decoder.tokens");
   cache_ = activation(act, {c.n_layers * 2 * c.seq_len, d}, "decoder.kv_cache");
@@ -107,6 +118,10 @@ void GptDecoder::forward_rows(std::span<const std::int32_t> tokens, std::int64_t
   const TensorView qkv = rows(qkv_, n), att = rows(att_, n), branch = rows(branch_, n);
   const TensorView fc = rows(fc_, n), gelu = rows(gelu_, n);
   TensorView x = rows(x_, n), sum = rows(sum_, n);
+  // The linears' operands over the padded rows (see the top of the file).
+  const std::int64_t np = gemm_rows(n);
+  const TensorView ln_p = rows(ln_, np), qkv_p = rows(qkv_, np), att_p = rows(att_, np);
+  const TensorView branch_p = rows(branch_, np), fc_p = rows(fc_, np), gelu_p = rows(gelu_, np);
   backend_.upload(tok, tokens.data());
   // Positions pos .. pos + n - 1: the embedding op adds wpe row (m mod its rows) to row m, so it
   // gets exactly the n rows it needs.
@@ -116,18 +131,18 @@ void GptDecoder::forward_rows(std::span<const std::int32_t> tokens, std::int64_t
   for (std::int64_t l = 0; l < c.n_layers; ++l) {
     const TensorView k_cache = row_slice(cache_, (2 * l) * c.seq_len, c.seq_len);
     const TensorView v_cache = row_slice(cache_, (2 * l + 1) * c.seq_len, c.seq_len);
-    backend_.linear_forward(mode_, ln, linear_weight(block(l, "attn.qkv.weight")), qkv,
+    backend_.linear_forward(mode_, ln_p, linear_weight(block(l, "attn.qkv.weight")), qkv_p,
                             linear_name(l, "attn.qkv"));
     backend_.attention_cached_forward(qkv, heads, pos, k_cache, v_cache, att);
-    backend_.linear_forward(mode_, att, linear_weight(block(l, "attn.proj.weight")), branch,
+    backend_.linear_forward(mode_, att_p, linear_weight(block(l, "attn.proj.weight")), branch_p,
                             linear_name(l, "attn.proj"));
     backend_.add_rmsnorm_forward(x, branch, sum, model_.param(block(l, "ln2.weight")), eps, ln,
                                  rstd);
     std::swap(x, sum);
-    backend_.linear_forward(mode_, ln, linear_weight(block(l, "mlp.fc.weight")), fc,
+    backend_.linear_forward(mode_, ln_p, linear_weight(block(l, "mlp.fc.weight")), fc_p,
                             linear_name(l, "mlp.fc"));
     backend_.gelu_forward(fc, gelu);
-    backend_.linear_forward(mode_, gelu, linear_weight(block(l, "mlp.proj.weight")), branch,
+    backend_.linear_forward(mode_, gelu_p, linear_weight(block(l, "mlp.proj.weight")), branch_p,
                             linear_name(l, "mlp.proj"));
     const ParamInfo& next_norm =
         l + 1 < c.n_layers ? block(l + 1, "ln1.weight") : layout.find("ln_f.weight");
@@ -136,10 +151,10 @@ void GptDecoder::forward_rows(std::span<const std::int32_t> tokens, std::int64_t
   }
   position_ += n;
   if (first_row >= n) return;  // a middle piece of a long feed: only its cache rows matter
-  const TensorView lnf = row_slice(ln, first_row, n - first_row);
-  const TensorView logits = rows(logits_, n - first_row);
-  backend_.lm_head_logits(lnf, linear_weight(layout.find("wte.weight")), logits);
-  backend_.download(logits, out);
+  const std::int64_t wanted = n - first_row, wanted_p = gemm_rows(wanted);
+  const TensorView lnf = row_slice(ln_.view(), first_row, wanted_p);
+  backend_.lm_head_logits(lnf, linear_weight(layout.find("wte.weight")), rows(logits_, wanted_p));
+  backend_.download(rows(logits_, wanted), out);
 }
 
 }  // namespace fp8lab
