@@ -64,6 +64,14 @@ void setup_prepare(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--heldout-name", o->split.heldout_name, "name of the held-out split")
       ->capture_default_str();
+  sub.add_option("--in-distribution-fraction", o->split.in_distribution_fraction,
+                 "subtree split: also hold out this fraction of the other documents (by "
+                 "SHA-256, as the hash split does) as an in-distribution validation split, "
+                 "e.g. 0.005")
+      ->capture_default_str();
+  sub.add_option("--in-distribution-name", o->split.in_distribution_name,
+                 "name of the in-distribution split")
+      ->capture_default_str();
   sub.add_option("--shard-tokens", o->shard_tokens, "tokens per shard")->capture_default_str();
   sub.add_option("--threads", o->threads, "encoding threads (0: all)")->capture_default_str();
   sub.add_flag(

@@ -50,6 +50,11 @@ void run_eval(EvalCliOptions& o) {
   std::printf("fp8lab eval: %s (step %lld) under policy %s%s\n", r.checkpoint_dir.c_str(),
               static_cast<long long>(r.step), r.policy.c_str(),
               r.policy == "bf16" ? "" : (" (" + r.fp8_recipe + " recipe)").c_str());
+  if (r.averaged_steps.size() > 1) {
+    std::string steps;
+    for (std::int64_t s : r.averaged_steps) steps += (steps.empty() ? "" : ", ") + std::to_string(s);
+    std::printf("  weights         the mean of the checkpoints of steps %s\n", steps.c_str());
+  }
   std::printf("  cross-entropy   %.6f nats/token (excluding %s)\n", m.ce_nats,
               r.excluded_token ? ("token " + std::to_string(*r.excluded_token)).c_str() : "nothing");
   std::printf("  perplexity      %.4f\n", m.perplexity);
@@ -89,6 +94,10 @@ void setup_eval(CLI::App& sub) {
   sub.add_option("--batch", o->eval.batch_rows, "rows per batch (0: the checkpoint's micro-batch)")
       ->capture_default_str();
   sub.add_option("--max-batches", o->eval.max_batches, "stop after this many batches (0: all)")
+      ->capture_default_str();
+  sub.add_option("--average-last", o->eval.average_last,
+                 "score the mean weights of the run's last N checkpoints up to the one chosen "
+                 "(the run must keep them: train.keep_checkpoints >= N)")
       ->capture_default_str();
   sub.add_option("--order", o->eval.order, "sequential | shuffled")
       ->check(CLI::IsMember({"sequential", "shuffled"}))->capture_default_str();

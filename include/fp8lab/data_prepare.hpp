@@ -35,6 +35,11 @@ struct SplitSpec {
   std::vector<std::string> heldout_subtrees;
   std::string train_name = "train";
   std::string heldout_name = "val";
+  // subtree split only, > 0: of the documents outside the held-out subtrees, also hold out
+  // those whose hash fraction (as for "hash") falls below this, as a second held-out split named
+  // in_distribution_name: an in-distribution validation set beside the subtree's.
+  double in_distribution_fraction = 0.0;
+  std::string in_distribution_name = "val_id";
 };
 
 struct PrepareOptions {
@@ -60,7 +65,7 @@ struct SplitSummary {
 };
 
 struct PrepareSummary {
-  std::vector<SplitSummary> splits;  // train, then held-out
+  std::vector<SplitSummary> splits;  // train, held-out, then the in-distribution split if any
   std::int64_t documents = 0;
   std::int64_t bytes = 0;
   double seconds = 0;

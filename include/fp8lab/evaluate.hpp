@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fp8lab {
 
@@ -35,6 +36,10 @@ struct EvalOptions {
   std::string exclude_token = "auto";
   std::string backend = "auto";  // auto | cpu | cuda (choose_backend)
   bool progress = false;  // a progress line on stderr
+  // > 1: score the mean of the weights of the last this-many checkpoints up to the resolved one
+  // (by step; the run must keep them: train.keep_checkpoints), a cheaper stand-in for an average
+  // of the iterates that damps the last steps' noise.
+  std::int64_t average_last = 1;
 };
 
 struct EvalReport {
@@ -44,6 +49,7 @@ struct EvalReport {
   std::string policy;
   std::string fp8_recipe;  // the recipe the FP8 linears ran (tensorwise for bf16)
   std::int64_t step = 0;
+  std::vector<std::int64_t> averaged_steps;  // the checkpoints averaged (one: just `step`)
   std::int64_t batch_rows = 0, seq_len = 0, batches = 0, rows = 0;
   std::optional<std::int32_t> excluded_token;
   std::string order;

@@ -36,6 +36,13 @@ struct StudyArm {
   std::vector<std::string> extra_train_args;
 };
 
+// A further scoring of every arm's final weights under its own policy, beside the main one:
+// another held-out split, more batches, ... Its seed pairs get their own section in the record.
+struct StudyScore {
+  std::string name;                    // [a-z0-9_-]+; the arm's file is score_<name>.json
+  std::vector<std::string> eval_args;  // replace the plan's eval_args for this scoring
+};
+
 struct StudyPlan {
   std::string name;
   std::string control;                      // name of the control arm (policy bf16)
@@ -45,6 +52,7 @@ struct StudyPlan {
   // `fp8lab bench model` arguments of the frozen resource check (preset, batch, backend, ...);
   // the study adds --arms (one per study arm) and --json. Empty: no resource check.
   std::vector<std::string> resource_check_args;
+  std::vector<StudyScore> scores;           // "scores": further scorings (may be empty)
   nlohmann::json source;                    // the config as read, kept for the record
 };
 

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -103,8 +104,19 @@ void validate(const PrepareOptions& o) {
   } else {
     FP8LAB_CHECK(!s.heldout_subtrees.empty(), "prepare: a subtree split needs held-out subtrees");
   }
+  FP8LAB_CHECK(s.in_distribution_fraction >= 0 && s.in_distribution_fraction < 1,
+               "prepare: in-distribution fraction {} must be in [0, 1)", s.in_distribution_fraction);
+  FP8LAB_CHECK(s.in_distribution_fraction == 0 || s.kind == "subtree",
+               "prepare: an in-distribution split ({}) needs the subtree split (the hash split's "
+               "held-out set is in-distribution already)",
+               s.in_distribution_fraction);
   FP8LAB_CHECK(s.train_name != s.heldout_name && !s.train_name.empty() && !s.heldout_name.empty(),
                "prepare: split names '{}' and '{}' must differ", s.train_name, s.heldout_name);
+  FP8LAB_CHECK(s.in_distribution_fraction == 0 ||
+                   (!s.in_distribution_name.empty() && s.in_distribution_name != s.train_name &&
+                    s.in_distribution_name != s.heldout_name),
+               "prepare: the in-distribution split's name '{}' must differ from '{}' and '{}'",
+               s.in_distribution_name, s.train_name, s.heldout_name);
 }
 
 // SHA-256(text)'s first 8 bytes as a fraction of 2^64.
@@ -112,10 +124,15 @@ double hash_fraction(const std::string& sha_hex) {
   return static_cast<double>(std::stoull(sha_hex.substr(0, 16), nullptr, 16)) * 0x1p-64;
 }
 
-bool held_out(const SplitSpec& s, const Document& d, const std::string& sha_hex) {
-  if (s.kind == "hash") return hash_fraction(sha_hex) < s.heldout_fraction;
-  return std::any_of(s.heldout_subtrees.begin(), s.heldout_subtrees.end(),
-                     [&](const std::string& t) { return name_in_subtree(d.name, t); });
+enum class SplitOf { train, heldout, in_distribution };
+
+SplitOf split_of(const SplitSpec& s, const Document& d, const std::string& sha_hex) {
+  if (s.kind == "hash") return hash_fraction(sha_hex) < s.heldout_fraction ? SplitOf::heldout : SplitOf::train;
+  if (std::any_of(s.heldout_subtrees.begin(), s.heldout_subtrees.end(),
+                  [&](const std::string& t) { return name_in_subtree(d.name, t); }))
+    return SplitOf::heldout;
+  return hash_fraction(sha_hex) < s.in_distribution_fraction ? SplitOf::in_distribution
+                                                             : SplitOf::train;
 }
 
 // An output directory of a prepare from before fp8lab marked its output: its manifest says so.
@@ -132,14 +149,15 @@ bool written_by_older_prepare(const fs::path& dir) {
 void remove_stale_outputs(const fs::path& dir, const SplitSpec& s) {
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string n = e.path().filename().string();
-    const bool ours = (n.starts_with(s.train_name + "_") || n.starts_with(s.heldout_name + "_")) &&
+    const bool ours = (n.starts_with(s.train_name + "_") || n.starts_with(s.heldout_name + "_") ||
+                       n.starts_with(s.in_distribution_name + "_")) &&
                       (n.ends_with(".bin") || n.ends_with(".bytes"));
     if (ours || n == "manifest.json") fs::remove(e.path());
   }
 }
 
 Json manifest_json(const PrepareOptions& o, const Tokenizer& tok, const std::string& list_sha,
-                   const PrepareSummary& sum, const SplitWriter& train, const SplitWriter& held) {
+                   const PrepareSummary& sum, const std::vector<const SplitWriter*>& writers) {
   Json m;
   m["format"] = "fp8lab-data-manifest";
   m["version"] = 2;  // 2: the document list line starts with the name's length
@@ -168,10 +186,14 @@ Json manifest_json(const PrepareOptions& o, const Tokenizer& tok, const std::str
     split["heldout_fraction"] = o.split.heldout_fraction;
   } else {
     split["heldout_subtrees"] = o.split.heldout_subtrees;
+    if (o.split.in_distribution_fraction > 0) {
+      split["in_distribution_fraction"] = o.split.in_distribution_fraction;
+      split["in_distribution_name"] = o.split.in_distribution_name;
+    }
   }
   m["split"] = split;
   m["shard_tokens"] = o.shard_tokens;
-  for (const SplitWriter* w : {&train, &held}) {
+  for (const SplitWriter* w : writers) {
     const SplitSummary& s = w->summary();
     m["splits"][s.name] = {{"documents", s.documents},
                            {"bytes", s.bytes},
@@ -197,6 +219,9 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
   remove_stale_outputs(o.out_dir, o.split);
   SplitWriter train(o.out_dir, o.split.train_name, o.shard_tokens);
   SplitWriter held(o.out_dir, o.split.heldout_name, o.shard_tokens);
+  const bool with_id = o.split.in_distribution_fraction > 0;
+  std::optional<SplitWriter> in_dist;
+  if (with_id) in_dist.emplace(o.out_dir, o.split.in_distribution_name, o.shard_tokens);
   Sha256 doc_list;
   PrepareSummary sum;
   DocumentStream stream(o.source);
@@ -230,7 +255,10 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
       doc_list.update(line.data(), line.size());
       ++sum.documents;
       sum.bytes += static_cast<std::int64_t>(docs[i].text.size());
-      SplitWriter& w = held_out(o.split, docs[i], sha[i]) ? held : train;
+      const SplitOf where = split_of(o.split, docs[i], sha[i]);
+      SplitWriter& w = where == SplitOf::heldout ? held
+                       : where == SplitOf::in_distribution ? *in_dist
+                                                           : train;
       w.add(ids[i], tok->eot_id(), byte_table, docs[i].text.size());
     }
     docs.clear();
@@ -239,15 +267,23 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::fprintf(stderr, "prepare: %.1f / %.1f MB read, %.2fM tokens, %.1f MB/s\n",
                    stream.input_bytes_done() / 1e6, stream.total_input_bytes() / 1e6,
-                   (train.summary().tokens + held.summary().tokens) / 1e6, sum.bytes / 1e6 / secs);
+                   (train.summary().tokens + held.summary().tokens +
+                    (with_id ? in_dist->summary().tokens : 0)) / 1e6,
+                   sum.bytes / 1e6 / secs);
     }
   }
   FP8LAB_CHECK(sum.documents > 0, "prepare: the inputs hold no non-empty document");
   train.finish();
   held.finish();
   sum.splits = {train.summary(), held.summary()};
+  std::vector<const SplitWriter*> writers{&train, &held};
+  if (with_id) {
+    in_dist->finish();
+    sum.splits.push_back(in_dist->summary());
+    writers.push_back(&*in_dist);
+  }
   sum.manifest = o.out_dir / "manifest.json";
-  const Json m = manifest_json(o, *tok, doc_list.hex_digest(), sum, train, held);
+  const Json m = manifest_json(o, *tok, doc_list.hex_digest(), sum, writers);
   std::ofstream(sum.manifest) << m.dump(2) << "\n";
   if (skipped_empty > 0 && o.progress) {
     std::fprintf(stderr, "prepare: skipped %lld empty documents\n",

@@ -7,6 +7,10 @@
 #include "fp8lab/loader.hpp"
 #include "fp8lab/model.hpp"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 
 namespace fp8lab {
 namespace fs = std::filesystem;
@@ -39,6 +43,48 @@ static std::optional<std::int32_t> excluded_token_for(const std::string& spec, s
   return static_cast<std::int32_t>(id);
 }
 
+namespace {
+
+// The last `k` checkpoints of `latest`'s directory with a step no later than its, oldest first.
+std::vector<std::pair<std::int64_t, fs::path>> last_checkpoints(const fs::path& latest,
+                                                                std::int64_t k) {
+  const std::int64_t last_step = read_checkpoint_meta(latest).step;
+  std::vector<std::pair<std::int64_t, fs::path>> found;
+  for (const auto& e : fs::directory_iterator(latest.parent_path())) {
+    const auto step = checkpoint_dir_step(e.path().filename().string());
+    if (step && *step <= last_step && fs::exists(e.path() / "meta.json"))
+      found.emplace_back(*step, e.path());
+  }
+  std::sort(found.begin(), found.end());
+  FP8LAB_CHECK(static_cast<std::int64_t>(found.size()) >= k,
+               "--average-last {}: '{}' holds {} checkpoint(s) up to step {}; train with "
+               "train.keep_checkpoints >= {} (and a checkpoint_every that makes them)",
+               k, latest.parent_path().string(), found.size(), last_step, k);
+  found.erase(found.begin(), found.end() - k);
+  return found;
+}
+
+// Loads each checkpoint into `model` and leaves the mean of their weights there (summed in
+// double, oldest first, then rounded once to f32).
+std::vector<std::int64_t> load_mean_of(const std::vector<std::pair<std::int64_t, fs::path>>& ckpts,
+                                       GptModel& model) {
+  std::vector<double> sum(static_cast<std::size_t>(model.parameter_count()), 0.0);
+  std::vector<std::int64_t> steps;
+  for (const auto& [step, dir] : ckpts) {
+    load_checkpoint(dir, model, nullptr);
+    const std::vector<float> w = model.get_parameters();
+    for (std::size_t i = 0; i < w.size(); ++i) sum[i] += w[i];
+    steps.push_back(step);
+  }
+  std::vector<float> mean(sum.size());
+  for (std::size_t i = 0; i < sum.size(); ++i)
+    mean[i] = static_cast<float>(sum[i] / static_cast<double>(ckpts.size()));
+  model.set_parameters(mean);
+  return steps;
+}
+
+}  // namespace
+
 EvalReport evaluate_checkpoint(const EvalOptions& o) {
   const fs::path dir = resolve_checkpoint_dir(o.checkpoint);
   const CheckpointMeta meta = read_checkpoint_meta(dir);
@@ -53,6 +99,10 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
   const std::int64_t rows = o.batch_rows > 0 ? o.batch_rows : meta.config.train.micro_batch;
   FP8LAB_CHECK(o.order == "sequential" || o.order == "shuffled",
                "--order must be sequential or shuffled, got '{}'", o.order);
+  FP8LAB_CHECK(o.average_last >= 1, "--average-last must be >= 1, got {}", o.average_last);
+  const auto averaged = o.average_last > 1
+                            ? last_checkpoints(dir, o.average_last)
+                            : std::vector<std::pair<std::int64_t, fs::path>>{};
 
   // Everything meta.json says is checked before anything is allocated from it: the model must
   // fit the weights file beside it, and a batch's tokens the int32 indexing.
@@ -65,7 +115,13 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
 
   auto backend = make_backend(o.backend);
   GptModel model(mc, precision, rows, *backend);
-  load_checkpoint(dir, model, nullptr);
+  std::vector<std::int64_t> averaged_steps{meta.step};
+  if (averaged.empty()) {
+    load_checkpoint(dir, model, nullptr);
+  } else {
+    for (const auto& one : averaged) check_weights_fit_file(one.second, mc);
+    averaged_steps = load_mean_of(averaged, model);
+  }
 
   lc.batch_rows = rows;
   lc.seq_len = mc.seq_len;
@@ -111,6 +167,7 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
   report.policy = o.policy;
   report.fp8_recipe = fp8_recipe_name(precision.fp8.recipe);
   report.step = meta.step;
+  report.averaged_steps = averaged_steps;
   report.batch_rows = rows;
   report.seq_len = mc.seq_len;
   report.order = o.order;
@@ -124,6 +181,7 @@ nlohmann::json EvalReport::to_json() const {
   j["policy"] = policy;
   j["fp8_recipe"] = fp8_recipe;
   j["step"] = step;
+  j["averaged_steps"] = averaged_steps;
   j["batch_rows"] = batch_rows;
   j["seq_len"] = seq_len;
   j["batches"] = batches;

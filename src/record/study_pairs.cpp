@@ -115,7 +115,8 @@ std::vector<VariantSummary> summarise_pairs(const std::vector<SeedPair>& pairs) 
   return out;
 }
 
-std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries) {
+std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries,
+                                const std::string& score, const std::string& score_args) {
   if (summaries.empty()) return "";
   std::vector<std::vector<std::string>> rows;
   for (const VariantSummary& s : summaries) {
@@ -127,9 +128,14 @@ std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries) {
                     interval_text(s.ce), fmt::format("{:+.4f}", s.bpb.mean), interval_text(s.bpb)});
   }
   std::string md =
-      "\n## Seed pairs\n\nEach arm against the BF16 arm of its own seed group (same initial "
-      "weights, same data order): ΔCE and ΔBPB per pair, their mean and the 95% Student-t "
-      "interval of the mean.\n\n";
+      score.empty()
+          ? std::string("\n## Seed pairs\n\nEach arm against the BF16 arm of its own seed group "
+                        "(same initial weights, same data order): ΔCE and ΔBPB per pair, their "
+                        "mean and the 95% Student-t interval of the mean.\n\n")
+          : fmt::format("\n## Seed pairs, scored by `{}`\n\nThe same final weights scored by "
+                        "`fp8lab eval {}` under each arm's own policy; pairs, means and "
+                        "intervals as above.\n\n",
+                        score, score_args);
   md += markdown_table({"variant", "pairs", "ΔCE per pair (group: nats)", "mean ΔCE",
                         "95% interval", "mean ΔBPB", "95% interval"},
                        rows);

@@ -40,7 +40,10 @@ std::vector<VariantSummary> summarise_pairs(const std::vector<SeedPair>& pairs);
 
 // The "Seed pairs" section of results.md: a row per variant (every pair's ΔCE, the mean and the
 // interval, ΔBPB likewise), the noise floor, the ranking where intervals separate, the verdict.
-std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries);
+// `score`: empty for the main scoring; else the name of a further scoring (fp8lab/study.hpp,
+// StudyScore) and `score_args` its eval arguments, named in the section's heading and text.
+std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries,
+                                const std::string& score = "", const std::string& score_args = "");
 nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries);
 
 }  // namespace fp8lab::record

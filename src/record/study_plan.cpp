@@ -102,6 +102,26 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
   plan.train_args = string_list(config, "train_args");
   plan.eval_args = string_list(config, "eval_args");
   plan.resource_check_args = string_list(config, "resource_check_args");
+  if (config.contains("scores")) {
+    FP8LAB_CHECK(config.at("scores").is_array(), "study config: 'scores' must be an array of "
+                 "{{\"name\": ..., \"eval_args\": [...]}}");
+    for (const auto& sc : config.at("scores")) {
+      FP8LAB_CHECK(sc.is_object() && sc.contains("name") && sc.at("name").is_string(),
+                   "study config: each score needs a \"name\" (got {})", json_excerpt(sc, 120));
+      StudyScore score{sc.at("name").get<std::string>(), string_list(sc, "eval_args")};
+      FP8LAB_CHECK(!score.name.empty() &&
+                       score.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") ==
+                           std::string::npos,
+                   "study config: score name '{}' must be lower-case letters, digits, _ or -",
+                   score.name);
+      FP8LAB_CHECK(!score.eval_args.empty(), "study config: score '{}' has no eval_args",
+                   score.name);
+      for (const auto& other : plan.scores)
+        FP8LAB_CHECK(other.name != score.name, "study config: score '{}' is named twice",
+                     score.name);
+      plan.scores.push_back(std::move(score));
+    }
+  }
   for (const auto& arg : plan.resource_check_args) {
     FP8LAB_CHECK(arg != "--arms" && arg != "--json",
                  "study config: resource_check_args must not set {} (the study sets it)", arg);

@@ -21,14 +21,17 @@ namespace {
 struct ArmResult {
   const StudyArm* arm = nullptr;
   json run, own_eval, bf16_eval, timing;
+  std::vector<json> scores;  // the plan's further scorings, in the plan's order
   std::vector<std::pair<double, double>> losses;      // (step, training loss)
   std::vector<std::pair<double, double>> val_losses;  // (step, validation loss)
   double train_seconds = 0;
 };
 
-ArmResult load_arm(const StudyArm& arm, const fs::path& dir) {
+ArmResult load_arm(const StudyPlan& plan, const StudyArm& arm, const fs::path& dir) {
   ArmResult r;
   r.arm = &arm;
+  for (const StudyScore& score : plan.scores)
+    r.scores.push_back(read_json_file(dir / ("score_" + score.name + ".json")));
   r.run = read_json_file(dir / "run" / "run.json");
   r.own_eval = read_json_file(dir / ("eval_" + arm.policy + ".json"));
   r.bf16_eval = read_json_file(dir / "eval_bf16.json");
@@ -158,7 +161,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   auto finished = [&](const StudyArm& arm) { return fs::exists(o.out / "arms" / arm.name / "DONE"); };
   for (const auto& arm : plan.arms) {
     if (finished(arm) && finished(study_reference(plan, arm)))
-      arms.push_back(load_arm(arm, o.out / "arms" / arm.name));
+      arms.push_back(load_arm(plan, arm, o.out / "arms" / arm.name));
     else
       pending.push_back(arm.name);
   }
@@ -176,6 +179,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
     if (a.arm->name == plan.control) control = &a;
   }
   std::vector<record::SeedPair> pairs;
+  std::vector<std::vector<record::SeedPair>> score_pairs(plan.scores.size());
 
   const SourceInfo source = git_source_info(o.source_dir);
   const json control_config =
@@ -195,9 +199,17 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                        : a.arm->resource_only ? "resource"
                        : a.arm->null_arm      ? "null"
                                               : "candidate";
-    if (!is_control && !a.arm->resource_only)
+    if (!is_control && !a.arm->resource_only) {
       pairs.push_back({a.arm->variant, a.arm->group, a.arm->name, a.arm->null_arm, ce - c_ce,
                        bpb - c_bpb});
+      for (std::size_t k = 0; k < plan.scores.size(); ++k) {
+        const json &mine = a.scores[k], &theirs = ref.scores[k];
+        score_pairs[k].push_back(
+            {a.arm->variant, a.arm->group, a.arm->name, a.arm->null_arm,
+             mine.at("ce_nats").get<double>() - theirs.at("ce_nats").get<double>(),
+             mine.at("bits_per_byte").get<double>() - theirs.at("bits_per_byte").get<double>()});
+      }
+    }
     if (!a.arm->group.empty()) role += " (" + a.arm->group + ")";
     const double tokens = a.run.value("tokens_seen", 0.0);
     const double ref_seconds_per_token =
@@ -220,6 +232,8 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                        {"peak_mib", peak}, {"final_train_loss", a.run.at("final_loss")},
                        {"init_sha256", a.run.at("init_sha256")}, {"tokens_seen", tokens},
                        {"train_flops", flops}});
+    for (std::size_t k = 0; k < plan.scores.size(); ++k)
+      results.back()["scores"][plan.scores[k].name] = a.scores[k];
   }
 
   std::string md = fmt::format("# Study `{}`\n\nSources: commit `{}`{}. Every arm started from the "
@@ -248,11 +262,20 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   const std::vector<record::VariantSummary> summaries = record::summarise_pairs(pairs);
   md += record::seed_pairs_markdown(summaries);
   if (!summaries.empty()) md += "\n![ΔCE per seed pair](delta_ce.svg)\n";
+  json score_json = json::object();
+  for (std::size_t k = 0; k < plan.scores.size(); ++k) {
+    const auto score_summaries = record::summarise_pairs(score_pairs[k]);
+    std::string args;
+    for (const auto& arg : plan.scores[k].eval_args) args += (args.empty() ? "" : " ") + arg;
+    md += record::seed_pairs_markdown(score_summaries, plan.scores[k].name, args);
+    score_json[plan.scores[k].name] = record::seed_pairs_json(score_summaries);
+  }
   md += resource_check_markdown(o.out / "resource_check.json");
   std::ofstream(o.out / "results.md") << md;
   std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},
                                                 {"arms", results}, {"pending", pending},
                                                 {"seed_pairs", record::seed_pairs_json(summaries)},
+                                                {"score_seed_pairs", score_json},
                                                 {"total_train_flops", total_flops}}.dump(2)
                                         << "\n";
 

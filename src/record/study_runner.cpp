@@ -212,6 +212,20 @@ void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, cons
     fs::rename(result.string() + ".part", result);
     write_text(timing_file, timing.dump(2) + "\n");
   }
+  // The plan's further scorings, under the arm's own policy.
+  for (const StudyScore& score : plan.scores) {
+    const fs::path result = dir / ("score_" + score.name + ".json");
+    if (fs::exists(result)) continue;
+    std::printf("%sscoring '%s' under %s\n", prefix.c_str(), score.name.c_str(),
+                arm.policy.c_str());
+    std::vector<std::string> args{o.executable.string(), "eval", "--checkpoint", run.string(),
+                                  "--policy", arm.policy, "--recipe", arm.recipe};
+    args.insert(args.end(), score.eval_args.begin(), score.eval_args.end());
+    args.insert(args.end(), {"--json-file", result.string() + ".part"});
+    timing["score_" + score.name + "_s"] = run_child(args, dir / "eval.log", prefix, gpu);
+    fs::rename(result.string() + ".part", result);
+    write_text(timing_file, timing.dump(2) + "\n");
+  }
   write_text(dir / "DONE", "finished\n");
 }
 
@@ -245,7 +259,7 @@ double arm_seconds(const fs::path& dir) {
   for (const auto& [key, value] : timing.items()) {
     if (key == "train_segments_s")
       for (const auto& s : value) total += s.get<double>();
-    else if (key.starts_with("eval_"))
+    else if (key.starts_with("eval_") || key.starts_with("score_"))
       total += value.get<double>();
   }
   return total;
@@ -259,7 +273,7 @@ struct StopAfter {
   double expected_arm_s = 0.0;
   bool stopped = false;
   bool no_time_for_another() const {
-    if (limit_s <= 0.0) return false;
+    if (limit_s <= 0.0 || expected_arm_s <= 0.0) return false;  // no limit, or no estimate yet
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return elapsed + expected_arm_s > limit_s;

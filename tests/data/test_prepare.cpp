@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/error_of.hpp"
 #include "data_test_util.hpp"
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
@@ -79,6 +80,60 @@ TEST(DataPrepare, SubtreeSplitKeepsNameOrderAndFilters) {
   for (const auto& shard : m["splits"]["train"]["shards"]) {
     EXPECT_EQ(shard["sha256"], sha256_file(dir / "out" / shard["file"].get<std::string>()));
   }
+}
+
+// The subtree split with an in-distribution split beside it: the subtree goes to val, the rest
+// by the hash of its text to val_id or train; with fraction 0 the output is the plain subtree
+// split's, byte for byte.
+TEST(DataPrepare, InDistributionSplitHoldsOutAHashFractionOfTheRest) {
+  ScratchDir dir("prep_in_distribution");
+  std::mt19937_64 rng(testing::fresh_seed());
+  const auto files = make_tree(dir / "src", rng);
+  PrepareOptions o = byte_options(dir / "src", dir / "out");
+  o.split.in_distribution_fraction = 0.4;
+  const PrepareSummary sum = prepare_corpus(o);
+  std::string train, held, in_dist;
+  for (const auto& [name, text] : files) {
+    if (!name.ends_with(".c") || text.empty()) continue;
+    if (name.starts_with("sound/"))
+      held += text;
+    else
+      (std::stoull(sha256_hex(text).substr(0, 16), nullptr, 16) * 0x1p-64 < 0.4 ? in_dist : train) +=
+          text;
+  }
+  ASSERT_FALSE(in_dist.empty()) << "the random tree put nothing in the in-distribution split";
+  EXPECT_EQ(concat_tokens(dir / "out", "train"), train);
+  EXPECT_EQ(concat_tokens(dir / "out", "val"), held);
+  EXPECT_EQ(concat_tokens(dir / "out", "val_id"), in_dist);
+  ASSERT_EQ(sum.splits.size(), 3u);
+  EXPECT_EQ(sum.splits[2].name, "val_id");
+  const auto m = nlohmann::json::parse(testing::read_file(dir / "out" / "manifest.json"));
+  EXPECT_EQ(m["split"]["in_distribution_fraction"].get<double>(), 0.4);
+  EXPECT_EQ(m["splits"]["val_id"]["bytes"].get<std::int64_t>(),
+            static_cast<std::int64_t>(in_dist.size()));
+
+  PrepareOptions plain = byte_options(dir / "src", dir / "plain");
+  prepare_corpus(plain);
+  plain.out_dir = dir / "zero";
+  plain.split.in_distribution_fraction = 0.0;
+  prepare_corpus(plain);
+  EXPECT_EQ(testing::read_file(dir / "plain" / "manifest.json"),
+            testing::read_file(dir / "zero" / "manifest.json"));
+}
+
+TEST(DataPrepare, AnInDistributionSplitNeedsTheSubtreeSplitAndItsOwnName) {
+  ScratchDir dir("prep_in_distribution_bad");
+  PrepareOptions o = byte_options(dir / "src", dir / "out");
+  o.split.in_distribution_fraction = 0.1;
+  o.split.in_distribution_name = "val";
+  EXPECT_NE(fp8lab::testing::error_of([&] { prepare_corpus(o); }).find("must differ"), std::string::npos);
+  o.split = SplitSpec{};
+  o.split.in_distribution_fraction = 0.1;
+  EXPECT_NE(fp8lab::testing::error_of([&] { prepare_corpus(o); }).find("needs the subtree split"), std::string::npos);
+  o.split.kind = "subtree";
+  o.split.heldout_subtrees = {"sound"};
+  o.split.in_distribution_fraction = 1.0;
+  EXPECT_NE(fp8lab::testing::error_of([&] { prepare_corpus(o); }).find("in-distribution fraction 1"), std::string::npos);
 }
 
 TEST(DataPrepare, HashSplitIsDeterministicAcrossThreadCountsAndMatchesAPack) {

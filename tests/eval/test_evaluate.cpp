@@ -2,11 +2,15 @@
 // trainer's validation loss under the same batching, score every row of the split exactly once,
 // and name bad arguments.
 #include "fp8lab/error.hpp"
+#include "fp8lab/backend.hpp"
+#include "fp8lab/model.hpp"
+#include "fp8lab/checkpoint.hpp"
 #include "fp8lab/evaluate.hpp"
 #include "fp8lab/shard.hpp"
 #include "fp8lab/trainer.hpp"
 #include "train/train_fixtures.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -93,6 +97,59 @@ TEST(Evaluate, ReproducesTheTrainersValidationLoss) {
     EXPECT_EQ(report.batches, 3);
     EXPECT_EQ(report.step, r->config.train.steps);
     EXPECT_EQ(report.excluded_token, kSpecial);
+  }
+}
+
+// --average-last: the mean of the last checkpoints' weights, element by element, is what is
+// scored; one checkpoint is the plain score; too few kept is an error naming the remedy.
+TEST(Evaluate, AveragesTheWeightsOfTheLastCheckpoints) {
+  auto r = std::make_unique<TrainedRun>();
+  fs::create_directories(r->data());
+  write_split(r->data(), "train", 4000, 11);
+  write_split(r->data(), "val", 16 * 25 + 1, 12);
+  RunConfig c = testing::small_run(5);
+  c.data.kind = "shards";
+  c.data.train = r->data().string();
+  c.train.ignore_index = kSpecial;
+  c.train.checkpoint_every = 1;
+  c.train.keep_checkpoints = 3;
+  auto backend = make_cpu_backend();
+  Trainer(c, r->run(), *backend, testing::quiet()).run();
+
+  EvalOptions o = options_for(*r, "bf16");
+  o.average_last = 3;
+  const EvalReport averaged = evaluate_checkpoint(o);
+  const std::int64_t s = c.train.steps;
+  EXPECT_EQ(averaged.averaged_steps, (std::vector<std::int64_t>{s - 2, s - 1, s}));
+  EXPECT_EQ(averaged.to_json().at("averaged_steps"), nlohmann::json({s - 2, s - 1, s}));
+
+  // The reference: each checkpoint's weights read on their own, their mean in double.
+  PrecisionConfig p;
+  GptModel model(c.model, p, c.train.micro_batch, *backend);
+  std::vector<double> sum;
+  for (std::int64_t step : {s - 2, s - 1, s}) {
+    load_checkpoint(r->run() / "checkpoints" / fmt::format("step_{:08d}", step), model, nullptr);
+    const std::vector<float> w = model.get_parameters();
+    sum.resize(w.size(), 0.0);
+    for (std::size_t i = 0; i < w.size(); ++i) sum[i] += w[i];
+  }
+  std::vector<float> mean(sum.size());
+  for (std::size_t i = 0; i < sum.size(); ++i) mean[i] = static_cast<float>(sum[i] / 3.0);
+  model.set_parameters(mean);
+  EXPECT_EQ(averaged.params_sha256, model.parameter_sha256());
+
+  o.average_last = 1;
+  const EvalReport last = evaluate_checkpoint(o);
+  EXPECT_EQ(last.averaged_steps, (std::vector<std::int64_t>{s}));
+  EXPECT_NE(last.params_sha256, averaged.params_sha256);
+  EXPECT_NE(last.metrics.ce_nats, averaged.metrics.ce_nats);
+
+  o.average_last = 4;
+  try {
+    evaluate_checkpoint(o);
+    FAIL() << "averaged 4 checkpoints where 3 are kept";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train.keep_checkpoints >= 4"), std::string::npos) << e.what();
   }
 }
 

@@ -96,6 +96,7 @@ cat > "$work/pairs.json" <<JSON
                 "--set", "model.n_heads=2", "--set", "model.seq_len=32", "--set", "train.micro_batch=4",
                 "--set", "data.kind=shards", "--set", "data.train=$work/data"],
  "eval_args": ["--data", "$work/data", "--max-batches", "2"],
+ "scores": [{"name": "three-batches", "eval_args": ["--data", "$work/data", "--max-batches", "3"]}],
  "arms": [{"name": "bf16", "policy": "bf16"},
           {"name": "null", "policy": "bf16", "null": true, "may_differ_in": ["train.loss_chunk_rows"],
            "train_args": ["--set", "train.loss_chunk_rows=48"]},
@@ -113,6 +114,19 @@ grep -q '## Seed pairs' "$work/pairs/results.md" || fail "results.md lacks the s
 grep -q '| fp8-mlp blockwise | 2 |' "$work/pairs/results.md" || fail "blockwise pairs missing"
 grep -q '| bf16 null | 2 |' "$work/pairs/results.md" || fail "null pairs missing"
 grep -q "the protocol's own noise" "$work/pairs/results.md" || fail "no noise floor line"
+# The further scoring: every arm scored again, its own seed-pair section from those files.
+[ -s "$work/pairs/arms/block-s2/score_three-batches.json" ] || fail "an arm lacks its further scoring"
+grep -q '## Seed pairs, scored by `three-batches`' "$work/pairs/results.md" || fail "no section for the further scoring"
+python3 - "$work/pairs" <<'PY' || fail "the further scoring's pairs are wrong"
+import json, sys
+root = sys.argv[1]
+r = json.load(open(root + "/results.json"))
+ce = {a: json.load(open(f"{root}/arms/{a}/score_three-batches.json"))["ce_nats"]
+      for a in ("bf16", "block", "bf16-s2", "block-s2")}
+b = {v["variant"]: v for v in r["score_seed_pairs"]["three-batches"]}["fp8-mlp blockwise"]
+want = [ce["block"] - ce["bf16"], ce["block-s2"] - ce["bf16-s2"]]
+assert abs(b["d_ce"]["mean"] - sum(want) / 2) < 1e-12, (b, want)
+PY
 grep -c '<circle' "$work/pairs/delta_ce.svg" | grep -q '^[4-9]' || fail "delta_ce.svg lacks the four pairs"
 grep -q 'stroke-dasharray' "$work/pairs/loss.svg" || fail "loss.svg tells seed groups apart by colour only"
 grep -q '<polyline' "$work/pairs/loss_zoom.svg" || fail "no zoomed loss chart"

@@ -80,6 +80,25 @@ TEST(StudyPlan, RejectsBadConfigsNamingTheProblem) {
   expect_rejected(c, "at least two arms");
 }
 
+TEST(StudyPlan, ScoresAreNamedAndCarryTheirOwnEvalArgs) {
+  auto c = valid_config();
+  c["scores"] = nlohmann::json::parse(
+      R"([{"name": "val_id", "eval_args": ["--split", "val_id"]}, {"name": "more-batches",
+          "eval_args": ["--max-batches", "64"]}])");
+  const StudyPlan plan = parse_study_plan(c);
+  ASSERT_EQ(plan.scores.size(), 2u);
+  EXPECT_EQ(plan.scores[0].name, "val_id");
+  EXPECT_EQ(plan.scores[1].eval_args, (std::vector<std::string>{"--max-batches", "64"}));
+  c["scores"][1]["name"] = "val_id";
+  expect_rejected(c, "score 'val_id' is named twice");
+  c["scores"][1]["name"] = "Bad/Name";
+  expect_rejected(c, "score name 'Bad/Name'");
+  c["scores"][1] = {{"name", "empty"}};
+  expect_rejected(c, "score 'empty' has no eval_args");
+  c["scores"] = "val_id";
+  expect_rejected(c, "'scores' must be an array");
+}
+
 // Every study config shipped in configs/ parses (the README's and scripts/gpu-session's commands
 // name them; a broken one would only show on the GPU machine).
 TEST(StudyPlan, ShippedConfigsParse) {

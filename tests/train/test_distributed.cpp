@@ -3,6 +3,7 @@
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/rng.hpp"
+#include "common/error_of.hpp"
 #include "train/train_fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -152,14 +153,7 @@ EnvLookup env_of(std::map<std::string, std::string> vars) {
   };
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
+using testing::error_of;
 
 TEST(DistributedEnv, TorchrunOpenMpiPmiAndSingleProcess) {
   DistributedEnv e = read_distributed_env(env_of({}));
