@@ -1,6 +1,5 @@
-// The part of the attention backward that both algorithms share (cuda_attention_backward.cu's
-// two-pass dK/dV kernel and cuda_attention_backward_fused.cu): one warp's 16 key rows against
-// one query tile. With P = exp(S * scale - lse) and Di = rowsum(dO_i * O_i):
+// One step of the two-pass dK/dV kernel (cuda_attention_backward.cu): one warp's 16 key rows
+// against one query tile. With P = exp(S * scale - lse) and Di = rowsum(dO_i * O_i):
 //   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - Di),  dK += dS^T Q  (scale applied on store).
 // The warp computes the transposed tiles S^T, P^T, dP^T, dS^T ([16 keys x Br queries], MMA
 // accumulator layout), so P^T and dS^T feed the dV and dK MMAs straight from registers.

@@ -1,5 +1,5 @@
 // Shared pieces of the causal flash attention (cuda_attention_forward.cu,
-// cuda_attention_backward.cu, cuda_attention_backward_fused.cu): PTX wrappers, MMA fragment
+// cuda_attention_backward.cu): PTX wrappers, MMA fragment
 // addressing, tile movement, the (batch, head) view of a CTA, the producer-fused amax of the
 // outputs, and the launch helpers. cuda_attention_forward.cu describes the design.
 #pragma once

@@ -1,7 +1,7 @@
 // The backward of the causal flash attention (see cuda_attention_forward.cu for the design):
-// D_i = rowsum(dO_i * O_i) into the workspace, then the wgmma kernels
-// (cuda_attention_backward_wgmma.cu, hd 64 and 128), the fused FlashAttention-2-style kernel
-// (cuda_attention_backward_fused.cu, hd 64 and 128) or the two-pass kernels here: a dK/dV
+// D_i = rowsum(dO_i * O_i) into the workspace, then the warp-specialised or plain wgmma kernels
+// (cuda_attention_backward_ws.cu, cuda_attention_backward_wgmma.cu, hd 64 and 128) or the
+// two-pass kernels here, the reference and the fallback for other head dims: a dK/dV
 // kernel (one CTA per K/V tile, over the Q tiles from the diagonal on) and a dQ kernel (one CTA
 // per Q tile, over the K tiles up to the diagonal), both recomputing P from q, k and lse: each
 // output row is owned by one warp, so the result is deterministic without float atomics.
@@ -12,7 +12,6 @@
 #include <string>
 #include <string_view>
 
-#include "nn/attention_backward_fused.hpp"
 #include "nn/attention_backward_step.cuh"
 #include "nn/attention_backward_wgmma.hpp"
 #include "nn/attention_backward_ws.hpp"
@@ -29,14 +28,9 @@ template <int HD>
 __global__ void attention_backward_rowdot_kernel(const bf16_bits* __restrict__ out,
                                                  const bf16_bits* __restrict__ dout,
                                                  float* __restrict__ row_dot, std::int64_t rows,
-                                                 int seq_len, int n_heads,
-                                                 unsigned* __restrict__ clear,
-                                                 std::int64_t n_clear) {
+                                                 int seq_len, int n_heads) {
   constexpr int kLanes = HD / 8;
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  // Also zeroes the fused kernel's counters (n_clear of them; the grid has more threads).
-  for (std::int64_t k = tid; k < n_clear; k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    clear[k] = 0;
   const std::int64_t r = tid / kLanes;
   const int part = static_cast<int>(tid % kLanes);
   float acc = 0.f;
@@ -205,17 +199,15 @@ __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
                                            hv.qkv_stride, row_w0, seq_len, lane));
 }
 
-// Where the workspace parts of one call live (BackwardWorkspaceLayout).
-struct BackwardWorkspace {
-  float* row_dot;
-  unsigned* tiles_done;  // null for the two-pass kernels
-  std::int64_t n_tiles_done;
-  float* dq_accum;
-};
+// The backward's workspace: Di = rowsum(dO_i * O_i), [B, H, T] f32.
+std::size_t row_dot_bytes(int batch, int seq_len, int n_heads) {
+  return static_cast<std::size_t>(batch) * static_cast<std::size_t>(n_heads) *
+         static_cast<std::size_t>(seq_len) * sizeof(float);
+}
 
 template <int HD>
 void launch_backward(const void* qkv, const void* out, const float* lse, const void* dout,
-                     void* dqkv, int batch, int seq_len, int n_heads, const BackwardWorkspace& ws,
+                     void* dqkv, int batch, int seq_len, int n_heads, float* row_dot,
                      AttentionBackwardAlgo algo, cudaStream_t stream, AmaxOut amax) {
   const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
   const auto* dout_b = static_cast<const bf16_bits*>(dout);
@@ -228,18 +220,13 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
   const std::int64_t dot_blocks = (rows * (HD / 8) + kDotThreads - 1) / kDotThreads;
   attention_backward_rowdot_kernel<HD>
       <<<static_cast<unsigned>(dot_blocks), kDotThreads, 0, stream>>>(
-          static_cast<const bf16_bits*>(out), dout_b, ws.row_dot, rows, seq_len, n_heads,
-          ws.tiles_done, ws.n_tiles_done);
-  if (ws.tiles_done != nullptr) {
-    return attention_backward_fused(qkv, lse, dout, ws.row_dot, ws.tiles_done, ws.dq_accum, dqkv,
-                                    batch, seq_len, n_heads, HD, stream, amax);
-  }
+          static_cast<const bf16_bits*>(out), dout_b, row_dot, rows, seq_len, n_heads);
   if (algo == AttentionBackwardAlgo::wgmma_ws &&
-      attention_backward_ws(qkv, lse, dout, ws.row_dot, dqkv, batch, seq_len, n_heads, HD, stream,
+      attention_backward_ws(qkv, lse, dout, row_dot, dqkv, batch, seq_len, n_heads, HD, stream,
                             amax))
     return;
   if (algo == AttentionBackwardAlgo::wgmma || algo == AttentionBackwardAlgo::wgmma_ws) {
-    return attention_backward_wgmma(qkv, lse, dout, ws.row_dot, dqkv, batch, seq_len, n_heads, HD,
+    return attention_backward_wgmma(qkv, lse, dout, row_dot, dqkv, batch, seq_len, n_heads, HD,
                                     stream, amax);
   }
 
@@ -252,44 +239,40 @@ void launch_backward(const void* qkv, const void* out, const float* lse, const v
   allow_dynamic_smem(attention_backward_dkdv_kernel<HD>, Kv::Buffers::kBytes);
   attention_backward_dkdv_kernel<HD>
       <<<attention_grid(kv_tiles, batch_heads), Kv::kThreads, Kv::Buffers::kBytes, stream>>>(
-          qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
+          qkv_b, dout_b, lse, row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
           scale * kLog2e, dqkv_amax);
 
   allow_dynamic_smem(attention_backward_dq_kernel<HD>, Q::kSmemBytes);
   attention_backward_dq_kernel<HD>
       <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
-          qkv_b, dout_b, lse, ws.row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
+          qkv_b, dout_b, lse, row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
           scale * kLog2e, dqkv_amax);
 }
 
-// FP8LAB_ATTENTION_BWD (read once): "wgmma-ws", "wgmma", "two-pass" or "fused", unset = wgmma-ws
+// FP8LAB_ATTENTION_BWD (read once): "wgmma-ws", "wgmma" or "two-pass", unset = wgmma-ws
 // (wgmma where wgmma-ws is not built, two-pass where wgmma is not); anything else is an error
 // rather than a silent default. wgmma beat two-pass on the H200 (gpt50m, 8 layers: 31.6 against
 // 36.5 ms) with the same bits, and wgmma-ws, wgmma's bits from TMA-fed, warp-specialised
 // kernels, beat wgmma (gpt1.3b, 24 layers: 25.3 against 30.9 ms; gpt50m, 8 layers: 20.7 against
-// 23.2 ms; docs/performance.md, "Attention"). The fused kernel measured no faster than two-pass
-// (36.4 against 36.9 ms) while it needs an f32 dQ workspace and relies on in-order CTA dispatch.
+// 23.2 ms; docs/performance.md, "Attention").
 AttentionBackwardAlgo algo_from_env() {
   static const AttentionBackwardAlgo algo = [] {
     const char* value = std::getenv("FP8LAB_ATTENTION_BWD");
     const std::string_view v = value == nullptr ? "" : value;
-    if (v == "fused") return AttentionBackwardAlgo::fused;
     if (v == "wgmma") return AttentionBackwardAlgo::wgmma;
     if (v == "wgmma-ws") return AttentionBackwardAlgo::wgmma_ws;
     if (v == "two-pass") return AttentionBackwardAlgo::two_pass;
     if (v.empty()) return AttentionBackwardAlgo::wgmma_ws;
     throw std::invalid_argument("FP8LAB_ATTENTION_BWD='" + std::string(v) +
-                                "': expected 'two-pass', 'fused', 'wgmma' or 'wgmma-ws'");
+                                "': expected 'two-pass', 'wgmma' or 'wgmma-ws'");
   }();
   return algo;
 }
 
-// The algorithm that runs: `automatic` reads the environment; fused and wgmma fall back to
+// The algorithm that runs: `automatic` reads the environment; the wgmma kernels fall back to
 // two-pass for head dims they are not built for.
 AttentionBackwardAlgo resolve_algo(AttentionBackwardAlgo algo, int head_dim) {
   if (algo == AttentionBackwardAlgo::automatic) algo = algo_from_env();
-  if (algo == AttentionBackwardAlgo::fused && !fused_backward_supports(head_dim))
-    return AttentionBackwardAlgo::two_pass;
   if ((algo == AttentionBackwardAlgo::wgmma || algo == AttentionBackwardAlgo::wgmma_ws) &&
       !wgmma_backward_supports(head_dim))
     return AttentionBackwardAlgo::two_pass;
@@ -300,8 +283,9 @@ AttentionBackwardAlgo resolve_algo(AttentionBackwardAlgo algo, int head_dim) {
 
 std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads, int head_dim,
                                                AttentionBackwardAlgo algo) {
-  const bool fused = resolve_algo(algo, head_dim) == AttentionBackwardAlgo::fused;
-  return backward_workspace_layout(batch, seq_len, n_heads, head_dim, fused).total;
+  (void)head_dim;
+  (void)algo;  // every algorithm needs Di alone
+  return row_dot_bytes(batch, seq_len, n_heads);
 }
 
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
@@ -310,14 +294,7 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
                         AmaxOut amax) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
   algo = resolve_algo(algo, head_dim);
-  const bool fused = algo == AttentionBackwardAlgo::fused;
-  const BackwardWorkspaceLayout layout =
-      backward_workspace_layout(batch, seq_len, n_heads, head_dim, fused);
-  auto* base = static_cast<unsigned char*>(workspace);
-  const BackwardWorkspace ws{
-      reinterpret_cast<float*>(base + layout.row_dot),
-      fused ? reinterpret_cast<unsigned*>(base + layout.tiles_done) : nullptr, layout.n_tiles_done,
-      fused ? reinterpret_cast<float*>(base + layout.dq_accum) : nullptr};
+  auto* ws = static_cast<float*>(workspace);
   switch (head_dim) {
     case 32:
       return launch_backward<32>(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, ws, algo,

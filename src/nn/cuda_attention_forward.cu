@@ -4,10 +4,8 @@
 // probabilities from it.
 //
 // Every warp owns whole rows of the (16-row) MMA tiles, so all row statistics stay within a
-// warp: no cross-warp reductions. The backward stays deterministic without float atomics: either
-// dK/dV and dQ come from two separate kernels (each output row owned by exactly one warp), or
-// (cuda_attention_backward_fused.cu) one kernel sums each query tile's dQ over the key tiles in
-// a fixed order.
+// warp: no cross-warp reductions. The backward stays deterministic without float atomics: dK/dV
+// and dQ come from separate kernels, each output row owned by exactly one warp.
 //
 // Causality: a CTA visits only the tiles on or below the diagonal; a warp skips a tile that is
 // entirely above its own rows, and applies the element mask only on tiles that straddle the

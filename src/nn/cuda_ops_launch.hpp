@@ -128,18 +128,16 @@ bool attention_supports_head_dim(int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
                        int head_dim, cudaStream_t stream, AmaxOut amax = {},
                        AttentionForwardAlgo algo = AttentionForwardAlgo::automatic);
-// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Four
+// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). Three
 // algorithms: two_pass (dK/dV and dQ from separate mma.sync kernels), wgmma (the same two passes
-// on Hopper's warpgroup MMA; hd 64 and 128), wgmma_ws (wgmma's passes with TMA loads and
-// warp-specialised mbarrier stages; wgmma's bits) and fused (FlashAttention-2 style, one pass;
-// dQ summed over key tiles in a fixed order through an f32 accumulator in the workspace; hd 64
-// and 128). Head dims an algorithm is not built for run two_pass; wgmma, wgmma_ws and two_pass
-// give the same bits. automatic = wgmma_ws, unless the environment variable FP8LAB_ATTENTION_BWD
-// (two-pass | fused | wgmma | wgmma-ws) says otherwise. The
-// workspace size depends on the algorithm: ask with the same `algo`. `amax`: the producer-fused
+// on Hopper's warpgroup MMA; hd 64 and 128) and wgmma_ws (wgmma's passes with TMA loads and
+// warp-specialised mbarrier stages; wgmma's bits). Head dims an algorithm is not built for run
+// two_pass; all three give the same bits. automatic = wgmma_ws, unless the environment variable
+// FP8LAB_ATTENTION_BWD (two-pass | wgmma | wgmma-ws) says otherwise. The workspace (Di, [B, H, T]
+// f32) is the same for every algorithm. `amax`: the producer-fused
 // amax of all of dqkv, reduced over the kernels that write its parts and finalised once, after the
 // last of them.
-enum class AttentionBackwardAlgo { automatic, fused, two_pass, wgmma, wgmma_ws };
+enum class AttentionBackwardAlgo { automatic, two_pass, wgmma, wgmma_ws };
 std::size_t attention_backward_workspace_bytes(
     int batch, int seq_len, int n_heads, int head_dim,
     AttentionBackwardAlgo algo = AttentionBackwardAlgo::automatic);

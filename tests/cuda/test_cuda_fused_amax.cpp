@@ -6,8 +6,8 @@
 //   unaligned views (the scalar paths) and tensors large enough that every thread loops; and the
 //   output bytes do not change. A deferred slot (AmaxSlot::deferred) gets only the keys, no ticket,
 //   and a cast reading it writes the bytes and meta of a cast handed the finalised slot. The
-//   attention backward's d_qkv comes from two kernels (two-pass) or one (fused):
-//   both are checked, with inputs that put the largest value in each of dq, dk and dv;
+//   attention backward's d_qkv comes from two kernels under every algorithm (two-pass, wgmma,
+//   wgmma-ws): each is checked, with inputs that put the largest value in each of dq, dk and dv;
 // - an FP8 linear handed the slot reports a non-finite input with the same error, naming
 //   "<name>.x" / "<name>.dy";
 // - the whole model gives the same loss bits and gradient bytes with the fusion on and off, and
@@ -237,17 +237,25 @@ struct AttentionInputs {
 };
 
 const char* algo_label(AttentionBackwardAlgo algo) {
-  return algo == AttentionBackwardAlgo::fused ? "fused" : "two-pass";
+  switch (algo) {
+    case AttentionBackwardAlgo::wgmma:
+      return "wgmma";
+    case AttentionBackwardAlgo::wgmma_ws:
+      return "wgmma-ws";
+    default:
+      return "two-pass";
+  }
 }
 
-// Where the fused kernel is not built (hd 32) "fused" runs the two-pass kernels again.
+// Where the wgmma kernels are not built (hd 32) they would run the two-pass kernels again.
 std::vector<AttentionBackwardAlgo> backward_algos(int head_dim) {
   if (head_dim == 32) return {AttentionBackwardAlgo::two_pass};
-  return {AttentionBackwardAlgo::two_pass, AttentionBackwardAlgo::fused};
+  return {AttentionBackwardAlgo::two_pass, AttentionBackwardAlgo::wgmma,
+          AttentionBackwardAlgo::wgmma_ws};
 }
 
-// out (attn.proj's x) and d_qkv (qkv's dY) through the backend and through both backward
-// algorithms. A NaN or inf in v of the first token reaches every out row of its sequence (the
+// out (attn.proj's x) and d_qkv (qkv's dY) through the backend and through every backward
+// algorithm. A NaN or inf in v of the first token reaches every out row of its sequence (the
 // first and last keys' v are poisoned); in dout it reaches dv and, through dP, dq and dk.
 TEST_F(CudaFusedAmax, AttentionWritesTheMetaAmaxScaleWouldWrite) {
   const std::uint64_t seed = testing::fresh_seed();
