@@ -23,6 +23,10 @@ int main(int argc, char** argv) {
       "fp8lab: train GPT-style models with native FP8 linear layers on Hopper GPUs, and run\n"
       "auditable precision studies (BF16 control vs FP8 candidate). Every subcommand has --help."};
   app.require_subcommand(1);
+  app.footer(
+      "Example: fp8lab train --preset tiny --steps 50 --out runs/tiny --json\n"
+      "Conventions (docs/cli.md): --json prints a subcommand's result as one JSON line on stdout,\n"
+      "--json-file F writes it to F; --in names an input file, --out an output.");
   app.set_version_flag("--version", std::string("fp8lab ") + fp8lab::kVersion);
   auto& registry = command_registry();
   std::sort(registry.begin(), registry.end(),

@@ -1,11 +1,11 @@
 // `fp8lab bench linear`: the isolated linear layer on the GPU (see fp8lab/bench_linear.hpp).
 #include "command_registry.hpp"
 #include "commands/bench_model.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/error.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cstdio>
-#include <fstream>
 #include <random>
 
 #include "fp8lab/bench_linear.hpp"
@@ -20,7 +20,7 @@ struct BenchLinearArgs {
   std::vector<std::string> shapes{"512x512", "512x2048", "2048x512", "512x8192"};
   std::vector<std::string> modes{"bf16", "fp8-plain", "fp8-fused"};
   std::vector<std::string> recipes{"rowwise", "blockwise"};
-  std::string json;
+  JsonOutput json;
 };
 
 std::vector<LinearBenchShape> parse_shapes(const std::vector<std::string>& specs) {
@@ -38,6 +38,7 @@ std::vector<LinearBenchShape> parse_shapes(const std::vector<std::string>& specs
 
 void run(const BenchLinearArgs& args) {
   LinearBenchConfig config = args.config;
+  args.json.check_not_input({config.peer_json});
   config.shapes = parse_shapes(args.shapes);
   config.modes.clear();
   for (const std::string& m : args.modes) config.modes.push_back(parse_linear_cuda_mode(m));
@@ -47,21 +48,25 @@ void run(const BenchLinearArgs& args) {
   if (config.seed == 0) config.seed = std::random_device{}();
   LinearBenchResult result = run_linear_bench(config);
   if (!config.peer_json.empty()) attach_linear_peer(result, config.peer_json);
-  std::fputs(linear_bench_report(result).c_str(), stdout);
-  if (!args.json.empty()) {
-    std::ofstream out(args.json);
-    FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot write '{}'", args.json);
-    out << linear_bench_json(result).dump(2) << "\n";
-  }
+  // Under --json the report goes to stderr; stdout gets only the JSON.
+  std::fputs(linear_bench_report(result).c_str(), args.json.text());
+  args.json.emit(linear_bench_json(result));
 }
 #endif
 
 void setup(CLI::App& bench) {
   bench.require_subcommand(1);
+  bench.footer("Example: fp8lab bench model --backend cpu --preset tiny --repeats 3\n"
+               "Each subcommand has --help.\n");
   CLI::App* linear = bench.add_subcommand(
       "linear",
       "Isolated linear layer fwd+bwd on the GPU: bf16, fp8-plain, fp8-fused and the grouped "
       "recipes, each vs its limit, and the PyTorch peer");
+  linear->footer(
+      "Example, on the GPU machine (the peer first, in the same call):\n"
+      "  python3 bench/peers/linear_peer.py --json peer_linear.json\n"
+      "  fp8lab bench linear --shapes 512x2048 2048x512 --peer peer_linear.json --json-file "
+      "linear.json\n");
 #if defined(FP8LAB_HAVE_CUDA)
   auto args = std::make_shared<BenchLinearArgs>();
   linear->add_option("--tokens", args->config.tokens, "rows of x (M)")->capture_default_str();
@@ -80,7 +85,7 @@ void setup(CLI::App& bench) {
                    "cast W on the main stream (A/B of the side-stream overlap)");
   linear->add_option("--peer", args->config.peer_json, "JSON from bench/peers/linear_peer.py");
   linear->add_option("--commit", args->config.commit, "source commit recorded in the JSON");
-  linear->add_option("--json", args->json, "write the results as JSON to this file");
+  args->json.add_options(*linear, "the results");
   linear->callback([args] { run(*args); });
 #else
   linear->callback([] {

@@ -2,6 +2,8 @@
 // fp8lab/bench_model.hpp).
 #include "commands/bench_model.hpp"
 
+#include "commands/json_output.hpp"
+
 #include "fp8lab/backend.hpp"
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
@@ -10,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 namespace fp8lab::cli {
@@ -19,26 +20,25 @@ namespace {
 struct BenchModelArgs {
   ModelBenchConfig config;
   std::vector<std::string> arms{"bf16", "fp8-mlp", "fp8-linears", "bf16+recompute"};
-  std::string json;
+  JsonOutput json;
 };
 
 void run(BenchModelArgs& args) {
   ModelBenchConfig config = args.config;
+  args.json.check_not_input({config.peer_json, config.checkpoint});
+  // Under --json the report goes to stderr; stdout gets only the JSON.
+  std::FILE* text = args.json.text();
   const BackendChoice choice = choose_backend(config.backend);
   config.backend = choice.name;  // every arm on the same backend
-  std::printf("%s\n", choice.line("bench model").c_str());
-  std::fflush(stdout);
+  std::fprintf(text, "%s\n", choice.line("bench model").c_str());
+  std::fflush(text);
   for (const std::string& a : args.arms) config.arms.push_back(parse_model_bench_arm(a));
   ModelBenchResult result = run_model_bench(config);
   if (!config.peer_json.empty()) {
     result.peer = read_json_file(config.peer_json);
   }
-  std::fputs(model_bench_report(result).c_str(), stdout);
-  if (!args.json.empty()) {
-    std::ofstream out(args.json);
-    FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "--json: cannot write '{}'", args.json);
-    out << model_bench_json(result).dump(2) << "\n";
-  }
+  std::fputs(model_bench_report(result).c_str(), text);
+  args.json.emit(model_bench_json(result));
 }
 
 }  // namespace
@@ -55,7 +55,8 @@ void add_bench_model(CLI::App& bench) {
   model->footer(
       "Example, on the GPU machine (the peer first, in the same call):\n"
       "  python3 bench/peers/gpt_peer.py --preset gpt50m --json peer.json\n"
-      "  fp8lab bench model --preset gpt50m --peer peer.json --op-times --json ours.json\n"
+      "  fp8lab bench model --preset gpt50m --peer peer.json --op-times --json-file ours.json\n"
+      "Example, on the CPU: fp8lab bench model --backend cpu --preset tiny --repeats 3 --json\n"
       "scripts/gpu-session bench-model does both for each preset in $PRESETS.");
   auto args = std::make_shared<BenchModelArgs>();
   ModelBenchConfig& c = args->config;
@@ -119,7 +120,7 @@ void add_bench_model(CLI::App& bench) {
                     "weights from this checkpoint directory (or .safetensors) instead of init");
   model->add_option("--peer", c.peer_json, "JSON from bench/peers/gpt_peer.py (same run)");
   model->add_option("--commit", c.commit, "source commit recorded in the JSON");
-  model->add_option("--json", args->json, "write the results as JSON to this file");
+  args->json.add_options(*model, "the results");
   model->callback([args] { run(*args); });
 }
 

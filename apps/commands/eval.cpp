@@ -1,5 +1,6 @@
 // `fp8lab eval`: score a checkpoint on held-out shards (CE excluding specials, PPL, bits per byte).
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/evaluate.hpp"
 #include "fp8lab/output_dir.hpp"
@@ -7,7 +8,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 namespace fp8lab::cli {
@@ -15,37 +15,30 @@ namespace {
 
 struct EvalCliOptions {
   EvalOptions eval;
-  bool json = false;
-  std::string json_file;
+  JsonOutput json;
 };
 
 // --json-file must not replace a file the evaluation reads.
 void check_json_file(const EvalCliOptions& o) {
-  if (o.json_file.empty()) return;
+  if (o.json.file.empty()) return;
   const std::filesystem::path ckpt = resolve_checkpoint_dir(o.eval.checkpoint);
   std::vector<std::filesystem::path> inputs{ckpt / "meta.json", ckpt / "model.safetensors",
                                             ckpt / "optimizer.safetensors",
                                             ckpt.parent_path() / "latest"};
   if (!std::filesystem::is_directory(o.eval.data)) inputs.push_back(o.eval.data);
-  check_output_not_input(o.json_file, inputs, "--json-file");
+  o.json.check_not_input(inputs);
 }
 
 void run_eval(EvalCliOptions& o) {
   check_json_file(o);
-  o.eval.progress = !o.json && ::isatty(STDERR_FILENO) == 1;
+  o.eval.progress = !o.json.to_stdout && ::isatty(STDERR_FILENO) == 1;
   const BackendChoice choice = choose_backend(o.eval.backend);
   o.eval.backend = choice.name;
   // The first line of output; with --json, stdout holds only the JSON, so it goes to stderr.
-  std::fprintf(o.json ? stderr : stdout, "%s\n", choice.line("eval").c_str());
+  std::fprintf(o.json.text(), "%s\n", choice.line("eval").c_str());
   const EvalReport r = evaluate_checkpoint(o.eval);
-  const nlohmann::json j = r.to_json();
-  if (!o.json_file.empty()) {
-    std::ofstream(o.json_file) << j.dump(2) << "\n";
-  }
-  if (o.json) {
-    std::printf("%s\n", j.dump().c_str());
-    return;
-  }
+  o.json.emit(r.to_json());
+  if (o.json.to_stdout) return;
   const auto& m = r.metrics;
   std::printf("fp8lab eval: %s (step %lld) under policy %s%s\n", r.checkpoint_dir.c_str(),
               static_cast<long long>(r.step), r.policy.c_str(),
@@ -108,8 +101,7 @@ void setup_eval(CLI::App& sub) {
                  "auto (cuda when built with CUDA and a GPU is present, else cpu) | cpu | cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
-  sub.add_flag("--json", o->json, "print one JSON object instead of text");
-  sub.add_option("--json-file", o->json_file, "also write the JSON report to this file");
+  o->json.add_options(sub, "the report");
   sub.callback([o] { run_eval(*o); });
 }
 

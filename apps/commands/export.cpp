@@ -15,6 +15,7 @@
 
 #include "command_registry.hpp"
 #include "commands/hf_export_files.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/inference_checkpoint.hpp"
@@ -29,6 +30,7 @@ struct ExportOptions {
   std::string format = "hf";
   std::string checkpoint;
   std::string out;
+  JsonOutput json;
 };
 
 // Removes a half-written directory unless released.
@@ -89,6 +91,7 @@ void run_export(const ExportOptions& o) {
   if (!out.has_filename()) out = out.parent_path();  // "dir/" is "dir"
   check_out_dir(out);
   const InferenceCheckpoint ckpt = open_inference_checkpoint(o.checkpoint);
+  o.json.check_not_input({ckpt.dir / "meta.json", ckpt.dir / "model.safetensors"});
   auto backend = make_cpu_backend();
   const auto model = load_inference_model(ckpt, *backend);  // verifies the hashes
   const std::vector<float> params = model->get_parameters();
@@ -110,6 +113,16 @@ void run_export(const ExportOptions& o) {
   fs::rename(tmp.path(), out);
   tmp.release();
   fsync_directory(fs::absolute(out).parent_path());
+  json files = {"config.json", "model.safetensors"};
+  for (const EmbeddedFile& f : hf_export_files()) files.push_back(std::string(f.name));
+  o.json.emit({{"checkpoint", ckpt.dir.string()},
+               {"step", ckpt.meta.step},
+               {"params_sha256", ckpt.meta.params_sha256},
+               {"out", out.string()},
+               {"files", files},
+               {"tensors", tensors.size()},
+               {"weights_bytes", weights.size()}});
+  if (o.json.to_stdout) return;
   std::printf(
       "fp8lab export: %s (step %lld) -> %s: config.json, model.safetensors (%zu tensors, %.1f "
       "MB), modeling_fp8lab.py, model.py\n"
@@ -135,7 +148,8 @@ void setup_export(CLI::App& sub) {
   sub.add_option("--checkpoint", o->checkpoint,
                  "a run directory, its checkpoints/ directory, or one step_N checkpoint")
       ->required();
-  sub.add_option("--out", o->out, "the directory to create")->required();
+  sub.add_option("--out", o->out, "the directory to create (new or empty)")->required();
+  o->json.add_options(sub, "a summary (checkpoint, step, out, files, tensors)");
   sub.callback([o] { run_export(*o); });
 }
 

@@ -12,6 +12,7 @@
 // "format": "fp8lab-grads", the policy, compute mode, backend, seed, the checkpoint directory,
 // its weights' SHA-256 (params_sha256) and the loss in full precision.
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/config.hpp"
@@ -44,6 +45,7 @@ struct GradsOptions {
   unsigned long long seed = 1;
   long long loss_chunk_rows = 0;
   std::string out;
+  JsonOutput json;
 };
 
 // B rows of seq_len + 1 uniform tokens -> inputs, targets [B * seq_len].
@@ -70,6 +72,7 @@ void draw_batch(std::uint64_t seed, std::int64_t rows, std::int64_t seq_len, std
 void run_grads(const GradsOptions& o) {
   FP8LAB_CHECK(o.batch > 0, "--batch must be positive, got {}", o.batch);
   const std::filesystem::path dir = resolve_checkpoint_dir(o.checkpoint);
+  o.json.check_not_input({dir / "meta.json", dir / "model.safetensors", o.out});
   const CheckpointMeta meta = read_checkpoint_meta(dir);
   const ModelConfig& mc = meta.config.model;
 
@@ -125,6 +128,21 @@ void run_grads(const GradsOptions& o) {
       {"model_config", to_json(mc).dump()}};
   const std::vector<std::uint8_t> bytes = encode_safetensors(tensors, metadata);
   write_file_atomic(o.out, bytes.data(), bytes.size());
+  o.json.emit({{"checkpoint", std::filesystem::absolute(dir).string()},
+               {"step", meta.step},
+               {"policy", policy_name(precision.policy)},
+               {"compute", compute_mode_name(precision.compute)},
+               {"mlp_recompute", precision.mlp_recompute},
+               {"pointwise_recompute", precision.pointwise_recompute},
+               {"backend", backend->name()},
+               {"batch", o.batch},
+               {"seq_len", mc.seq_len},
+               {"seed", o.seed},
+               {"loss", loss},
+               {"counted", count},
+               {"tensors", model.layout().params().size()},
+               {"out", o.out}});
+  if (o.json.to_stdout) return;
   std::printf("fp8lab grads: %s (step %lld), policy %s%s%s, compute %s, backend %s\n",
               dir.string().c_str(), static_cast<long long>(meta.step),
               policy_name(precision.policy), precision.mlp_recompute ? " + mlp recompute" : "",
@@ -172,6 +190,7 @@ const CommandRegistration registration{CommandSpec{
                      "rows of logits at a time (0: the checkpoint's train.loss_chunk_rows)")
           ->capture_default_str();
       sub.add_option("--out", o->out, "the safetensors file to write")->required();
+      o->json.add_options(sub, "a summary (checkpoint, policy, loss, out, ...)");
       sub.callback([o] { run_grads(*o); });
     }}};
 

@@ -1,6 +1,7 @@
 // `fp8lab linear-check`: the CPU reference linear layer in the bf16 and fp8 policies against an
 // fp64 reference, with cast statistics and timing. The main job until the study harness exists.
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/linear.hpp"
 #include "fp8lab/rng.hpp"
 
@@ -13,7 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -25,7 +26,7 @@ struct CheckOptions {
   std::int64_t m = 2048, k = 512, n = 2048;
   std::uint64_t seed = 20260101;
   int repeats = 5;
-  std::string json_path;
+  JsonOutput json;
 };
 
 // Expected relative Frobenius errors against fp64 on this data (normal x, W, dY). bf16: y and dX
@@ -166,6 +167,9 @@ void run_linear_check(const CheckOptions& o) {
   FP8LAB_CHECK(o.m > 0 && o.k > 0 && o.n > 0 && o.repeats > 0,
                "linear-check needs positive --m, --k, --n and --repeats (got {}, {}, {}, {})", o.m,
                o.k, o.n, o.repeats);
+  // Under --json the tables go to stderr; stdout gets only the JSON.
+  std::optional<StdoutToStderr> quiet_stdout;
+  quiet_stdout.emplace(o.json.to_stdout);
   std::printf(
       "fp8lab linear-check: y = x W^T, x bf16[%lld, %lld], W bf16[%lld, %lld]; seed %llu; "
       "%d threads; median of %d repeats\n",
@@ -191,19 +195,15 @@ void run_linear_check(const CheckOptions& o) {
   print_cast("W", "e4m3", f8.saved.w_scale, f8.saved.w_counts);
   print_cast("dY", "e5m2", f8.backward_stats.dy_scale, f8.backward_stats.dy_counts);
 
-  if (!o.json_path.empty()) {
-    nlohmann::json j = {{"command", "linear-check"},
-                        {"shape", {{"m", o.m}, {"k", o.k}, {"n", o.n}}},
-                        {"seed", o.seed},
-                        {"threads", omp_get_max_threads()},
-                        {"repeats", o.repeats},
-                        {"results", nlohmann::json::array()}};
-    for (const PolicyResult& r : results) j["results"].push_back(result_json(r));
-    std::ofstream out(o.json_path);
-    out << j.dump(2) << "\n";
-    FP8LAB_CHECK_KIND(ErrorKind::io, out.good(), "cannot write '{}'", o.json_path);
-    std::printf("\nwrote %s\n", o.json_path.c_str());
-  }
+  nlohmann::json j = {{"command", "linear-check"},
+                      {"shape", {{"m", o.m}, {"k", o.k}, {"n", o.n}}},
+                      {"seed", o.seed},
+                      {"threads", omp_get_max_threads()},
+                      {"repeats", o.repeats},
+                      {"results", nlohmann::json::array()}};
+  for (const PolicyResult& r : results) j["results"].push_back(result_json(r));
+  quiet_stdout.reset();
+  o.json.emit(j);
   for (const PolicyResult& r : results) {
     if (!r.within_bounds)
       throw std::runtime_error(
@@ -222,14 +222,15 @@ void setup_linear_check(CLI::App& sub) {
       "dY ~ N(0,1e-6)), and compares y, dX and dW with fp64 products of the same bf16 inputs.\n"
       "Prints relative Frobenius errors, median times (after one warm-up) and the fp8 casts'\n"
       "scales and saturation/underflow counts. Exits with code 1 when an error exceeds its\n"
-      "expected bound (bf16: 4e-3 for y and dX, 1e-3 for dW; fp8: 0.06 for y, 0.09 for dX, dW).\n");
+      "expected bound (bf16: 4e-3 for y and dX, 1e-3 for dW; fp8: 0.06 for y, 0.09 for dX, dW).\n"
+      "Example: fp8lab linear-check --m 256 --k 128 --n 256 --repeats 2 --json-file check.json\n");
   sub.add_option("--m", o->m, "rows of x (tokens); fp8 needs multiples of 16")
       ->capture_default_str();
   sub.add_option("--k", o->k, "input features")->capture_default_str();
   sub.add_option("--n", o->n, "output features")->capture_default_str();
   sub.add_option("--seed", o->seed, "Philox seed of the data")->capture_default_str();
   sub.add_option("--repeats", o->repeats, "timed repeats per policy")->capture_default_str();
-  sub.add_option("--json", o->json_path, "also write the numbers to this JSON file");
+  o->json.add_options(sub, "the numbers");
   sub.callback([o] { run_linear_check(*o); });
 }
 

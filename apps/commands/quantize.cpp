@@ -2,6 +2,7 @@
 // report what the cast did. It is also how outside tools check fp8lab's numerics: the bytes
 // it writes are exactly those the trainer's casts produce.
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/fp8_grouped.hpp"
 #include "fp8lab/fp8_scaling.hpp"
 #include "fp8lab/npy.hpp"
@@ -24,7 +25,7 @@ struct QuantizeOptions {
   std::string format = "e4m3";
   std::string recipe = "tensorwise", operand = "x";
   std::string in_path, out_path, out_transposed_path, out_scales_path;
-  bool json = false;
+  JsonOutput json;
 };
 
 struct QuantizeReport {
@@ -72,7 +73,7 @@ void print_text(const QuantizeOptions& o, const TensorView& x, const QuantizeRep
     std::printf("  wrote %s (uint8 codes, transposed)\n", o.out_transposed_path.c_str());
 }
 
-void print_json(const QuantizeOptions& o, const TensorView& x, const QuantizeReport& r) {
+nlohmann::json report_json(const QuantizeOptions& o, const TensorView& x, const QuantizeReport& r) {
   auto optional_json = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
@@ -91,7 +92,7 @@ void print_json(const QuantizeOptions& o, const TensorView& x, const QuantizeRep
       {"out", o.out_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.out_path)},
       {"out_transposed", o.out_transposed_path.empty() ? nlohmann::json(nullptr)
                                                        : nlohmann::json(o.out_transposed_path)}};
-  std::printf("%s\n", j.dump().c_str());
+  return j;
 }
 
 // Non-finite input in a file is bad input (exit 2), not a computation that diverged (docs/cli.md).
@@ -157,10 +158,8 @@ void run_grouped(const QuantizeOptions& o, const HostTensor& x, Fp8Format format
                       {"underflow", st.counts.underflow},
                       {"sqnr_db", opt(sqnr)},
                       {"relative_error", opt(rel)}};
-  if (o.json) {
-    std::printf("%s\n", j.dump().c_str());
-    return;
-  }
+  o.json.emit(j);
+  if (o.json.to_stdout) return;
   std::printf("fp8lab quantize: %s %s -> %s (%s recipe, operand %s: %s groups, transposed %s)\n",
               o.in_path.c_str(), x.shape().str().c_str(), o.format.c_str(), o.recipe.c_str(),
               o.operand.c_str(), scale_mode_name(sc.q), scale_mode_name(sc.qt));
@@ -178,6 +177,7 @@ void run_quantize(const QuantizeOptions& o) {
   for (const std::string& out : {o.out_path, o.out_transposed_path, o.out_scales_path}) {
     if (!out.empty()) check_output_not_input(out, {o.in_path}, "quantize output");
   }
+  o.json.check_not_input({o.in_path, o.out_path, o.out_transposed_path, o.out_scales_path});
   FP8LAB_CHECK(o.out_path.empty() || o.out_path != o.out_transposed_path,
                "--out and --out-transposed are both '{}'", o.out_path);
   const Fp8Format format = o.format == "e4m3" ? Fp8Format::e4m3 : Fp8Format::e5m2;
@@ -195,10 +195,8 @@ void run_quantize(const QuantizeOptions& o) {
   measure_error(x, q, r.scale.inv_scale, r);
   if (!o.out_path.empty()) write_npy(o.out_path, q);
   if (!o.out_transposed_path.empty()) write_npy(o.out_transposed_path, qt);
-  if (o.json)
-    print_json(o, x, r);
-  else
-    print_text(o, x, r);
+  o.json.emit(report_json(o, x, r));
+  if (!o.json.to_stdout) print_text(o, x, r);
 }
 
 void setup_quantize(CLI::App& sub) {
@@ -220,7 +218,8 @@ void setup_quantize(CLI::App& sub) {
       "blocks); QT is then the cast of the transpose with its own groups, and --out-scales writes\n"
       "the inverse scales of Q (float32) in the order cuBLASLt reads them.\n"
       "Example: fp8lab quantize --recipe blockwise --operand w --in w.npy --out-scales s.npy\n"
-      "Example: fp8lab quantize --format e4m3 --in x.npy --out q.npy --json\n");
+      "Example: fp8lab quantize --format e4m3 --in x.npy --out q.npy --json\n"
+      "Example: fp8lab quantize --in x.npy --json-file report.json\n");
   sub.add_option("--format", o->format,
                  "FP8 format: e4m3 (activations, weights) or e5m2 (gradients)")
       ->check(CLI::IsMember({"e4m3", "e5m2"}))
@@ -237,7 +236,7 @@ void setup_quantize(CLI::App& sub) {
       ->capture_default_str();
   sub.add_option("--out-scales", o->out_scales_path,
                  "grouped recipes: write Q's inverse scales as a float32 .npy");
-  sub.add_flag("--json", o->json, "print one JSON object instead of text");
+  o->json.add_options(sub, "the report");
   sub.callback([o] { run_quantize(*o); });
 }
 

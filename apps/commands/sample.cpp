@@ -15,6 +15,7 @@
 #include <string>
 
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/decoder.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/inference_checkpoint.hpp"
@@ -34,6 +35,7 @@ struct SampleOptions {
   std::string backend = "auto";
   std::string tokenizer = "auto";
   std::string vocab_dir;
+  JsonOutput json;
 };
 
 std::string read_prompt(const SampleOptions& o, bool have_prompt) {
@@ -81,6 +83,8 @@ void run_sample(const SampleOptions& o, bool have_prompt) {
   const std::string prompt = read_prompt(o, have_prompt);
 
   const InferenceCheckpoint ckpt = open_inference_checkpoint(o.checkpoint);
+  o.json.check_not_input(
+      {o.prompt_file, ckpt.dir / "meta.json", ckpt.dir / "model.safetensors"});
   const ModelConfig& mc = ckpt.meta.config.model;
   std::string tok_name = o.tokenizer;
   if (tok_name == "auto") {
@@ -103,18 +107,35 @@ void run_sample(const SampleOptions& o, bool have_prompt) {
   const auto model = load_inference_model(ckpt, *backend);
   GptDecoder decoder(*model);
 
-  std::fwrite(prompt.data(), 1, prompt.size(), stdout);
-  std::fflush(stdout);
+  // Under --json the text is not streamed: it comes whole in the JSON object at the end.
+  const bool stream = !o.json.to_stdout;
+  if (stream) {
+    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+    std::fflush(stdout);
+  }
+  std::string text;
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::int32_t> out = generate(decoder, ids, gen, [&](std::int32_t id) {
     const std::string_view bytes = tokenizer->token_bytes(id);
+    text += bytes;
+    if (!stream) return;
     std::fwrite(bytes.data(), 1, bytes.size(), stdout);
     std::fflush(stdout);
   });
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fputc('\n', stdout);
-  std::fflush(stdout);
+  if (stream) {
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+  o.json.emit({{"checkpoint", ckpt.dir.string()},
+               {"step", ckpt.meta.step},
+               {"tokenizer", tokenizer->name()},
+               {"prompt", prompt},
+               {"prompt_tokens", ids.size()},
+               {"text", text},
+               {"ids", out},
+               {"seconds", seconds}});
   std::fprintf(stderr,
                "fp8lab sample: %zu tokens from a %zu-token prompt in %.2f s (%.1f tokens/s), "
                "checkpoint %s (step %lld), %s tokenizer\n",
@@ -133,6 +154,9 @@ void setup_sample(CLI::App& sub) {
       "early when the model picks it. The prompt and the generated tokens but the last must fit\n"
       "the model's context (seq_len). Sampling is deterministic: the same checkpoint, prompt,\n"
       "--temperature, --top-k and --seed give the same text (--temperature 0: greedy).\n"
+      "--json prints {checkpoint, step, tokenizer, prompt, prompt_tokens, text, ids, seconds} at\n"
+      "the end instead of streaming the text (text: the generated part; bytes that are not UTF-8\n"
+      "read as U+FFFD there, ids has them exactly).\n"
       "Example: fp8lab sample --checkpoint runs/tiny --prompt 'And God said' --max-new-tokens 64\n"
       "         --temperature 0.8 --top-k 40 --seed 7\n");
   sub.add_option("--checkpoint", o->checkpoint,
@@ -159,6 +183,7 @@ void setup_sample(CLI::App& sub) {
   sub.add_option("--vocab-dir", o->vocab_dir,
                  "GPT-2 encoder.json and vocab.bpe (default: $FP8LAB_GPT2_VOCAB or "
                  "data/cache/gpt2-vocab)");
+  o->json.add_options(sub, "the prompt, the generated text and its ids");
   sub.callback([o, prompt] { run_sample(*o, prompt->count() > 0); });
 }
 

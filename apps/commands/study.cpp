@@ -1,12 +1,15 @@
 // `fp8lab study CONFIG --out DIR`: a matched precision study, end to end, resumable.
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 #include "fp8lab/study.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@ struct StudyCliOptions {
   bool record_only = false;
   bool force = false;
   double stop_after_s = 0.0;
+  JsonOutput json;
 };
 
 // "0,1" -> {"0", "1"}: the GPUs one arm each trains on at a time.
@@ -40,7 +44,13 @@ std::vector<std::string> gpu_list(const std::string& spec) {
 }
 
 void run_study_command(const StudyCliOptions& o) {
+  const std::filesystem::path out(o.out);
+  o.json.check_not_input({o.config, out / "study.json", out / "results.json", out / "results.md",
+                          out / "manifest.json"});
   const StudyPlan plan = load_study_plan(o.config);
+  // Under --json the progress and results.md go to stderr; stdout gets only results.json.
+  std::optional<StdoutToStderr> quiet_stdout;
+  quiet_stdout.emplace(o.json.to_stdout);
   StudyRunOptions run;
   run.out = o.out;
   run.executable = std::filesystem::canonical("/proc/self/exe");
@@ -59,6 +69,8 @@ void run_study_command(const StudyCliOptions& o) {
   }
   std::ifstream results(std::filesystem::path(o.out) / "results.md");
   std::printf("\n%s", std::string(std::istreambuf_iterator<char>(results), {}).c_str());
+  quiet_stdout.reset();
+  o.json.emit(read_json_file(out / "results.json"));
 }
 
 void setup_study(CLI::App& sub) {
@@ -82,7 +94,8 @@ void setup_study(CLI::App& sub) {
       "lists in \"may_differ_in\" (e.g. train.loss_chunk_rows) and measures the protocol's noise.\n"
       "DIR receives study.json, arms/<arm>/..., results.md, results.json, loss.svg, manifest.json.\n"
       "Example: fp8lab study configs/study-kjv-tiny.json --out runs/study-kjv\n"
-      "On a machine held for ten minutes: fp8lab study CONFIG --out DIR --stop-after 560\n");
+      "On a machine held for ten minutes: fp8lab study CONFIG --out DIR --stop-after 560\n"
+      "--json prints results.json's content, --json-file writes it to another file too.\n");
   sub.add_option("config", o->config, "study config (JSON)")->required()->check(CLI::ExistingFile);
   sub.add_option("--out", o->out, "record directory (created; reused to resume)")->required();
   sub.add_option("--gpus", o->gpus,
@@ -96,6 +109,7 @@ void setup_study(CLI::App& sub) {
                  "expected to take as long as the longest finished one); the record lists the "
                  "rest as pending and the same command continues them")
       ->check(CLI::PositiveNumber);
+  o->json.add_options(sub, "the results (results.json's content)");
   sub.callback([o] { run_study_command(*o); });
 }
 

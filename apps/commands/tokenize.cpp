@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/tokenizer.hpp"
 
@@ -18,7 +19,7 @@ struct TokenizeOptions {
   std::string tokenizer = "gpt2";
   std::string vocab_dir;
   std::string input;
-  bool json = false;
+  JsonOutput json;
 };
 
 struct FileClose {
@@ -27,20 +28,38 @@ struct FileClose {
   }
 };
 
+// Writes `text` to `f`; `what` names the destination in the error.
+void write_all(std::FILE* f, const std::string& text, const char* what) {
+  FP8LAB_CHECK_KIND(ErrorKind::io, std::fwrite(text.data(), 1, text.size(), f) == text.size(),
+                    "tokenize: writing the ids to {} failed: {}", what, std::strerror(errno));
+}
+
 void run_tokenize(const TokenizeOptions& o) {
   auto tokenizer = data::make_tokenizer(o.tokenizer, o.vocab_dir);
   const bool from_stdin = o.input.empty() || o.input == "-";
+  if (!from_stdin) o.json.check_not_input({o.input});
   std::unique_ptr<std::FILE, FileClose> in(from_stdin ? stdin : std::fopen(o.input.c_str(), "rb"));
   FP8LAB_CHECK_KIND(ErrorKind::io, in != nullptr, "tokenize: cannot read {}: {}", o.input,
                     std::strerror(errno));
+  std::unique_ptr<std::FILE, FileClose> json_file;
+  if (!o.json.file.empty()) {
+    json_file.reset(std::fopen(o.json.file.c_str(), "wb"));
+    FP8LAB_CHECK_KIND(ErrorKind::io, json_file != nullptr, "tokenize: cannot write {}: {}",
+                      o.json.file, std::strerror(errno));
+  }
+  // The ids stream out as they come: as text (space-separated) on stdout unless --json, and as
+  // one JSON object on stdout (--json) and in --json-file.
+  const bool text_out = !o.json.to_stdout;
+  const bool json_out = o.json.to_stdout || json_file != nullptr;
   std::uint64_t bytes = 0, count = 0;
-  const char separator = o.json ? ',' : ' ';
-  std::string out;
-  if (o.json) out = fmt::format("{{\"tokenizer\":\"{}\",\"ids\":[", tokenizer->name());
+  std::string text, json;
+  if (json_out) json = fmt::format("{{\"tokenizer\":\"{}\",\"ids\":[", tokenizer->name());
   const auto flush = [&] {
-    FP8LAB_CHECK_KIND(ErrorKind::io, std::fwrite(out.data(), 1, out.size(), stdout) == out.size(),
-                      "tokenize: writing the ids failed: {}", std::strerror(errno));
-    out.clear();
+    if (text_out) write_all(stdout, text, "stdout");
+    if (o.json.to_stdout) write_all(stdout, json, "stdout");
+    if (json_file) write_all(json_file.get(), json, o.json.file.c_str());
+    text.clear();
+    json.clear();
   };
   data::encode_stream(
       *tokenizer,
@@ -53,14 +72,20 @@ void run_tokenize(const TokenizeOptions& o) {
       },
       [&](std::span<const data::TokenId> ids) {
         for (data::TokenId id : ids) {
-          if (count++ > 0) out += separator;
-          out += std::to_string(id);
+          const bool first = count++ == 0;
+          if (text_out) text += (first ? "" : " ") + std::to_string(id);
+          if (json_out) json += (first ? "" : ",") + std::to_string(id);
         }
         flush();
       });
   // The totals come last: they are known only at the end of a streamed input.
-  out += o.json ? fmt::format("],\"bytes\":{},\"count\":{}}}\n", bytes, count) : "\n";
+  if (text_out) text += "\n";
+  if (json_out) json += fmt::format("],\"bytes\":{},\"count\":{}}}\n", bytes, count);
   flush();
+  if (json_file) {
+    FP8LAB_CHECK_KIND(ErrorKind::io, std::fclose(json_file.release()) == 0,
+                      "tokenize: writing {} failed: {}", o.json.file, std::strerror(errno));
+  }
 }
 
 const CommandRegistration registration{CommandSpec{
@@ -73,9 +98,13 @@ const CommandRegistration registration{CommandSpec{
       sub.add_option("--vocab-dir", o->vocab_dir,
                      "directory with encoder.json and vocab.bpe (default: $FP8LAB_GPT2_VOCAB or "
                      "data/cache/gpt2-vocab; see scripts/fetch-gpt2-vocab)");
-      sub.add_option("--in", o->input, "input file (default: stdin)");
-      sub.add_flag("--json", o->json,
-                   "print one JSON object {tokenizer, ids, bytes, count} (the totals last)");
+      sub.footer(
+          "Without --json, stdout gets the ids separated by spaces and a newline. The JSON object\n"
+          "is {tokenizer, ids, bytes, count}, the totals last (the input streams through).\n"
+          "Example: echo 'In the beginning' | fp8lab tokenize --tokenizer byte\n"
+          "Example: fp8lab tokenize --tokenizer gpt2 --in book.txt --json-file ids.json\n");
+      sub.add_option("--in", o->input, "input file (default: stdin; - is stdin too)");
+      o->json.add_options(sub, "the ids and totals");
       sub.callback([o] { run_tokenize(*o); });
     }}};
 

@@ -6,10 +6,12 @@
 // order of --set options never decides whether a config is accepted.
 // With --resume and neither --preset nor --config, the run directory's config.json is the base.
 #include "command_registry.hpp"
+#include "commands/json_output.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/config.hpp"
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 #include "fp8lab/trainer.hpp"
 #include "openmp_policy.hpp"
 
@@ -42,6 +44,7 @@ struct TrainOptions {
   bool force = false;
   bool print_config = false;
   bool no_progress = false;
+  JsonOutput json;
 };
 
 RunConfig resolve_config(const TrainOptions& o) {
@@ -73,8 +76,14 @@ void run_train(const TrainOptions& o) {
     std::printf("%s\n", to_json(config).dump(2).c_str());
     return;
   }
+  const std::filesystem::path run_dir(o.out);
+  o.json.check_not_input({o.config_file, run_dir / "config.json", run_dir / "run.json",
+                          run_dir / "metrics.jsonl"});
   const BackendChoice choice = choose_backend(config.backend);
   if (choice.name == "cpu") ensure_passive_openmp();
+  // Under --json the training log goes to stderr; stdout gets only run.json's summary.
+  std::optional<StdoutToStderr> quiet_stdout;
+  quiet_stdout.emplace(o.json.to_stdout);
   config.backend = choice.name;  // the run records the backend it ran on
   // Data parallelism (docs/distributed.md): a launcher's variables make this process one rank.
   const DistributedEnv env = read_distributed_env();
@@ -105,6 +114,8 @@ void run_train(const TrainOptions& o) {
   std::printf("done: %lld steps (%lld skipped), run directory %s\n",
               static_cast<long long>(trainer.step()),
               static_cast<long long>(trainer.skipped_steps()), o.out.c_str());
+  quiet_stdout.reset();
+  o.json.emit(read_json_file(run_dir / "run.json"));
 }
 
 const CommandRegistration registration{CommandSpec{
@@ -141,6 +152,12 @@ const CommandRegistration registration{CommandSpec{
       sub.add_flag("--print-config", o->print_config,
                    "print the resolved config as JSON and exit without training");
       sub.add_flag("--no-progress", o->no_progress, "no progress bar even on a terminal");
+      o->json.add_options(sub, "the run's final summary (its run.json)");
+      sub.footer(
+          "Example: fp8lab train --preset tiny --steps 200 --out runs/tiny\n"
+          "Example: fp8lab train --preset gpt50m --policy fp8-mlp --set optim.lr=3e-4 --out runs/a "
+          "--json\n"
+          "Example: fp8lab train --out runs/a --resume --steps 400\n");
       sub.callback([o] { run_train(*o); });
     }}};
 

@@ -123,7 +123,7 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
     }
   }
   for (const auto& arg : plan.resource_check_args) {
-    FP8LAB_CHECK(arg != "--arms" && arg != "--json",
+    FP8LAB_CHECK(arg != "--arms" && arg != "--json" && arg != "--json-file",
                  "study config: resource_check_args must not set {} (the study sets it)", arg);
   }
   for (const auto& arg : plan.train_args) {

@@ -241,7 +241,7 @@ void run_resource_check(const StudyPlan& plan, const StudyRunOptions& o) {
     const std::string name = study_arm_bench_name(arm);
     if (std::find(args.begin(), args.end(), name) == args.end()) args.push_back(name);
   }
-  args.insert(args.end(), {"--json", result.string() + ".part"});
+  args.insert(args.end(), {"--json-file", result.string() + ".part"});
   std::printf("[resource check] fp8lab bench model on %zu arms\n", plan.arms.size());
   run_child(args, o.out / "resource_check.log", "[resource check] ");
   fs::rename(result.string() + ".part", result);

@@ -75,16 +75,16 @@ expect 3 "cannot open" -- "$fp8lab" quantize --in missing.npy
 
 # 6. Unpack follows no symbolic link out of its directory.
 expect 0 "" -- "$fp8lab" data pack --input docs --out docs.fp8pack --threads 1
-expect 0 "" -- "$fp8lab" data unpack --pack docs.fp8pack --out un
+expect 0 "" -- "$fp8lab" data unpack --in docs.fp8pack --out un
 mkdir -p outside && echo "keep" > outside/b.c && keep=$(sha outside/b.c)
 rm -r un/sub && ln -s "$PWD/outside" un/sub
-expect 2 "symbolic link" -- "$fp8lab" data unpack --pack docs.fp8pack --out un
+expect 2 "symbolic link" -- "$fp8lab" data unpack --in docs.fp8pack --out un
 unchanged outside/b.c "$keep"
 
 # 7. A flipped bit in a pack, and a version 1 pack.
 "$python" -c "
 b = bytearray(open('docs.fp8pack','rb').read()); b[len(b)//2] ^= 4; open('flip.fp8pack','wb').write(b)"
-expect 2 "is corrupt" -- "$fp8lab" data unpack --pack flip.fp8pack --out un2
+expect 2 "is corrupt" -- "$fp8lab" data unpack --in flip.fp8pack --out un2
 expect 2 "format version 1" -- "$fp8lab" data prepare --tokenizer byte \
   --input "$(dirname "$0")/../../fuzz/regressions/pack/version1.fp8pack" --out p1 --quiet
 
