@@ -83,14 +83,7 @@ void add_bench_model(CLI::App& bench) {
                    "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
                    "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too), then "
                    "optionally +own-w-amax (each FP8 W cast reads W for its amax, instead of "
-                   "taking it from the AdamW pass that wrote the weight), then "
-                   "optionally +serial-w-cast (CUDA: FP8 linears cast W on the main stream "
-                   "before x, not beside it on a side stream), then "
-                   "optionally +timed-gemm (CUDA: each GEMM's algorithm timed among cuBLASLt's "
-                   "candidates on its first call, the fastest kept; the picks are printed), "
-                   "then optionally +filled-grads (each pass zeroes the gradients with a fill "
-                   "and the backward adds to them, instead of the backward "
-                   "writing them)")
+                   "taking it from the AdamW pass that wrote the weight)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

@@ -56,7 +56,6 @@ struct LinearCudaConfig {
   // recipes cast with quantize_grouped_cuda (plain and fused are the same path for them) and
   // take no producer-fused amax.
   Fp8Options fp8{};
-  bool fast_accum = false;               // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
   LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
   // Optional, FP8 modes: called as each phase of the call starts on the main stream, with its
   // label ("linear_forward fp8: x cast", "...: W wait", "...: GEMM"; "linear_backward fp8: dY

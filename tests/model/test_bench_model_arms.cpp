@@ -1,8 +1,8 @@
 // `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
 // arm with and without "+unfused-amax", "+unfused-norm", "+recompute-pointwise" or
 // "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
-// the same loss on the same problem; the switches of the CUDA backend need that backend; the
-// environment variables that pick kernels are recorded with the results.
+// the same loss on the same problem; the environment variables that pick kernels are recorded
+// with the results.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 #include "model/bench_model_fixtures.hpp"
@@ -86,53 +86,10 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   const ModelBenchArm own_w = parse_model_bench_arm("fp8-linears+finalized-amax+own-w-amax");
   EXPECT_FALSE(own_w.weight_amax_from_update);
   EXPECT_FALSE(own_w.deferred_amax);
-  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp+own-w-amax+serial-w-cast").weight_amax_from_update);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+own-w-amax+unfused-gelu"), Error);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+serial-w-cast+own-w-amax"), Error);
 }
 
 using testing::tiny_cpu_bench;
-
-TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
-  const ModelBenchArm serial = parse_model_bench_arm("fp8-linears+serial-w-cast");
-  EXPECT_FALSE(serial.w_cast_overlap);
-  EXPECT_FALSE(serial.timed_gemm);
-  EXPECT_EQ(serial.precision.policy, parse_policy("fp8-linears"));
-  const ModelBenchArm both = parse_model_bench_arm("fp8-mlp+recompute+serial-w-cast+timed-gemm");
-  EXPECT_FALSE(both.w_cast_overlap);
-  EXPECT_TRUE(both.timed_gemm);
-  EXPECT_TRUE(both.precision.mlp_recompute);
-  EXPECT_TRUE(parse_model_bench_arm("fp8-mlp").w_cast_overlap);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+timed-gemm+serial-w-cast"), Error);
-
-  try {
-    run_model_bench(tiny_cpu_bench({"fp8-mlp+serial-w-cast"}));
-    ADD_FAILURE() << "the CPU backend took a CUDA switch";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
-    EXPECT_NE(e.message().find("+serial-w-cast"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find("cpu"), std::string::npos) << e.what();
-  }
-}
-
-// "+filled-grads" (a fill before the backward) parses last and runs the frozen pass and the
-// training step on any backend. That both ways give the same gradients: GptModel.ZeroGradsWritesWhatAFillWould.
-TEST(BenchModelArms, FilledGradsParsesLastAndChangesNoResult) {
-  const ModelBenchArm filled = parse_model_bench_arm("fp8-mlp+recompute+timed-gemm+filled-grads");
-  EXPECT_TRUE(filled.filled_grads);
-  EXPECT_TRUE(filled.timed_gemm);
-  EXPECT_TRUE(filled.precision.mlp_recompute);
-  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp").filled_grads);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+filled-grads+recompute"), Error);
-  ModelBenchConfig c = tiny_cpu_bench({"fp8-mlp", "fp8-mlp+filled-grads"});
-  c.train_step = true;
-  const ModelBenchResult r = run_model_bench(c);
-  ASSERT_EQ(r.arms.size(), 2u);
-  EXPECT_EQ(r.arms[1].arm, "fp8-mlp+filled-grads");
-  EXPECT_EQ(r.arms[0].loss, r.arms[1].loss);
-  EXPECT_FALSE(r.arms[0].step.samples_ms.empty());
-  EXPECT_FALSE(r.arms[1].step.samples_ms.empty());
-}
 
 // Sets (or, with nullptr, unsets) an environment variable for one scope.
 class ScopedEnv {
