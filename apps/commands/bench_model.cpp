@@ -74,16 +74,10 @@ void add_bench_model(CLI::App& bench) {
       ->add_option("--arms", args->arms,
                    "bf16, fp8-mlp, fp8-linears, each optionally +recompute, then optionally "
                    "+recompute-pointwise (RMSNorm and GELU outputs rebuilt in the backward), "
-                   "then optionally +unfused-amax (FP8 linears read their input for the amax) "
-                   "or +unfused-attention-amax (only attn.proj's x and qkv's dY do) or "
-                   "+finalized-amax (each producer finalises its amax slot with a ticket per "
-                   "CTA, instead of leaving the keys for the linear's cast), "
                    "then optionally "
                    "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
                    "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
-                   "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too), then "
-                   "optionally +own-w-amax (each FP8 W cast reads W for its amax, instead of "
-                   "taking it from the AdamW pass that wrote the weight)")
+                   "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too)")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

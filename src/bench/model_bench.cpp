@@ -128,13 +128,9 @@ Batch make_batch(std::int64_t m, std::int64_t vocab, std::uint64_t seed) {
 
 // The arm's fusion switches (its A/B suffixes) on a model.
 void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
-  model.set_fuse_amax(arm.fuse_amax);
-  model.set_fuse_attention_amax(arm.fuse_attention_amax);
-  model.set_deferred_amax(arm.deferred_amax);
   model.set_fuse_norm_add(arm.fuse_norm_add);
   model.set_fuse_gelu(arm.fuse_gelu);
   model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
-  model.set_weight_amax_from_update(arm.weight_amax_from_update);
 }
 
 // Adds a later round's timing of the same arm: the repeats pooled, the statistics recomputed.
@@ -303,13 +299,9 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
-  if (strip("+own-w-amax")) arm.weight_amax_from_update = false;
   if (strip("+dgelu")) arm.fuse_gelu_backward = true;
   if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
   if (strip("+unfused-norm")) arm.fuse_norm_add = false;
-  if (strip("+finalized-amax")) arm.deferred_amax = false;
-  if (arm.deferred_amax && strip("+unfused-attention-amax")) arm.fuse_attention_amax = false;
-  if (arm.deferred_amax && arm.fuse_attention_amax && strip("+unfused-amax")) arm.fuse_amax = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   if (strip("+bf16-wgrad")) arm.precision.fp8.bf16_wgrad = true;

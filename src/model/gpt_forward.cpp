@@ -3,7 +3,7 @@
 // dtype change.
 //
 // The FP8 linears' amax: an op that writes a linear's input gets the linear's AmaxSlot
-// (x_amax / dy_amax; empty unless the linear is FP8 and fuse_amax is on) and the linear the same
+// (x_amax / dy_amax; empty unless the linear is a tensorwise FP8 one) and the linear the same
 // slot, so the amax costs no extra read of the tensor (see AmaxSlot in backend.hpp).
 //
 // The residual adds run inside the RMSNorm that reads their sum (add_and_norm), and the
@@ -55,7 +55,7 @@ class IdleLoan {
 
 AmaxSlot GptModel::slot(int index, Fp8Format format) const {
   AmaxSlot s = amax_slot(acts_->amax_slots, index, format);
-  s.deferred = deferred_amax_;
+  s.deferred = true;  // zeroed at the start of each forward, finalised by the linear's cast
   return s;
 }
 
@@ -65,7 +65,7 @@ bool GptModel::fused_amax_linear(BlockLinear which) const {
 }
 
 AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
-  if (!fuse_amax_ || !fused_amax_linear(which)) return {};
+  if (!fused_amax_linear(which)) return {};
   static_assert(static_cast<int>(BlockLinear::mlp_proj) + 1 == Activations::kSlotsPerBlock,
                 "one x slot per block linear, in BlockLinear order");
   const int k = static_cast<int>(which);
@@ -79,7 +79,7 @@ AmaxSlot GptModel::w_amax(std::int64_t layer, BlockLinear which) const {
 }
 
 AmaxSlot GptModel::dy_amax(std::int64_t layer, BlockLinear which) const {
-  if (!fuse_amax_ || !fused_amax_linear(which)) return {};
+  if (!fused_amax_linear(which)) return {};
   const int k = static_cast<int>(which);
   return slot(static_cast<int>(config_.n_layers + layer) * Activations::kSlotsPerBlock + k,
               Fp8Format::e5m2);
@@ -171,8 +171,7 @@ void GptModel::forward(bool training) {
   const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
   // Deferred slots accumulate from zero; each has one producer per step (an MLP or pointwise
   // recompute stores the same values again, which leaves the maximum as it is).
-  if (fuse_amax_ && deferred_amax_ && a.amax_slots.view().data != nullptr)
-    backend_.fill_zero(a.amax_slots);
+  if (a.amax_slots.view().data != nullptr) backend_.fill_zero(a.amax_slots);
   backend_.embedding_forward(a.tokens, param(params[0]), param(params[1]), a.resid[0]);
   // The only norm without a residual add in front: every later one normalises the sum of the
   // add before it (add_and_norm), so block l > 0 finds its ln1 done by block l - 1.
@@ -189,7 +188,7 @@ void GptModel::forward(bool training) {
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
         working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
         x_amax(l, BlockLinear::attn_qkv), w_amax(l, BlockLinear::attn_qkv));
-    const AmaxSlot att_amax = fuse_attention_amax_ ? x_amax(l, BlockLinear::attn_proj) : AmaxSlot{};
+    const AmaxSlot att_amax = x_amax(l, BlockLinear::attn_proj);
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
     b.attn_proj_ctx =
         backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
@@ -329,8 +328,7 @@ void GptModel::block_backward(std::int64_t l) {
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad_target(block_param(l, "attn.proj.weight")),
                            dy_amax(l, BlockLinear::attn_proj), dw_write_);
-  const AmaxSlot d_qkv_amax =
-      fuse_attention_amax_ ? dy_amax(l, BlockLinear::attn_qkv) : AmaxSlot{};
+  const AmaxSlot d_qkv_amax = dy_amax(l, BlockLinear::attn_qkv);
   backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv, d_qkv_amax);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln,
                            grad_target(block_param(l, "attn.qkv.weight")), d_qkv_amax, dw_write_);

@@ -234,7 +234,6 @@ TEST_F(CudaFusedNorm, NonFiniteInputsAreReportedAsUnfused) {
 struct ModelCase {
   PrecisionPolicy policy;
   bool recompute;
-  bool fuse_amax;
 };
 
 class CudaFusedNormAddModel : public ::testing::TestWithParam<ModelCase> {};
@@ -251,7 +250,6 @@ TEST_P(CudaFusedNormAddModel, LossAndGradientsAreBitIdentical) {
   testing::ModelRun runs[2];
   for (int fuse = 0; fuse < 2; ++fuse) {
     runs[fuse] = testing::run_gpu_model(p, 3, seed, [&](GptModel& model) {
-      model.set_fuse_amax(mc.fuse_amax);
       model.set_fuse_norm_add(fuse == 1);
     });
   }
@@ -259,17 +257,15 @@ TEST_P(CudaFusedNormAddModel, LossAndGradientsAreBitIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CudaFusedNormAddModel,
-                         ::testing::Values(ModelCase{PrecisionPolicy::bf16, false, true},
-                                           ModelCase{PrecisionPolicy::bf16, true, true},
-                                           ModelCase{PrecisionPolicy::fp8_mlp, false, true},
-                                           ModelCase{PrecisionPolicy::fp8_mlp, true, true},
-                                           ModelCase{PrecisionPolicy::fp8_mlp, false, false},
-                                           ModelCase{PrecisionPolicy::fp8_linears, false, true},
-                                           ModelCase{PrecisionPolicy::fp8_linears, true, true}),
+                         ::testing::Values(ModelCase{PrecisionPolicy::bf16, false},
+                                           ModelCase{PrecisionPolicy::bf16, true},
+                                           ModelCase{PrecisionPolicy::fp8_mlp, false},
+                                           ModelCase{PrecisionPolicy::fp8_mlp, true},
+                                           ModelCase{PrecisionPolicy::fp8_linears, false},
+                                           ModelCase{PrecisionPolicy::fp8_linears, true}),
                          [](const auto& param_info) {
                            return testing::policy_case_name(param_info.param.policy,
-                                                            param_info.param.recompute) +
-                                  (param_info.param.fuse_amax ? "" : "_unfused_amax");
+                                                            param_info.param.recompute);
                          });
 
 }  // namespace

@@ -1,5 +1,5 @@
 // `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
-// arm with and without "+unfused-amax", "+unfused-norm", "+recompute-pointwise" or
+// arm with and without "+unfused-norm", "+recompute-pointwise" or
 // "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
 // the same loss on the same problem; the environment variables that pick kernels are recorded
 // with the results.
@@ -23,22 +23,13 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   const ModelBenchArm plain = parse_model_bench_arm("fp8-mlp");
   EXPECT_EQ(plain.precision.policy, PrecisionPolicy::fp8_mlp);
   EXPECT_FALSE(plain.precision.mlp_recompute);
-  EXPECT_TRUE(plain.fuse_amax);
   EXPECT_TRUE(plain.fuse_norm_add);
-  const ModelBenchArm both = parse_model_bench_arm("fp8-linears+recompute+unfused-amax");
-  EXPECT_EQ(both.precision.policy, PrecisionPolicy::fp8_linears);
-  EXPECT_TRUE(both.precision.mlp_recompute);
-  EXPECT_FALSE(both.fuse_amax);
-  EXPECT_TRUE(both.fuse_norm_add);
-  EXPECT_FALSE(parse_model_bench_arm("bf16+unfused-amax").fuse_amax);
   const ModelBenchArm norm = parse_model_bench_arm("bf16+unfused-norm");
   EXPECT_EQ(norm.precision.policy, PrecisionPolicy::bf16);
-  EXPECT_TRUE(norm.fuse_amax);
   EXPECT_FALSE(norm.fuse_norm_add);
-  const ModelBenchArm all = parse_model_bench_arm("fp8-mlp+recompute+unfused-amax+unfused-norm");
+  const ModelBenchArm all = parse_model_bench_arm("fp8-mlp+recompute+unfused-norm");
   EXPECT_EQ(all.precision.policy, PrecisionPolicy::fp8_mlp);
   EXPECT_TRUE(all.precision.mlp_recompute);
-  EXPECT_FALSE(all.fuse_amax);
   EXPECT_FALSE(all.fuse_norm_add);
   EXPECT_FALSE(all.precision.pointwise_recompute);
   const ModelBenchArm pointwise = parse_model_bench_arm("bf16+recompute-pointwise");
@@ -46,16 +37,14 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_TRUE(pointwise.precision.pointwise_recompute);
   EXPECT_FALSE(pointwise.precision.mlp_recompute);
   const ModelBenchArm every =
-      parse_model_bench_arm("fp8-mlp+recompute+recompute-pointwise+unfused-amax+unfused-norm");
-  EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_mlp);
+      parse_model_bench_arm("fp8-linears+recompute+recompute-pointwise+unfused-norm");
+  EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_linears);
   EXPECT_TRUE(every.precision.mlp_recompute);
   EXPECT_TRUE(every.precision.pointwise_recompute);
-  EXPECT_FALSE(every.fuse_amax);
   EXPECT_FALSE(every.fuse_norm_add);
   const ModelBenchArm gelu = parse_model_bench_arm("bf16+recompute+unfused-norm+unfused-gelu");
   EXPECT_EQ(gelu.precision.policy, PrecisionPolicy::bf16);
   EXPECT_TRUE(gelu.precision.mlp_recompute);
-  EXPECT_TRUE(gelu.fuse_amax);
   EXPECT_FALSE(gelu.fuse_norm_add);
   EXPECT_FALSE(gelu.fuse_gelu);
   EXPECT_TRUE(every.fuse_gelu);
@@ -68,25 +57,11 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_THROW(parse_model_bench_arm("bf16+dgelu+unfused-gelu"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+unfused-norm"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+recompute-pointwise+recompute"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-amax+recompute-pointwise"), Error);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+recompute"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+unfused-amax"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
-  // The amax protocol's A/B: finalising producers, in the amax position.
-  EXPECT_TRUE(plain.deferred_amax);
-  const ModelBenchArm finalized = parse_model_bench_arm("fp8-linears+recompute+finalized-amax");
-  EXPECT_FALSE(finalized.deferred_amax);
-  EXPECT_TRUE(finalized.fuse_amax);
-  EXPECT_TRUE(finalized.precision.mlp_recompute);
-  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-norm").deferred_amax);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-amax"), Error);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+finalized-amax"), Error);
-  // W's amax from the optimizer: on by default, off with its suffix in its place.
-  EXPECT_TRUE(plain.weight_amax_from_update);
-  const ModelBenchArm own_w = parse_model_bench_arm("fp8-linears+finalized-amax+own-w-amax");
-  EXPECT_FALSE(own_w.weight_amax_from_update);
-  EXPECT_FALSE(own_w.deferred_amax);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+own-w-amax+unfused-gelu"), Error);
+  // The amax is always producer-fused, with deferred slots and W's from the update.
+  for (const char* gone : {"fp8-mlp+unfused-amax", "fp8-mlp+unfused-attention-amax",
+                           "fp8-mlp+finalized-amax", "fp8-mlp+own-w-amax"})
+    EXPECT_THROW(parse_model_bench_arm(gone), Error) << gone;
 }
 
 using testing::tiny_cpu_bench;
@@ -183,8 +158,7 @@ ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) 
 
 TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
   for (const auto& [fused, unfused] :
-       {std::pair<std::string, std::string>{"fp8-mlp+recompute", "fp8-mlp+recompute+unfused-amax"},
-        {"bf16", "bf16+unfused-norm"},
+       {std::pair<std::string, std::string>{"bf16", "bf16+unfused-norm"},
         {"bf16+recompute", "bf16+recompute+unfused-gelu"},
         {"bf16+dgelu", "bf16+unfused-gelu"},
         {"fp8-mlp", "fp8-mlp+unfused-norm"},
