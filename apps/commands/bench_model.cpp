@@ -72,12 +72,12 @@ void add_bench_model(CLI::App& bench) {
   model->add_option("--set", c.sets, "model.KEY=VALUE overrides of the preset, as in train");
   model
       ->add_option("--arms", args->arms,
-                   "bf16, fp8-mlp, fp8-linears, each optionally +recompute, then optionally "
-                   "+recompute-pointwise (RMSNorm and GELU outputs rebuilt in the backward), "
-                   "then optionally "
-                   "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
-                   "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
-                   "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too)")
+                   "bf16, fp8-mlp or fp8-linears; an FP8 one optionally +rowwise or +blockwise "
+                   "(the scaling recipe; tensorwise without), then optionally +bf16-wgrad (dW "
+                   "GEMMs in bf16); then optionally +recompute (the MLP rebuilt in the "
+                   "backward), then optionally +recompute-pointwise (RMSNorm and GELU outputs "
+                   "rebuilt in the backward), in that order: e.g. "
+                   "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

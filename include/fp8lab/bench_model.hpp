@@ -28,14 +28,10 @@ namespace fp8lab {
 struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
-  bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off
-  bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off
-  bool fuse_gelu_backward = false;  // GptModel::set_fuse_gelu_backward; "+dgelu" turns it on
 };
 // "bf16", "fp8-mlp", "fp8-linears", FP8 ones optionally with "+rowwise" or "+blockwise" (the
 // scaling recipe) and "+bf16-wgrad", each optionally with "+recompute", then optionally
-// "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
-// "+unfused-norm", then optionally "+unfused-gelu" or "+dgelu"; throws naming bad names.
+// "+recompute-pointwise" (PrecisionConfig::pointwise_recompute); throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {

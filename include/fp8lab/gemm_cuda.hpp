@@ -10,9 +10,8 @@
 // else is an fp8lab::Error naming the GEMM's shape, never a wrong answer.
 //
 // Epilogues (bf16 operands and output only): gelu_aux writes out = GELU(A·B) and aux = A·B, the
-// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX);
-// dgelu writes out = (A·B) · GELU'(aux), aux holding GELU's input (cuBLASLt's DGELU). aux is a
-// bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
+// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX).
+// aux is a bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
 //
 // Grouped scales (GemmArg::scale_mode): the pairs and multiples of fp8lab/gemm.hpp, mapped to
 // cuBLASLt's OUTER_VEC_32F, VEC128_32F and BLK128x128_32F scale modes; precise accumulation only.
@@ -45,14 +44,14 @@ struct GemmArg {
   ScaleMode scale_mode = ScaleMode::tensor;
 };
 
-enum class GemmEpilogue : std::uint8_t { none, gelu_aux, dgelu };
-const char* gemm_epilogue_name(GemmEpilogue e);  // "none", "gelu-aux", "dgelu"
+enum class GemmEpilogue : std::uint8_t { none, gelu_aux };
+const char* gemm_epilogue_name(GemmEpilogue e);  // "none", "gelu-aux"
 
 struct GemmCudaOptions {
   bool fast_accum = false;  // FP8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (off: precise, default)
   bool accumulate = false;  // out += A·B (beta = 1)
   GemmEpilogue epilogue = GemmEpilogue::none;
-  TensorView aux{};  // gelu_aux: written (A·B in bf16); dgelu: read (GELU's input)
+  TensorView aux{};  // gelu_aux: written (A·B in bf16)
 };
 
 class CublasLtGemm {

@@ -126,27 +126,16 @@ class GptModel {
   // Whether the next forward's FP8 linears take W's amax from the slots (tests, benchmarks).
   bool weight_amax_current() const { return w_amax_current_; }
 
-  // The residual add fused into the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
+  // The residual add runs inside the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
   // every add but the embedding is followed by ln2, the next block's ln1 or ln_f), and the
-  // backward's activation-dtype copy of the residual gradient (the projections' dY) written by
-  // the RMSNorm backward that updates it (rmsnorm_backward_and_convert); on by default. Off: the
-  // separate add, norm and convert. Loss and gradients are the same bits either way.
-  void set_fuse_norm_add(bool on) { fuse_norm_add_ = on; }
-  bool fuse_norm_add() const { return fuse_norm_add_; }
-
-  // The MLP's GELU carried by its linears: fc and GELU as one op (Backend::linear_gelu_forward;
-  // on by default), and proj's backward with the GELU backward as one op
-  // (linear_backward_gelu; off by default: on the H200, cuBLASLt's DGELU GEMM costs more than
-  // the GELU-backward kernel it replaces at gpt350m, and saves under 1% of the step at gpt50m
-  // and gpt1.3b; docs/performance.md, "GEMMs"). A backend may take GELU of fc's product before its
-  // rounding (the CUDA backend does in bf16), so the loss can differ from the separate ops' by
-  // roundings, not by formula. Pointwise recompute of gelu keeps the separate ops in both
-  // directions: its backward rebuilds gelu with gelu_forward from the kept fc, proj's dW must
-  // see the bits its forward saw, and so it gives the bits of keeping gelu with both off.
-  void set_fuse_gelu(bool on) { fuse_gelu_ = on; }
-  bool fuse_gelu() const { return fuse_gelu_; }
-  void set_fuse_gelu_backward(bool on) { fuse_gelu_backward_ = on; }
-  bool fuse_gelu_backward() const { return fuse_gelu_backward_; }
+  // backward's activation-dtype copy of the residual gradient (the projections' dY) is written
+  // by the RMSNorm backward that updates it (rmsnorm_backward_and_convert).
+  //
+  // The MLP's fc and GELU run as one op (Backend::linear_gelu_forward); the GELU backward is its
+  // own op after proj's backward. A backend may take GELU of fc's product before its rounding
+  // (the CUDA backend does in bf16), so the loss can differ from the separate ops' by roundings,
+  // not by formula. Pointwise recompute of gelu keeps the separate ops: its backward rebuilds
+  // gelu with gelu_forward from the kept fc, and proj's dW must see the bits its forward saw.
 
   // One micro-batch: inputs and targets are host int32 [micro_batch * seq_len]. Accumulates
   // grad_scale * d(sum of token losses)/dparams into the gradients (pick 1 / total counted
@@ -179,7 +168,7 @@ class GptModel {
   void mlp_forward(std::int64_t layer, bool state_only);
   void backward();
   void block_backward(std::int64_t layer);
-  // sum = x + a.branch_out, then y, rstd = RMSNorm(sum) with weight `w` (one op when fused).
+  // sum = x + a.branch_out, then y, rstd = RMSNorm(sum) with weight `w`, in one op.
   void add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
                     const TensorView& y, const TensorView& rstd, AmaxSlot amax);
   // The RMSNorm backward (dy -> a.dresid, dw); with `next_dy` (the linear whose backward reads
@@ -223,9 +212,6 @@ class GptModel {
   std::unique_ptr<Activations> acts_;
   GradientReadyHook gradient_ready_hook_;
   bool w_amax_current_ = false;  // the slots hold the working copy's amax (finish_weight_update)
-  bool fuse_norm_add_ = true;
-  bool fuse_gelu_ = true;
-  bool fuse_gelu_backward_ = false;
   // zero_grads was called and no backward has written the gradients since (zero_grads).
   mutable bool grads_zero_pending_ = false;
   // How the running backward stores the GEMM-written gradients (overwrite after zero_grads).

@@ -126,13 +126,6 @@ Batch make_batch(std::int64_t m, std::int64_t vocab, std::uint64_t seed) {
   return b;
 }
 
-// The arm's fusion switches (its A/B suffixes) on a model.
-void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
-  model.set_fuse_norm_add(arm.fuse_norm_add);
-  model.set_fuse_gelu(arm.fuse_gelu);
-  model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
-}
-
 // Adds a later round's timing of the same arm: the repeats pooled, the statistics recomputed.
 void pool_round(ModelBenchTiming& into, const ModelBenchTiming& round, std::int64_t tokens) {
   if (round.samples_ms.empty()) return;
@@ -168,7 +161,6 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   if (cfg.frozen) {
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
-    apply_fusion_switches(arm, model);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
@@ -192,7 +184,6 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   if (cfg.train_step) {
     auto backend = make_backend(cfg.backend);
     GptModel model(mc, arm.precision, b, *backend);
-    apply_fusion_switches(arm, model);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
@@ -299,9 +290,6 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
-  if (strip("+dgelu")) arm.fuse_gelu_backward = true;
-  if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
-  if (strip("+unfused-norm")) arm.fuse_norm_add = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   if (strip("+bf16-wgrad")) arm.precision.fp8.bf16_wgrad = true;

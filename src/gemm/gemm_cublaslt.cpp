@@ -170,8 +170,6 @@ const char* gemm_epilogue_name(GemmEpilogue e) {
       return "none";
     case GemmEpilogue::gelu_aux:
       return "gelu-aux";
-    case GemmEpilogue::dgelu:
-      return "dgelu";
   }
   return "?";
 }
@@ -201,9 +199,7 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
   set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
   if (options.epilogue != GemmEpilogue::none) {
     // aux has out's layout: column-major [N, M] with leading dimension N.
-    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-             options.epilogue == GemmEpilogue::gelu_aux ? CUBLASLT_EPILOGUE_GELU_AUX
-                                                        : CUBLASLT_EPILOGUE_DGELU);
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_GELU_AUX);
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(d.n));
   }

@@ -8,11 +8,9 @@
 //
 // The residual adds run inside the RMSNorm that reads their sum (add_and_norm), and the
 // projections' dY, the residual gradient in the activation dtype, is stored by the RMSNorm
-// backward that updates it (norm_backward); fuse_norm_add off runs the separate ops instead.
+// backward that updates it (norm_backward).
 //
-// The MLP's GELU goes through linear_gelu_forward (set_fuse_gelu) and, when asked,
-// linear_backward_gelu (set_fuse_gelu_backward), so a backend can fold it into fc's and proj's
-// GEMMs.
+// The MLP's GELU goes through linear_gelu_forward, so a backend can fold it into fc's GEMM.
 //
 // Pointwise recompute (PrecisionConfig::pointwise_recompute): the backward rebuilds ln1, ln2 and
 // gelu in the shared buffers the forward wrote them to (a bf16 linear's saved state reads its x
@@ -134,7 +132,7 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   const LinearMode fc_mode = linear_mode_for(precision_, BlockLinear::mlp_fc);
   const TensorView& fc_x = own_or(b.ln2, a.ln_shared);
   const TensorView fc_w = working(block_param(l, "mlp.fc.weight"));
-  if (fuse_gelu_ && !a.recompute_gelu) {  // see set_fuse_gelu (pointwise keeps the separate ops)
+  if (!a.recompute_gelu) {  // pointwise recompute keeps the separate ops (model.hpp)
     b.fc_ctx = backend_.linear_gelu_forward(fc_mode, fc_x, fc_w, fc, gelu, linear_name(l, "mlp.fc"),
                                             x_amax(l, BlockLinear::mlp_fc),
                                             x_amax(l, BlockLinear::mlp_proj),
@@ -157,12 +155,7 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
 void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
                             const TensorView& y, const TensorView& rstd, AmaxSlot amax) {
   const Activations& a = *acts_;
-  if (fuse_norm_add_) {
-    backend_.add_rmsnorm_forward(x, a.branch_out, sum, param(w), config_.norm_eps, y, rstd, amax);
-  } else {
-    backend_.add(x, a.branch_out, sum);
-    backend_.rmsnorm_forward(sum, param(w), config_.norm_eps, y, rstd, amax);
-  }
+  backend_.add_rmsnorm_forward(x, a.branch_out, sum, param(w), config_.norm_eps, y, rstd, amax);
 }
 
 void GptModel::forward(bool training) {
@@ -233,12 +226,9 @@ void GptModel::norm_backward(const TensorView& x, const ParamInfo& w, const Tens
   Activations& a = *acts_;
   if (!next_dy) {
     backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w), dw_write_);
-  } else if (fuse_norm_add_) {
+  } else {
     backend_.rmsnorm_backward_and_convert(x, param(w), rstd, dy, a.dresid, grad_target(w),
                                           a.d_branch, dy_amax(next_layer, *next_dy), dw_write_);
-  } else {
-    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w), dw_write_);
-    backend_.convert(a.dresid, a.d_branch, dy_amax(next_layer, *next_dy));
   }
 }
 
@@ -300,17 +290,11 @@ void GptModel::block_backward(std::int64_t l) {
     backend_.gelu_forward(fc, a.gelu_shared, x_amax(l, BlockLinear::mlp_proj));  // proj's x
   }
   loan.switch_to(a.d_ln);
-  const TensorView proj_dw = grad_target(block_param(l, "mlp.proj.weight"));
-  if (fuse_gelu_backward_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
-    backend_.linear_backward_gelu(*b.mlp_proj_ctx, a.d_branch, fc, a.d_mlp, proj_dw,
-                                  dy_amax(l, BlockLinear::mlp_proj),
-                                  dy_amax(l, BlockLinear::mlp_fc), dw_write_);
-  } else {
-    backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp, proj_dw,
-                             dy_amax(l, BlockLinear::mlp_proj), dw_write_);
-    // In place: d(gelu out) -> d(fc out).
-    backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
-  }
+  backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
+                           grad_target(block_param(l, "mlp.proj.weight")),
+                           dy_amax(l, BlockLinear::mlp_proj), dw_write_);
+  // In place: d(gelu out) -> d(fc out).
+  backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
   loan.switch_to(fc);
   // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
   if (a.recompute_ln2 && !precision_.mlp_recompute) recompute_norm(l, BlockLinear::mlp_fc);

@@ -118,18 +118,14 @@ class CudaBackend final : public Backend {
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum, AmaxSlot dy_amax = {},
                        GradWrite dw_write = GradWrite::accumulate) override;
-  // bf16 (with no amax wanted of y or dx): one GEMM each, GELU in cuBLASLt's epilogue
-  // (linear_gelu_forward_cuda, linear_backward_dgelu_cuda); otherwise the Backend defaults.
+  // bf16 (with no amax wanted of y): one GEMM, GELU in cuBLASLt's epilogue
+  // (linear_gelu_forward_cuda); otherwise the Backend default.
   std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision, const TensorView& x,
                                                      const TensorView& w, const TensorView& pre,
                                                      const TensorView& y, std::string_view name,
                                                      AmaxSlot x_amax = {},
                                                      AmaxSlot y_amax = {},
                                                      AmaxSlot w_amax = {}) override;
-  void linear_backward_gelu(LinearContext& saved, const TensorView& dy, const TensorView& gelu_x,
-                            const TensorView& dx, const TensorView& dw_accum, AmaxSlot dy_amax = {},
-                            AmaxSlot dx_amax = {},
-                            GradWrite dw_write = GradWrite::accumulate) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
                          int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
                          const TensorView& dw_accum,

@@ -207,24 +207,6 @@ std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
   return ctx;
 }
 
-void CudaBackend::linear_backward_gelu(LinearContext& saved, const TensorView& dy,
-                                       const TensorView& gelu_x, const TensorView& dx,
-                                       const TensorView& dw_accum, AmaxSlot dy_amax,
-                                       AmaxSlot dx_amax, GradWrite dw_write) {
-  auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
-  FP8LAB_CHECK(ctx != nullptr,
-               "linear_backward_gelu: the saved state was not made by the CUDA backend");
-  if (ctx->config.mode != LinearCudaMode::bf16 || dx_amax) {
-    Backend::linear_backward_gelu(saved, dy, gelu_x, dx, dw_accum, dy_amax, dx_amax, dw_write);
-    return;
-  }
-  OpTimer timer(*this, "linear_backward bf16 +dgelu");
-  nn::check_linear_gelu(gelu_x, dx, ctx->config.name);
-  check_f32(dw_accum, "linear dw");
-  linear_backward_dgelu_cuda(*gemm_, ctx->config, ctx->saved, dy, gelu_x, dx, dw_accum,
-                             dw_write == GradWrite::accumulate, stream_);
-}
-
 // Chunk by chunk: logits = x_c wᵀ (fp32 accumulation) -> loss rows and bf16 dlogits ->
 // dx_c = dlogits · w and dw += dlogitsᵀ · x_c. Only one chunk's logits exist at a time.
 // Training stores the chunk's logits in bf16 and turns them into dlogits in place (what

@@ -349,25 +349,6 @@ void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config
   gemm.matmul({x, true}, {w, true}, y, {.epilogue = GemmEpilogue::gelu_aux, .aux = pre}, stream);
 }
 
-void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
-                                const LinearSavedCuda& saved, const TensorView& dy,
-                                const TensorView& gelu_x, const TensorView& dx,
-                                const TensorView& dw, bool accumulate_dw, cudaStream_t stream) {
-  const std::string& name = config.name;
-  FP8LAB_CHECK(config.mode == LinearCudaMode::bf16 && saved.mode == config.mode,
-               "{}: the GELU-backward epilogue runs in bf16 mode only, not {}", name,
-               linear_cuda_mode_name(config.mode));
-  check_rank(saved.x, 2, (name + " saved x").c_str());
-  check_rank(saved.w, 2, (name + " saved w").c_str());
-  const std::int64_t m = saved.x.shape[0], k = saved.x.shape[1], n = saved.w.shape[0];
-  check_backward_views(dy, dx, dw, m, k, n, name);
-  check_view(gelu_x, DType::bf16, {m, k}, name + " GELU input (its x's pre-activation)");
-  gemm.matmul({dy, true}, {saved.w, false}, dx, {.epilogue = GemmEpilogue::dgelu, .aux = gelu_x},
-              stream);  // dX
-  gemm.matmul({dy, false}, {saved.x, false}, dw, {.accumulate = accumulate_dw},
-              stream);  // dW = dYᵀ x
-}
-
 void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,
                               std::int64_t step, cudaStream_t stream) {
   if (!is_fp8_mode(saved.mode)) return;

@@ -1,8 +1,6 @@
-// `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
-// arm with and without "+unfused-norm", "+recompute-pointwise" or
-// "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
-// the same loss on the same problem; the environment variables that pick kernels are recorded
-// with the results.
+// `fp8lab bench model` arms: the names parse into the configs they say, and an arm with and
+// without "+recompute" or "+recompute-pointwise" computes the same loss on the same problem;
+// the environment variables that pick kernels are recorded with the results.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 #include "model/bench_model_fixtures.hpp"
@@ -21,46 +19,37 @@ namespace {
 
 TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   const ModelBenchArm plain = parse_model_bench_arm("fp8-mlp");
+  EXPECT_EQ(plain.name, "fp8-mlp");
   EXPECT_EQ(plain.precision.policy, PrecisionPolicy::fp8_mlp);
   EXPECT_FALSE(plain.precision.mlp_recompute);
-  EXPECT_TRUE(plain.fuse_norm_add);
-  const ModelBenchArm norm = parse_model_bench_arm("bf16+unfused-norm");
-  EXPECT_EQ(norm.precision.policy, PrecisionPolicy::bf16);
-  EXPECT_FALSE(norm.fuse_norm_add);
-  const ModelBenchArm all = parse_model_bench_arm("fp8-mlp+recompute+unfused-norm");
-  EXPECT_EQ(all.precision.policy, PrecisionPolicy::fp8_mlp);
-  EXPECT_TRUE(all.precision.mlp_recompute);
-  EXPECT_FALSE(all.fuse_norm_add);
-  EXPECT_FALSE(all.precision.pointwise_recompute);
+  EXPECT_FALSE(plain.precision.pointwise_recompute);
+  EXPECT_EQ(plain.precision.fp8, Fp8Options{});
+  const ModelBenchArm recompute = parse_model_bench_arm("bf16+recompute");
+  EXPECT_EQ(recompute.precision.policy, PrecisionPolicy::bf16);
+  EXPECT_TRUE(recompute.precision.mlp_recompute);
   const ModelBenchArm pointwise = parse_model_bench_arm("bf16+recompute-pointwise");
   EXPECT_EQ(pointwise.precision.policy, PrecisionPolicy::bf16);
   EXPECT_TRUE(pointwise.precision.pointwise_recompute);
   EXPECT_FALSE(pointwise.precision.mlp_recompute);
+  // The example of `bench model --help`: every modifier, in its place.
   const ModelBenchArm every =
-      parse_model_bench_arm("fp8-linears+recompute+recompute-pointwise+unfused-norm");
+      parse_model_bench_arm("fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise");
   EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_linears);
+  EXPECT_EQ(every.precision.fp8.recipe, Fp8Recipe::blockwise);
+  EXPECT_TRUE(every.precision.fp8.bf16_wgrad);
   EXPECT_TRUE(every.precision.mlp_recompute);
   EXPECT_TRUE(every.precision.pointwise_recompute);
-  EXPECT_FALSE(every.fuse_norm_add);
-  const ModelBenchArm gelu = parse_model_bench_arm("bf16+recompute+unfused-norm+unfused-gelu");
-  EXPECT_EQ(gelu.precision.policy, PrecisionPolicy::bf16);
-  EXPECT_TRUE(gelu.precision.mlp_recompute);
-  EXPECT_FALSE(gelu.fuse_norm_add);
-  EXPECT_FALSE(gelu.fuse_gelu);
-  EXPECT_TRUE(every.fuse_gelu);
-  EXPECT_FALSE(every.fuse_gelu_backward);
-  const ModelBenchArm dgelu = parse_model_bench_arm("bf16+recompute+dgelu");
-  EXPECT_TRUE(dgelu.precision.mlp_recompute);
-  EXPECT_TRUE(dgelu.fuse_gelu);
-  EXPECT_TRUE(dgelu.fuse_gelu_backward);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+dgelu"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+dgelu+unfused-gelu"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+unfused-norm"), Error);
+  EXPECT_EQ(parse_model_bench_arm("fp8-mlp+rowwise").precision.fp8.recipe, Fp8Recipe::rowwise);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+rowwise+blockwise"), Error);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+bf16-wgrad+rowwise"), Error);
+  EXPECT_THROW(parse_model_bench_arm("bf16+rowwise"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+recompute-pointwise+recompute"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
-  // The amax is always producer-fused, with deferred slots and W's from the update.
-  for (const char* gone : {"fp8-mlp+unfused-amax", "fp8-mlp+unfused-attention-amax",
-                           "fp8-mlp+finalized-amax", "fp8-mlp+own-w-amax"})
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+recompute+bf16-wgrad"), Error);
+  // One way to run each op: the fusions and the backend's choices take no suffix.
+  for (const char* gone :
+       {"fp8-mlp+unfused-amax", "fp8-mlp+unfused-attention-amax", "fp8-mlp+finalized-amax",
+        "fp8-mlp+own-w-amax", "bf16+unfused-norm", "bf16+unfused-gelu", "bf16+dgelu",
+        "fp8-mlp+serial-w-cast", "fp8-mlp+timed-gemm", "fp8-mlp+filled-grads"})
     EXPECT_THROW(parse_model_bench_arm(gone), Error) << gone;
 }
 
@@ -152,21 +141,16 @@ TEST(BenchModelArms, RoundsInterleaveTheArmsAndPoolTheirRepeats) {
   EXPECT_THROW(run_model_bench(c), Error);
 }
 
-ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) {
-  return run_model_bench(tiny_cpu_bench({fused, unfused}));
-}
-
-TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
-  for (const auto& [fused, unfused] :
-       {std::pair<std::string, std::string>{"bf16", "bf16+unfused-norm"},
-        {"bf16+recompute", "bf16+recompute+unfused-gelu"},
-        {"bf16+dgelu", "bf16+unfused-gelu"},
-        {"fp8-mlp", "fp8-mlp+unfused-norm"},
-        {"bf16+recompute-pointwise", "bf16"}}) {
-    const ModelBenchResult r = run_pair(fused, unfused);
-    ASSERT_EQ(r.arms.size(), 2u) << unfused;
-    EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256) << unfused;
-    EXPECT_EQ(r.arms[0].loss, r.arms[1].loss) << unfused;
+// The memory options change what is kept, not what is computed: the same loss on the same
+// problem.
+TEST(BenchModelArms, RecomputeArmsComputeTheSameLoss) {
+  for (const auto& [kept, rebuilt] :
+       {std::pair<std::string, std::string>{"bf16", "bf16+recompute-pointwise"},
+        {"fp8-mlp", "fp8-mlp+recompute"}}) {
+    const ModelBenchResult r = run_model_bench(tiny_cpu_bench({kept, rebuilt}));
+    ASSERT_EQ(r.arms.size(), 2u) << rebuilt;
+    EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256) << rebuilt;
+    EXPECT_EQ(r.arms[0].loss, r.arms[1].loss) << rebuilt;
   }
 }
 
