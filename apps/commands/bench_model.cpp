@@ -73,25 +73,12 @@ void add_bench_model(CLI::App& bench) {
   model->add_option("--set", c.sets, "model.KEY=VALUE overrides of the preset, as in train");
   model
       ->add_option("--arms", args->arms,
-                   "bf16, fp8-mlp, fp8-linears, each optionally +recompute, then optionally "
-                   "+recompute-pointwise (RMSNorm and GELU outputs rebuilt in the backward), "
-                   "then optionally +unfused-amax (FP8 linears read their input for the amax) "
-                   "or +unfused-attention-amax (only attn.proj's x and qkv's dY do) or "
-                   "+finalized-amax (each producer finalises its amax slot with a ticket per "
-                   "CTA, instead of leaving the keys for the linear's cast), "
-                   "then optionally "
-                   "+unfused-norm (residual add, RMSNorm and dY convert as separate passes), "
-                   "then optionally +unfused-gelu (the GELU as its own pass, not in the fc GEMM's "
-                   "epilogue) or +dgelu (the GELU backward in proj's dX GEMM too), then "
-                   "optionally +own-w-amax (each FP8 W cast reads W for its amax, instead of "
-                   "taking it from the AdamW pass that wrote the weight), then "
-                   "optionally +serial-w-cast (CUDA: FP8 linears cast W on the main stream "
-                   "before x, not beside it on a side stream), then "
-                   "optionally +timed-gemm (CUDA: each GEMM's algorithm timed among cuBLASLt's "
-                   "candidates on its first call, the fastest kept; the picks are printed), "
-                   "then optionally +filled-grads (each pass zeroes the gradients with a fill "
-                   "and the backward adds to them, instead of the backward "
-                   "writing them)")
+                   "bf16, fp8-mlp or fp8-linears; an FP8 one optionally +rowwise or +blockwise "
+                   "(the scaling recipe; tensorwise without), then optionally +bf16-wgrad (dW "
+                   "GEMMs in bf16); then optionally +recompute (the MLP rebuilt in the "
+                   "backward), then optionally +recompute-pointwise (RMSNorm and GELU outputs "
+                   "rebuilt in the backward), in that order: e.g. "
+                   "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

@@ -252,15 +252,6 @@ class Backend {
       LinearMode precision, const TensorView& x, const TensorView& w, const TensorView& pre,
       const TensorView& y, std::string_view name, AmaxSlot x_amax = {}, AmaxSlot y_amax = {},
       AmaxSlot w_amax = {});
-  // The backward of a linear whose x is gelu(gelu_x) (an MLP's second linear), carried through
-  // the GELU: dx = gelu'(gelu_x) * (dy W), dw_accum += dy^T x. Default: linear_backward(saved,
-  // dy, dx, dw_accum, dy_amax) then gelu_backward(gelu_x, dx, dx, dx_amax) in place; a backend
-  // may skip the rounding of dy W in between (the CUDA backend's bf16 epilogue does).
-  virtual void linear_backward_gelu(LinearContext& saved, const TensorView& dy,
-                                    const TensorView& gelu_x, const TensorView& dx,
-                                    const TensorView& dw_accum, AmaxSlot dy_amax = {},
-                                    AmaxSlot dx_amax = {},
-                                    GradWrite dw_write = GradWrite::accumulate);
 
   // Tied LM head + cross-entropy, chunked over rows so the [M, V] logits never exist at once:
   // logits = x w^T (fp32 accumulation), loss = -log softmax(logits)[target]. Rows whose target

@@ -28,28 +28,10 @@ namespace fp8lab {
 struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
-  bool fuse_amax = true;      // GptModel::set_fuse_amax; "+unfused-amax" turns it off
-  bool fuse_attention_amax = true;  // set_fuse_attention_amax; "+unfused-attention-amax"
-  bool deferred_amax = true;  // GptModel::set_deferred_amax; "+finalized-amax" turns it off
-  bool fuse_norm_add = true;  // GptModel::set_fuse_norm_add; "+unfused-norm" turns it off
-  bool fuse_gelu = true;      // GptModel::set_fuse_gelu; "+unfused-gelu" turns it off
-  bool fuse_gelu_backward = false;  // GptModel::set_fuse_gelu_backward; "+dgelu" turns it on
-  // GptModel::set_weight_amax_from_update; "+own-w-amax" turns it off
-  bool weight_amax_from_update = true;
-  bool timed_gemm = false;  // CUDA: GemmAlgoChoice::timed; "+timed-gemm" turns it on
-  // CUDA: CudaBackend::set_w_cast_overlap; "+serial-w-cast" turns it off
-  bool w_cast_overlap = true;
-  // "+filled-grads": each pass zeroes the gradients with a fill and its backward adds to them,
-  // instead of GptModel::zero_grads letting the backward write them
-  bool filled_grads = false;
 };
 // "bf16", "fp8-mlp", "fp8-linears", FP8 ones optionally with "+rowwise" or "+blockwise" (the
 // scaling recipe) and "+bf16-wgrad", each optionally with "+recompute", then optionally
-// "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
-// "+unfused-amax" or "+unfused-attention-amax" or "+finalized-amax", then optionally
-// "+unfused-norm", then optionally "+unfused-gelu" or "+dgelu", then optionally "+own-w-amax",
-// then optionally "+serial-w-cast", then optionally "+timed-gemm", then optionally
-// "+filled-grads"; throws naming bad names.
+// "+recompute-pointwise" (PrecisionConfig::pointwise_recompute); throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {
@@ -116,12 +98,6 @@ struct ModelBenchArmResult {
     int calls = 0;
   };
   std::vector<OpShare> op_times;  // one training step's GPU time per op (--op-times)
-  struct GemmPick {  // "+timed-gemm": what the timed pick measured, per GEMM plan
-    std::string gemm;
-    int candidates = 0, chosen = 0;
-    double first_ms = 0, chosen_ms = 0;
-  };
-  std::vector<GemmPick> gemm_picks;  // of the training-step backend (else the frozen one's)
   std::string weights_sha256, inputs_sha256, targets_sha256;
 };
 

@@ -10,16 +10,16 @@
 // else is an fp8lab::Error naming the GEMM's shape, never a wrong answer.
 //
 // Epilogues (bf16 operands and output only): gelu_aux writes out = GELU(A·B) and aux = A·B, the
-// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX);
-// dgelu writes out = (A·B) · GELU'(aux), aux holding GELU's input (cuBLASLt's DGELU). aux is a
-// bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
+// GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX).
+// aux is a bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
 //
 // Grouped scales (GemmArg::scale_mode): the pairs and multiples of fp8lab/gemm.hpp, mapped to
 // cuBLASLt's OUTER_VEC_32F, VEC128_32F and BLK128x128_32F scale modes; precise accumulation only.
 //
 // One CublasLtGemm holds the handle, one shared workspace, and the plans (descriptors and the
 // heuristic's candidate algorithms), built once per shape/type/option key and cached. A plan's
-// algorithm is picked on its first call (GemmAlgoChoice) and kept.
+// algorithm is picked on its first call and kept: the best-ranked of cuBLASLt's candidates that
+// runs. The pick depends only on the plan's key, so every run computes the same bits.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -29,7 +29,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "fp8lab/fp8_scale_layout.hpp"
 #include "fp8lab/tensor.hpp"
@@ -45,36 +44,14 @@ struct GemmArg {
   ScaleMode scale_mode = ScaleMode::tensor;
 };
 
-enum class GemmEpilogue : std::uint8_t { none, gelu_aux, dgelu };
-const char* gemm_epilogue_name(GemmEpilogue e);  // "none", "gelu-aux", "dgelu"
-
-// How a plan's algorithm is picked on its first call.
-// - heuristic (default): the best-ranked of cuBLASLt's candidates that runs. The pick depends
-//   only on the plan's key, so every run computes the same bits.
-// - timed: every candidate that runs is timed on the call's own operands (one warm-up launch,
-//   then the median of kTimedLaunches) and the fastest is kept. It costs a few launches per
-//   candidate, once per plan. Two candidates within timing noise of each other can win in
-//   different runs, and different algorithms sum in different orders, so bits can differ
-//   between runs (never between the calls of one run once a plan is picked). out and aux are
-//   written by every timed launch; an accumulating call's out is saved to the host first and
-//   restored, so the call's result is the same as with one launch.
-enum class GemmAlgoChoice : std::uint8_t { heuristic, timed };
-const char* gemm_algo_choice_name(GemmAlgoChoice c);  // "heuristic", "timed"
-
-// What the timed pick measured for one plan (CublasLtGemm::tuning_records).
-struct GemmTuningRecord {
-  std::string gemm;       // the GEMM's shapes, layouts, types and epilogue
-  int candidates = 0;     // cuBLASLt's ranked candidates that ran
-  int chosen = 0;         // the fastest one's rank (0: the heuristic's own pick)
-  double first_ms = 0;    // median time of the best-ranked candidate that ran
-  double chosen_ms = 0;   // median time of the chosen one
-};
+enum class GemmEpilogue : std::uint8_t { none, gelu_aux };
+const char* gemm_epilogue_name(GemmEpilogue e);  // "none", "gelu-aux"
 
 struct GemmCudaOptions {
   bool fast_accum = false;  // FP8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (off: precise, default)
   bool accumulate = false;  // out += A·B (beta = 1)
   GemmEpilogue epilogue = GemmEpilogue::none;
-  TensorView aux{};  // gelu_aux: written (A·B in bf16); dgelu: read (GELU's input)
+  TensorView aux{};  // gelu_aux: written (A·B in bf16)
 };
 
 class CublasLtGemm {
@@ -90,12 +67,6 @@ class CublasLtGemm {
   std::size_t cached_plans() const;
   std::size_t workspace_bytes() const { return workspace_bytes_; }
 
-  // Applies to plans picked from now on; already picked plans keep their algorithm.
-  void set_algo_choice(GemmAlgoChoice choice) { choice_ = choice; }
-  static constexpr int kTimedLaunches = 5;
-  // One record per plan picked by timing, in the order they were picked.
-  const std::vector<GemmTuningRecord>& tuning_records() const { return tuning_; }
-
   struct Plan;
 
  private:
@@ -105,8 +76,6 @@ class CublasLtGemm {
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
   std::map<std::string, std::unique_ptr<Plan>> plans_;
-  GemmAlgoChoice choice_ = GemmAlgoChoice::heuristic;
-  std::vector<GemmTuningRecord> tuning_;
 };
 
 }  // namespace fp8lab

@@ -56,7 +56,6 @@ struct LinearCudaConfig {
   // recipes cast with quantize_grouped_cuda (plain and fused are the same path for them) and
   // take no producer-fused amax.
   Fp8Options fp8{};
-  bool fast_accum = false;               // FP8 GEMMs: cuBLASLt fast accumulation (off = precise)
   LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
   // Optional, FP8 modes: called as each phase of the call starts on the main stream, with its
   // label ("linear_forward fp8: x cast", "...: W wait", "...: GEMM"; "linear_backward fp8: dY
@@ -114,18 +113,12 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,
                           cudaStream_t stream, AmaxSlot dy_amax = {});
 
-// bf16 mode, with GELU fused into the GEMMs' epilogues (CublasLtGemm's gelu_aux and dgelu):
-//   forward:  pre = x Wᵀ and y = GELU(x Wᵀ), GELU taken of the fp32 product (not of bf16 pre);
-//   backward: dX = (dY W) · GELU'(gelu_x), gelu_x being GELU's input (pre), and dW as
-//             linear_backward_cuda's. The GELU that follows an MLP's first linear, and the GELU
-//             backward that follows its second linear's dX, each without a pass of their own.
+// bf16 mode, with GELU fused into the GEMM's epilogue (CublasLtGemm's gelu_aux): pre = x Wᵀ and
+// y = GELU(x Wᵀ), GELU taken of the fp32 product (not of bf16 pre). The GELU that follows an
+// MLP's first linear, without a pass of its own; the backward is linear_backward_cuda's.
 void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                               const TensorView& x, const TensorView& w, const TensorView& pre,
                               const TensorView& y, LinearSavedCuda& saved, cudaStream_t stream);
-void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
-                                const LinearSavedCuda& saved, const TensorView& dy,
-                                const TensorView& gelu_x, const TensorView& dx,
-                                const TensorView& dw, bool accumulate_dw, cudaStream_t stream);
 
 void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,
                               std::int64_t step, cudaStream_t stream);

@@ -100,43 +100,23 @@ class GptModel {
   // Zeroing all of it cost 1.2 ms per gpt1.3b step on the H200.
   void zero_grads();
 
-  // Producer-fused amax (AmaxSlot in backend.hpp), on by default: the ops that write an FP8
-  // linear's input (the RMSNorms into qkv and fc, the attention into attn.proj, GELU into
-  // mlp.proj; in the backward the converts into the projections' dY, GELU's backward into fc's
-  // and the attention backward into qkv's) also reduce its amax, and the linear skips its own
-  // pass over the tensor. Off: every FP8 linear reads its input for the amax. Loss and
-  // gradients are the same bits either way (tests/model, tests/cuda).
-  void set_fuse_amax(bool on) { fuse_amax_ = on; }
-  bool fuse_amax() const { return fuse_amax_; }
-  // The attention's share of it (its output into attn.proj, its backward's d_qkv into qkv's
-  // dY), on by default while fuse_amax is on. Off: attn.proj and qkv read their input for the
-  // amax, the other producers keep theirs. For an A/B of the attention kernels' amax epilogue
-  // against the linears' own pass (docs/performance.md, "Casts and amax"); the same bits.
-  void set_fuse_attention_amax(bool on) { fuse_attention_amax_ = on; }
-  bool fuse_attention_amax() const { return fuse_attention_amax_; }
-  // The fused amax's slots deferred (AmaxSlot::deferred), on by default: the producers only
-  // accumulate, each FP8 linear finalises its scale as it casts, and every slot (one per block
-  // and linear, for x and for dY) is zeroed once at the start of each forward. Off: each producer
-  // finalises its slot itself with a ticket per CTA (the older protocol). The same bits
-  // either way (tests/cuda/test_cuda_fused_amax.cpp).
-  void set_deferred_amax(bool on) { deferred_amax_ = on; }
-  bool deferred_amax() const { return deferred_amax_; }
-
-  // The FP8 linears' W amax from the optimizer, on by default: the update that writes an FP8
-  // linear's bf16 working weight (Backend::adamw_update with working_amax) reduces its amax as
-  // it stores it, and the linear's W cast takes it from there instead of reading W once more.
-  // The slots (one per FP8 block linear, deferred) hold the amax of the working copy from an
-  // update that wrote every weight (begin_weight_update ... finish_weight_update) until anything
-  // else writes it (refresh_working_weights, set_parameters, init_parameters); outside that
-  // window, and with this off, each W cast reads W for its amax. The same bits either way.
-  // Switching it makes the slots stale (an update made while it was off filled none of them).
-  void set_weight_amax_from_update(bool on) {
-    if (on != weight_amax_from_update_) w_amax_current_ = false;
-    weight_amax_from_update_ = on;
-  }
-  bool weight_amax_from_update() const { return weight_amax_from_update_; }
+  // The FP8 linears' amax is producer-fused (AmaxSlot in backend.hpp; tensorwise recipe): the
+  // ops that write an FP8 linear's input (the RMSNorms into qkv and fc, the attention into
+  // attn.proj, GELU into mlp.proj; in the backward the converts into the projections' dY,
+  // GELU's backward into fc's and the attention backward into qkv's) also reduce its amax, and
+  // the linear skips its own pass over the tensor. The slots (one per block and linear, for x
+  // and for dY) are deferred: the producers only accumulate, each FP8 linear finalises its
+  // scale as it casts, and every slot is zeroed once at the start of each forward.
+  //
+  // W's amax comes from the optimizer: the update that writes an FP8 linear's bf16 working
+  // weight (Backend::adamw_update with working_amax) reduces its amax as it stores it, and the
+  // linear's W cast takes it from there instead of reading W once more. The slots (one per FP8
+  // block linear, deferred) hold the amax of the working copy from an update that wrote every
+  // weight (begin_weight_update ... finish_weight_update) until anything else writes it
+  // (refresh_working_weights, set_parameters, init_parameters); outside that window each W cast
+  // reads W for its amax, with the same bits.
   // For the optimizer. The slot of p's working-copy amax, to hand to adamw_update with p's
-  // working copy; empty when p is not an FP8 linear's weight or the above is off.
+  // working copy; empty when p is not an FP8 linear's weight.
   AmaxSlot weight_amax_slot(const ParamInfo& p) const;
   // Around an update of the working copy: begin zeroes the slots and stops the linears trusting
   // them; finish says every weight_amax_slot was handed to the update of its whole weight, so
@@ -144,29 +124,18 @@ class GptModel {
   void begin_weight_update();
   void finish_weight_update();
   // Whether the next forward's FP8 linears take W's amax from the slots (tests, benchmarks).
-  bool weight_amax_current() const { return w_amax_current_ && weight_amax_from_update_; }
+  bool weight_amax_current() const { return w_amax_current_; }
 
-  // The residual add fused into the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
+  // The residual add runs inside the RMSNorm that reads its sum (Backend::add_rmsnorm_forward:
   // every add but the embedding is followed by ln2, the next block's ln1 or ln_f), and the
-  // backward's activation-dtype copy of the residual gradient (the projections' dY) written by
-  // the RMSNorm backward that updates it (rmsnorm_backward_and_convert); on by default. Off: the
-  // separate add, norm and convert. Loss and gradients are the same bits either way.
-  void set_fuse_norm_add(bool on) { fuse_norm_add_ = on; }
-  bool fuse_norm_add() const { return fuse_norm_add_; }
-
-  // The MLP's GELU carried by its linears: fc and GELU as one op (Backend::linear_gelu_forward;
-  // on by default), and proj's backward with the GELU backward as one op
-  // (linear_backward_gelu; off by default: on the H200, cuBLASLt's DGELU GEMM costs more than
-  // the GELU-backward kernel it replaces at gpt350m, and saves under 1% of the step at gpt50m
-  // and gpt1.3b; docs/performance.md, "GEMMs"). A backend may take GELU of fc's product before its
-  // rounding (the CUDA backend does in bf16), so the loss can differ from the separate ops' by
-  // roundings, not by formula. Pointwise recompute of gelu keeps the separate ops in both
-  // directions: its backward rebuilds gelu with gelu_forward from the kept fc, proj's dW must
-  // see the bits its forward saw, and so it gives the bits of keeping gelu with both off.
-  void set_fuse_gelu(bool on) { fuse_gelu_ = on; }
-  bool fuse_gelu() const { return fuse_gelu_; }
-  void set_fuse_gelu_backward(bool on) { fuse_gelu_backward_ = on; }
-  bool fuse_gelu_backward() const { return fuse_gelu_backward_; }
+  // backward's activation-dtype copy of the residual gradient (the projections' dY) is written
+  // by the RMSNorm backward that updates it (rmsnorm_backward_and_convert).
+  //
+  // The MLP's fc and GELU run as one op (Backend::linear_gelu_forward); the GELU backward is its
+  // own op after proj's backward. A backend may take GELU of fc's product before its rounding
+  // (the CUDA backend does in bf16), so the loss can differ from the separate ops' by roundings,
+  // not by formula. Pointwise recompute of gelu keeps the separate ops: its backward rebuilds
+  // gelu with gelu_forward from the kept fc, and proj's dW must see the bits its forward saw.
 
   // One micro-batch: inputs and targets are host int32 [micro_batch * seq_len]. Accumulates
   // grad_scale * d(sum of token losses)/dparams into the gradients (pick 1 / total counted
@@ -199,7 +168,7 @@ class GptModel {
   void mlp_forward(std::int64_t layer, bool state_only);
   void backward();
   void block_backward(std::int64_t layer);
-  // sum = x + a.branch_out, then y, rstd = RMSNorm(sum) with weight `w` (one op when fused).
+  // sum = x + a.branch_out, then y, rstd = RMSNorm(sum) with weight `w`, in one op.
   void add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
                     const TensorView& y, const TensorView& rstd, AmaxSlot amax);
   // The RMSNorm backward (dy -> a.dresid, dw); with `next_dy` (the linear whose backward reads
@@ -211,7 +180,7 @@ class GptModel {
   // into ln_shared where the forward stored it, the same bits.
   void recompute_norm(std::int64_t layer, BlockLinear reader);
   // The producer-fused amax slot of `which`'s x (forward) or dY (backward) in block `layer`;
-  // empty when it is not fused (the linear is not FP8, or fuse_amax is off).
+  // empty when the linear is not a tensorwise FP8 one (fused_amax_linear).
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;
   AmaxSlot dy_amax(std::int64_t layer, BlockLinear which) const;
   // W's slot of `which` in block `layer` while weight_amax_current(); empty otherwise.
@@ -242,14 +211,7 @@ class GptModel {
   Buffer weight_amax_slots_;  // one per block linear when any is FP8 (weight_amax_slot)
   std::unique_ptr<Activations> acts_;
   GradientReadyHook gradient_ready_hook_;
-  bool fuse_amax_ = true;
-  bool fuse_attention_amax_ = true;
-  bool deferred_amax_ = true;
-  bool weight_amax_from_update_ = true;
   bool w_amax_current_ = false;  // the slots hold the working copy's amax (finish_weight_update)
-  bool fuse_norm_add_ = true;
-  bool fuse_gelu_ = true;
-  bool fuse_gelu_backward_ = false;
   // zero_grads was called and no backward has written the gradients since (zero_grads).
   mutable bool grads_zero_pending_ = false;
   // How the running backward stores the GEMM-written gradients (overwrite after zero_grads).

@@ -16,7 +16,6 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 
-#include "fp8lab/gemm_cuda.hpp"
 #include "nn/cuda_backend.hpp"
 #endif
 
@@ -127,54 +126,6 @@ Batch make_batch(std::int64_t m, std::int64_t vocab, std::uint64_t seed) {
   return b;
 }
 
-// The arm's fusion switches (its A/B suffixes) on a model.
-void apply_fusion_switches(const ModelBenchArm& arm, GptModel& model) {
-  model.set_fuse_amax(arm.fuse_amax);
-  model.set_fuse_attention_amax(arm.fuse_attention_amax);
-  model.set_deferred_amax(arm.deferred_amax);
-  model.set_fuse_norm_add(arm.fuse_norm_add);
-  model.set_fuse_gelu(arm.fuse_gelu);
-  model.set_fuse_gelu_backward(arm.fuse_gelu_backward);
-  model.set_weight_amax_from_update(arm.weight_amax_from_update);
-}
-
-// The gradients of a new pass read as zero: the backward writes them (GptModel::zero_grads),
-// or under "+filled-grads" a fill zeroes them and the backward adds (the older way).
-void zero_grads(const ModelBenchArm& arm, GptModel& model) {
-  if (arm.filled_grads)
-    model.backend().fill_zero(model.grads());
-  else
-    model.zero_grads();
-}
-
-// The arm's backend-level switches ("+timed-gemm"), on a fresh backend.
-void apply_backend_switches(const ModelBenchArm& arm, Backend& backend) {
-  if (!arm.timed_gemm && arm.w_cast_overlap) return;
-#if defined(FP8LAB_HAVE_CUDA)
-  if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&backend)) {
-    if (arm.timed_gemm) cuda->gemm().set_algo_choice(GemmAlgoChoice::timed);
-    cuda->set_w_cast_overlap(arm.w_cast_overlap);
-    return;
-  }
-#endif
-  FP8LAB_FAIL(ErrorKind::invalid_argument,
-              "arm '{}': {} is a switch of the CUDA backend, not of the {} backend", arm.name,
-              arm.timed_gemm ? "+timed-gemm" : "+serial-w-cast", backend.name());
-}
-
-// What the timed GEMM picks measured on `backend` (empty without +timed-gemm).
-std::vector<ModelBenchArmResult::GemmPick> gemm_picks(Backend& backend) {
-  std::vector<ModelBenchArmResult::GemmPick> picks;
-#if defined(FP8LAB_HAVE_CUDA)
-  if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&backend))
-    for (const GemmTuningRecord& t : cuda->gemm().tuning_records())
-      picks.push_back({t.gemm, t.candidates, t.chosen, t.first_ms, t.chosen_ms});
-#else
-  (void)backend;
-#endif
-  return picks;
-}
-
 // Adds a later round's timing of the same arm: the repeats pooled, the statistics recomputed.
 void pool_round(ModelBenchTiming& into, const ModelBenchTiming& round, std::int64_t tokens) {
   if (round.samples_ms.empty()) return;
@@ -209,13 +160,11 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   };
   if (cfg.frozen) {
     auto backend = make_backend(cfg.backend);
-    apply_backend_switches(arm, *backend);
     GptModel model(mc, arm.precision, b, *backend);
-    apply_fusion_switches(arm, model);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
     auto pass = [&] {
-      zero_grads(arm, model);
+      model.zero_grads();
       const LossSums s =
           model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
       backend->synchronize();
@@ -231,13 +180,10 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     r.frozen.round_medians_ms = {r.frozen.median_ms};
     r.frozen.peak_mib = mib(backend->memory_stats().peak_bytes);
     r.frozen.tokens_per_s = static_cast<double>(m) / (r.frozen.median_ms / 1e3);
-    r.gemm_picks = gemm_picks(*backend);
   }
   if (cfg.train_step) {
     auto backend = make_backend(cfg.backend);
-    apply_backend_switches(arm, *backend);
     GptModel model(mc, arm.precision, b, *backend);
-    apply_fusion_switches(arm, model);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
@@ -246,7 +192,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     // The Trainer's step (one process): gradients, one norm reduction, then AdamW with the clip
     // folded in, which also writes the bf16 working weights.
     auto step = [&] {
-      zero_grads(arm, model);
+      model.zero_grads();
       model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
       const double norm = std::sqrt(backend->sum_of_squares(model.grads()));
       opt.step(1e-4f, norm > clip ? static_cast<float>(clip / norm) : 1.f);
@@ -262,7 +208,6 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     r.step.round_medians_ms = {r.step.median_ms};
     r.step.peak_mib = mib(backend->memory_stats().peak_bytes);
     r.step.tokens_per_s = static_cast<double>(m) / (r.step.median_ms / 1e3);
-    r.gemm_picks = gemm_picks(*backend);
 #if defined(FP8LAB_HAVE_CUDA)
     if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(backend.get()); cuda && op_times) {
       cuda->set_op_timing(true);
@@ -345,16 +290,6 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
-  if (strip("+filled-grads")) arm.filled_grads = true;
-  if (strip("+timed-gemm")) arm.timed_gemm = true;
-  if (strip("+serial-w-cast")) arm.w_cast_overlap = false;
-  if (strip("+own-w-amax")) arm.weight_amax_from_update = false;
-  if (strip("+dgelu")) arm.fuse_gelu_backward = true;
-  if (!arm.fuse_gelu_backward && strip("+unfused-gelu")) arm.fuse_gelu = false;
-  if (strip("+unfused-norm")) arm.fuse_norm_add = false;
-  if (strip("+finalized-amax")) arm.deferred_amax = false;
-  if (arm.deferred_amax && strip("+unfused-attention-amax")) arm.fuse_attention_amax = false;
-  if (arm.deferred_amax && arm.fuse_attention_amax && strip("+unfused-amax")) arm.fuse_amax = false;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   if (strip("+bf16-wgrad")) arm.precision.fp8.bf16_wgrad = true;
@@ -556,28 +491,6 @@ std::string model_bench_report(const ModelBenchResult& r) {
       out += line;
     }
   }
-  for (const auto& a : r.arms) {
-    if (a.gemm_picks.empty()) continue;
-    double first = 0, chosen = 0;
-    int moved = 0;
-    for (const auto& g : a.gemm_picks) {
-      first += g.first_ms;
-      chosen += g.chosen_ms;
-      moved += g.chosen != 0;
-    }
-    std::snprintf(line, sizeof line,
-                  "Timed GEMM picks of %s: %zu plans, %d not the heuristic's first; one launch of "
-                  "each plan %.3f ms with the heuristic's picks, %.3f ms with the timed ones:\n"
-                  "| GEMM | candidates | chosen | heuristic ms | chosen ms |\n"
-                  "|---|---:|---:|---:|---:|\n",
-                  a.arm.c_str(), a.gemm_picks.size(), moved, first, chosen);
-    out += line;
-    for (const auto& g : a.gemm_picks) {
-      std::snprintf(line, sizeof line, "| %s | %d | %d | %.3f | %.3f |\n", g.gemm.c_str(),
-                    g.candidates, g.chosen, g.first_ms, g.chosen_ms);
-      out += line;
-    }
-  }
   if (!r.peer.is_null()) {
     out +=
         "PyTorch peer (same run):\n| arm | fwd+bwd ms | fwd+bwd peak MiB | step ms | tokens/s | "
@@ -621,16 +534,8 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& t : a.op_times)
       ops.push_back({{"op", t.op}, {"ms", t.ms}, {"calls", t.calls}});
-    nlohmann::json picks = nlohmann::json::array();
-    for (const auto& g : a.gemm_picks)
-      picks.push_back({{"gemm", g.gemm},
-                       {"candidates", g.candidates},
-                       {"chosen", g.chosen},
-                       {"first_ms", g.first_ms},
-                       {"chosen_ms", g.chosen_ms}});
     arms.push_back({{"arm", a.arm},
                     {"op_times", ops},
-                    {"gemm_picks", picks},
                     {"frozen", timing(a.frozen)},
                     {"step", timing(a.step)},
                     {"loss", a.loss},

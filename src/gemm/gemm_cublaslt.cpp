@@ -4,7 +4,6 @@
 // cuBLASLt's "A" is our B and its "B" is our A; a K-major operand becomes TRANSA = T / TRANSB = N,
 // which is the TN layout Hopper's FP8 kernels require.
 #if defined(FP8LAB_HAVE_CUDA)
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -150,91 +149,7 @@ void set_attr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, co
   FP8LAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)));
 }
 
-// A stream's timing of one launch at a time: each launch gets its own event pair, read after the
-// stream has drained, so the times do not wait on the host.
-class LaunchTimer {
- public:
-  explicit LaunchTimer(cudaStream_t stream) : stream_(stream) {}
-  ~LaunchTimer() {
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
-  }
-  LaunchTimer(const LaunchTimer&) = delete;
-  LaunchTimer& operator=(const LaunchTimer&) = delete;
-  void start() { FP8LAB_CUDA_CHECK(cudaEventRecord(next(), stream_)); }
-  void stop() { FP8LAB_CUDA_CHECK(cudaEventRecord(next(), stream_)); }
-  // The median of the started/stopped pairs since the last call, in ms (synchronises).
-  double median_ms() {
-    FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<double> times;
-    for (std::size_t i = first_; i + 1 < used_; i += 2) {
-      float ms = 0;
-      FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]));
-      times.push_back(ms);
-    }
-    first_ = used_;
-    if (times.empty()) return 0.0;
-    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
-                     times.end());
-    return times[times.size() / 2];
-  }
-
- private:
-  cudaEvent_t next() {
-    if (used_ == events_.size()) {
-      cudaEvent_t e = nullptr;
-      FP8LAB_CUDA_CHECK(cudaEventCreate(&e));
-      events_.push_back(e);
-    }
-    return events_[used_++];
-  }
-  cudaStream_t stream_;
-  std::vector<cudaEvent_t> events_;
-  std::size_t used_ = 0, first_ = 0;
-};
-
-// GemmAlgoChoice::timed: times every candidate that runs on the call's own operands and returns
-// the record, with `chosen` the fastest's rank (-1: none ran). Each launch overwrites out (and
-// aux), so an accumulating call's out is saved to the host here and restored before returning;
-// the caller then launches the chosen candidate once for the call's result.
-template <typename Launch>
-GemmTuningRecord time_candidates(const std::vector<cublasLtMatmulAlgo_t>& candidates,
-                                 Launch&& launch, const TensorView& out, bool accumulate,
-                                 cudaStream_t stream) {
-  std::vector<std::byte> saved;
-  if (accumulate) {
-    saved.resize(out.nbytes());
-    FP8LAB_CUDA_CHECK(
-        cudaMemcpyAsync(saved.data(), out.data, saved.size(), cudaMemcpyDeviceToHost, stream));
-  }
-  GemmTuningRecord rec;
-  rec.chosen = -1;
-  LaunchTimer timer(stream);
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    if (launch(candidates[i]) != CUBLAS_STATUS_SUCCESS) continue;  // refused: nothing written
-    for (int r = 0; r < CublasLtGemm::kTimedLaunches; ++r) {
-      timer.start();
-      FP8LAB_CUBLAS_CHECK(launch(candidates[i]));
-      timer.stop();
-    }
-    const double ms = timer.median_ms();
-    if (rec.candidates++ == 0) rec.first_ms = ms;
-    if (rec.chosen < 0 || ms < rec.chosen_ms) {
-      rec.chosen = static_cast<int>(i);
-      rec.chosen_ms = ms;
-    }
-  }
-  if (accumulate)
-    FP8LAB_CUDA_CHECK(
-        cudaMemcpyAsync(out.data, saved.data(), saved.size(), cudaMemcpyHostToDevice, stream));
-  FP8LAB_CUDA_CHECK(cudaStreamSynchronize(stream));  // `saved` is freed on return
-  return rec;
-}
-
 }  // namespace
-
-const char* gemm_algo_choice_name(GemmAlgoChoice c) {
-  return c == GemmAlgoChoice::timed ? "timed" : "heuristic";
-}
 
 CublasLtGemm::CublasLtGemm(std::size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
   cublasLtHandle_t h = nullptr;
@@ -255,8 +170,6 @@ const char* gemm_epilogue_name(GemmEpilogue e) {
       return "none";
     case GemmEpilogue::gelu_aux:
       return "gelu-aux";
-    case GemmEpilogue::dgelu:
-      return "dgelu";
   }
   return "?";
 }
@@ -286,9 +199,7 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
   set_attr(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
   if (options.epilogue != GemmEpilogue::none) {
     // aux has out's layout: column-major [N, M] with leading dimension N.
-    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-             options.epilogue == GemmEpilogue::gelu_aux ? CUBLASLT_EPILOGUE_GELU_AUX
-                                                        : CUBLASLT_EPILOGUE_DGELU);
+    set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_GELU_AUX);
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);
     set_attr(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(d.n));
   }
@@ -374,20 +285,6 @@ void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& 
   if (plan.chosen >= 0) {
     FP8LAB_CUBLAS_CHECK(launch(plan.candidates[static_cast<std::size_t>(plan.chosen)]));
     return;
-  }
-  if (choice_ == GemmAlgoChoice::timed && plan.candidates.size() > 1) {
-    GemmTuningRecord rec =
-        time_candidates(plan.candidates, launch, out, options.accumulate, stream);
-    if (rec.chosen >= 0) {
-      plan.chosen = rec.chosen;
-      rec.gemm = describe(a, b, out) +
-                 (options.epilogue == GemmEpilogue::none
-                      ? ""
-                      : fmt::format(" (epilogue {})", gemm_epilogue_name(options.epilogue)));
-      tuning_.push_back(std::move(rec));
-      FP8LAB_CUBLAS_CHECK(launch(plan.candidates[static_cast<std::size_t>(plan.chosen)]));
-      return;
-    }
   }
   // First call of this plan: take the best-ranked candidate that cuBLASLt accepts (a refused
   // launch returns before touching memory), then keep it: the algorithm is chosen once per key.

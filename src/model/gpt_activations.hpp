@@ -62,7 +62,7 @@ struct GptModel::Activations {
   // block the x of qkv, attn.proj, fc and mlp.proj, in BlockLinear order (fc's is read again by
   // the backward's MLP recompute, so each block keeps its own), then per block the dY of the
   // same four. Each slot has one producer per step, so zeroing them all once per forward is
-  // all that deferred slots need (GptModel::set_deferred_amax).
+  // all that deferred slots need (AmaxSlot::deferred).
   static constexpr int kSlotsPerBlock = 4;
   Buffer amax_slots;
   // Pointwise recompute: which of ln1, ln2 (into ln_shared) and gelu (into gelu_shared) the

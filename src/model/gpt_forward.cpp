@@ -3,16 +3,14 @@
 // dtype change.
 //
 // The FP8 linears' amax: an op that writes a linear's input gets the linear's AmaxSlot
-// (x_amax / dy_amax; empty unless the linear is FP8 and fuse_amax is on) and the linear the same
+// (x_amax / dy_amax; empty unless the linear is a tensorwise FP8 one) and the linear the same
 // slot, so the amax costs no extra read of the tensor (see AmaxSlot in backend.hpp).
 //
 // The residual adds run inside the RMSNorm that reads their sum (add_and_norm), and the
 // projections' dY, the residual gradient in the activation dtype, is stored by the RMSNorm
-// backward that updates it (norm_backward); fuse_norm_add off runs the separate ops instead.
+// backward that updates it (norm_backward).
 //
-// The MLP's GELU goes through linear_gelu_forward (set_fuse_gelu) and, when asked,
-// linear_backward_gelu (set_fuse_gelu_backward), so a backend can fold it into fc's and proj's
-// GEMMs.
+// The MLP's GELU goes through linear_gelu_forward, so a backend can fold it into fc's GEMM.
 //
 // Pointwise recompute (PrecisionConfig::pointwise_recompute): the backward rebuilds ln1, ln2 and
 // gelu in the shared buffers the forward wrote them to (a bf16 linear's saved state reads its x
@@ -55,7 +53,7 @@ class IdleLoan {
 
 AmaxSlot GptModel::slot(int index, Fp8Format format) const {
   AmaxSlot s = amax_slot(acts_->amax_slots, index, format);
-  s.deferred = deferred_amax_;
+  s.deferred = true;  // zeroed at the start of each forward, finalised by the linear's cast
   return s;
 }
 
@@ -65,7 +63,7 @@ bool GptModel::fused_amax_linear(BlockLinear which) const {
 }
 
 AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
-  if (!fuse_amax_ || !fused_amax_linear(which)) return {};
+  if (!fused_amax_linear(which)) return {};
   static_assert(static_cast<int>(BlockLinear::mlp_proj) + 1 == Activations::kSlotsPerBlock,
                 "one x slot per block linear, in BlockLinear order");
   const int k = static_cast<int>(which);
@@ -79,7 +77,7 @@ AmaxSlot GptModel::w_amax(std::int64_t layer, BlockLinear which) const {
 }
 
 AmaxSlot GptModel::dy_amax(std::int64_t layer, BlockLinear which) const {
-  if (!fuse_amax_ || !fused_amax_linear(which)) return {};
+  if (!fused_amax_linear(which)) return {};
   const int k = static_cast<int>(which);
   return slot(static_cast<int>(config_.n_layers + layer) * Activations::kSlotsPerBlock + k,
               Fp8Format::e5m2);
@@ -134,7 +132,7 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   const LinearMode fc_mode = linear_mode_for(precision_, BlockLinear::mlp_fc);
   const TensorView& fc_x = own_or(b.ln2, a.ln_shared);
   const TensorView fc_w = working(block_param(l, "mlp.fc.weight"));
-  if (fuse_gelu_ && !a.recompute_gelu) {  // see set_fuse_gelu (pointwise keeps the separate ops)
+  if (!a.recompute_gelu) {  // pointwise recompute keeps the separate ops (model.hpp)
     b.fc_ctx = backend_.linear_gelu_forward(fc_mode, fc_x, fc_w, fc, gelu, linear_name(l, "mlp.fc"),
                                             x_amax(l, BlockLinear::mlp_fc),
                                             x_amax(l, BlockLinear::mlp_proj),
@@ -157,12 +155,7 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
 void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
                             const TensorView& y, const TensorView& rstd, AmaxSlot amax) {
   const Activations& a = *acts_;
-  if (fuse_norm_add_) {
-    backend_.add_rmsnorm_forward(x, a.branch_out, sum, param(w), config_.norm_eps, y, rstd, amax);
-  } else {
-    backend_.add(x, a.branch_out, sum);
-    backend_.rmsnorm_forward(sum, param(w), config_.norm_eps, y, rstd, amax);
-  }
+  backend_.add_rmsnorm_forward(x, a.branch_out, sum, param(w), config_.norm_eps, y, rstd, amax);
 }
 
 void GptModel::forward(bool training) {
@@ -171,8 +164,7 @@ void GptModel::forward(bool training) {
   const int heads = static_cast<int>(config_.n_heads), seq = static_cast<int>(config_.seq_len);
   // Deferred slots accumulate from zero; each has one producer per step (an MLP or pointwise
   // recompute stores the same values again, which leaves the maximum as it is).
-  if (fuse_amax_ && deferred_amax_ && a.amax_slots.view().data != nullptr)
-    backend_.fill_zero(a.amax_slots);
+  if (a.amax_slots.view().data != nullptr) backend_.fill_zero(a.amax_slots);
   backend_.embedding_forward(a.tokens, param(params[0]), param(params[1]), a.resid[0]);
   // The only norm without a residual add in front: every later one normalises the sum of the
   // add before it (add_and_norm), so block l > 0 finds its ln1 done by block l - 1.
@@ -189,7 +181,7 @@ void GptModel::forward(bool training) {
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
         working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
         x_amax(l, BlockLinear::attn_qkv), w_amax(l, BlockLinear::attn_qkv));
-    const AmaxSlot att_amax = fuse_attention_amax_ ? x_amax(l, BlockLinear::attn_proj) : AmaxSlot{};
+    const AmaxSlot att_amax = x_amax(l, BlockLinear::attn_proj);
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
     b.attn_proj_ctx =
         backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
@@ -234,12 +226,9 @@ void GptModel::norm_backward(const TensorView& x, const ParamInfo& w, const Tens
   Activations& a = *acts_;
   if (!next_dy) {
     backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w), dw_write_);
-  } else if (fuse_norm_add_) {
+  } else {
     backend_.rmsnorm_backward_and_convert(x, param(w), rstd, dy, a.dresid, grad_target(w),
                                           a.d_branch, dy_amax(next_layer, *next_dy), dw_write_);
-  } else {
-    backend_.rmsnorm_backward(x, param(w), rstd, dy, a.dresid, grad_target(w), dw_write_);
-    backend_.convert(a.dresid, a.d_branch, dy_amax(next_layer, *next_dy));
   }
 }
 
@@ -301,17 +290,11 @@ void GptModel::block_backward(std::int64_t l) {
     backend_.gelu_forward(fc, a.gelu_shared, x_amax(l, BlockLinear::mlp_proj));  // proj's x
   }
   loan.switch_to(a.d_ln);
-  const TensorView proj_dw = grad_target(block_param(l, "mlp.proj.weight"));
-  if (fuse_gelu_backward_ && !a.recompute_gelu) {  // d_mlp = d(fc out) = gelu'(fc) * (dY W)
-    backend_.linear_backward_gelu(*b.mlp_proj_ctx, a.d_branch, fc, a.d_mlp, proj_dw,
-                                  dy_amax(l, BlockLinear::mlp_proj),
-                                  dy_amax(l, BlockLinear::mlp_fc), dw_write_);
-  } else {
-    backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp, proj_dw,
-                             dy_amax(l, BlockLinear::mlp_proj), dw_write_);
-    // In place: d(gelu out) -> d(fc out).
-    backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
-  }
+  backend_.linear_backward(*b.mlp_proj_ctx, a.d_branch, a.d_mlp,
+                           grad_target(block_param(l, "mlp.proj.weight")),
+                           dy_amax(l, BlockLinear::mlp_proj), dw_write_);
+  // In place: d(gelu out) -> d(fc out).
+  backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
   loan.switch_to(fc);
   // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
   if (a.recompute_ln2 && !precision_.mlp_recompute) recompute_norm(l, BlockLinear::mlp_fc);
@@ -329,8 +312,7 @@ void GptModel::block_backward(std::int64_t l) {
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad_target(block_param(l, "attn.proj.weight")),
                            dy_amax(l, BlockLinear::attn_proj), dw_write_);
-  const AmaxSlot d_qkv_amax =
-      fuse_attention_amax_ ? dy_amax(l, BlockLinear::attn_qkv) : AmaxSlot{};
+  const AmaxSlot d_qkv_amax = dy_amax(l, BlockLinear::attn_qkv);
   backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv, d_qkv_amax);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln,
                            grad_target(block_param(l, "attn.qkv.weight")), d_qkv_amax, dw_write_);

@@ -222,7 +222,7 @@ AmaxSlot GptModel::weight_slot(int index) const {
 }
 
 AmaxSlot GptModel::weight_amax_slot(const ParamInfo& p) const {
-  if (!weight_amax_from_update_ || p.role != ParamRole::matrix) return {};
+  if (p.role != ParamRole::matrix) return {};
   // p's place in the layout (kBlockParams).
   const auto& params = layout_.params();
   const auto it = std::lower_bound(
@@ -243,8 +243,8 @@ void GptModel::begin_weight_update() {
 }
 
 void GptModel::finish_weight_update() {
-  // Only if weight_amax_slot handed the slots out (the switch was on during the update).
-  w_amax_current_ = weight_amax_from_update_ && weight_amax_slots_.view().data != nullptr;
+  // Only where weight_amax_slot handed slots out (some block linear is a tensorwise FP8 one).
+  w_amax_current_ = weight_amax_slots_.view().data != nullptr;
 }
 
 void GptModel::zero_grads() { grads_zero_pending_ = true; }

@@ -34,13 +34,4 @@ std::unique_ptr<LinearContext> Backend::linear_gelu_forward(
   return ctx;
 }
 
-void Backend::linear_backward_gelu(LinearContext& saved, const TensorView& dy,
-                                   const TensorView& gelu_x, const TensorView& dx,
-                                   const TensorView& dw_accum, AmaxSlot dy_amax, AmaxSlot dx_amax,
-                                   GradWrite dw_write) {
-  nn::check_linear_gelu(gelu_x, dx, "linear_backward_gelu");
-  linear_backward(saved, dy, dx, dw_accum, dy_amax, dw_write);
-  gelu_backward(gelu_x, dx, dx, dx_amax);
-}
-
 }  // namespace fp8lab

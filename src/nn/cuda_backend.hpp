@@ -118,18 +118,14 @@ class CudaBackend final : public Backend {
   void linear_backward(LinearContext& saved, const TensorView& dy, const TensorView& dx,
                        const TensorView& dw_accum, AmaxSlot dy_amax = {},
                        GradWrite dw_write = GradWrite::accumulate) override;
-  // bf16 (with no amax wanted of y or dx): one GEMM each, GELU in cuBLASLt's epilogue
-  // (linear_gelu_forward_cuda, linear_backward_dgelu_cuda); otherwise the Backend defaults.
+  // bf16 (with no amax wanted of y): one GEMM, GELU in cuBLASLt's epilogue
+  // (linear_gelu_forward_cuda); otherwise the Backend default.
   std::unique_ptr<LinearContext> linear_gelu_forward(LinearMode precision, const TensorView& x,
                                                      const TensorView& w, const TensorView& pre,
                                                      const TensorView& y, std::string_view name,
                                                      AmaxSlot x_amax = {},
                                                      AmaxSlot y_amax = {},
                                                      AmaxSlot w_amax = {}) override;
-  void linear_backward_gelu(LinearContext& saved, const TensorView& dy, const TensorView& gelu_x,
-                            const TensorView& dx, const TensorView& dw_accum, AmaxSlot dy_amax = {},
-                            AmaxSlot dx_amax = {},
-                            GradWrite dw_write = GradWrite::accumulate) override;
   LossSums cross_entropy(const TensorView& x, const TensorView& w, const TensorView& targets,
                          int ignore_index, int chunk_rows, float grad_scale, const TensorView& dx,
                          const TensorView& dw_accum,
@@ -150,14 +146,8 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const { return stream_; }
   void reset_peak();                       // peak := current (e.g. after set-up)
   std::size_t pool_reserved_peak() const;  // bytes the pool took from the device, at most
-  void set_fast_accum(bool on) { fast_accum_ = on; }  // FP8 GEMMs (default off: precise)
   void set_op_timing(bool on) { op_timing_ = on; }
   bool op_timing() const { return op_timing_; }
-  // The FP8 linears' W casts on a side stream, beside the x cast (default), or on the main
-  // stream before it (off: an A/B of that overlap; the bytes are the same).
-  void set_w_cast_overlap(bool on) { w_cast_overlap_ = on; }
-  // The GEMMs: e.g. set_algo_choice(GemmAlgoChoice::timed) and its tuning_records().
-  CublasLtGemm& gemm() { return *gemm_; }
   std::vector<OpTime> take_op_times();  // synchronises; sums per op, in first-seen order
 
   // Pool access for PoolBlock.
@@ -185,7 +175,6 @@ class CudaBackend final : public Backend {
   std::unique_ptr<LinearCudaOverlap> overlap_;
   PoolBlock flags_block_;
   DeviceFlags* flags_ = nullptr;  // device pointer inside flags_block_
-  bool fast_accum_ = false;
   std::vector<std::string> nonfinite_names_;
   std::map<std::string, int, std::less<>> nonfinite_ids_;
   mutable std::mutex mutex_;
@@ -199,7 +188,6 @@ class CudaBackend final : public Backend {
 
   friend class OpTimer;
   bool op_timing_ = false;
-  bool w_cast_overlap_ = true;
   struct TimedOp {
     const char* name;
     cudaEvent_t start, stop;

@@ -77,14 +77,13 @@ class PhaseTimers {
   std::optional<OpTimer> part_;
 };
 
-// A linear's state before its forward: its mode, name, recipe and the backend's GEMM options.
+// A linear's state before its forward: its mode, name, recipe and the backend's W-cast overlap.
 std::unique_ptr<CudaLinearContext> new_linear_context(LinearMode mode, std::string_view name,
-                                                      bool fast_accum, LinearCudaOverlap* overlap,
+                                                      LinearCudaOverlap* overlap,
                                                       const Fp8Options& fp8) {
   auto ctx = std::make_unique<CudaLinearContext>();
   ctx->config.mode = mode == LinearMode::fp8 ? LinearCudaMode::fp8_fused : LinearCudaMode::bf16;
   ctx->config.name = std::string(name);
-  ctx->config.fast_accum = fast_accum;
   ctx->config.overlap = overlap;
   ctx->config.fp8 = fp8;
   ctx->saved.mode = ctx->config.mode;
@@ -113,8 +112,7 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   check_rank(x, 2, "linear x");
   check_rank(w, 2, "linear w");
   const std::int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  auto ctx = new_linear_context(mode, name, fast_accum_,
-                                w_cast_overlap_ ? overlap_.get() : nullptr, fp8_options());
+  auto ctx = new_linear_context(mode, name, overlap_.get(), fp8_options());
   if (mode == LinearMode::bf16) {
     linear_forward_cuda(*gemm_, ctx->config, x, w, y, ctx->saved, stream_);
     return ctx;
@@ -204,27 +202,9 @@ std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
     return Backend::linear_gelu_forward(mode, x, w, pre, y, name, x_amax, y_amax, w_amax);
   OpTimer timer(*this, "linear_forward bf16 +gelu");
   nn::check_linear_gelu(pre, y, name);
-  auto ctx = new_linear_context(mode, name, fast_accum_, overlap_.get(), fp8_options());
+  auto ctx = new_linear_context(mode, name, overlap_.get(), fp8_options());
   linear_gelu_forward_cuda(*gemm_, ctx->config, x, w, pre, y, ctx->saved, stream_);
   return ctx;
-}
-
-void CudaBackend::linear_backward_gelu(LinearContext& saved, const TensorView& dy,
-                                       const TensorView& gelu_x, const TensorView& dx,
-                                       const TensorView& dw_accum, AmaxSlot dy_amax,
-                                       AmaxSlot dx_amax, GradWrite dw_write) {
-  auto* ctx = dynamic_cast<CudaLinearContext*>(&saved);
-  FP8LAB_CHECK(ctx != nullptr,
-               "linear_backward_gelu: the saved state was not made by the CUDA backend");
-  if (ctx->config.mode != LinearCudaMode::bf16 || dx_amax) {
-    Backend::linear_backward_gelu(saved, dy, gelu_x, dx, dw_accum, dy_amax, dx_amax, dw_write);
-    return;
-  }
-  OpTimer timer(*this, "linear_backward bf16 +dgelu");
-  nn::check_linear_gelu(gelu_x, dx, ctx->config.name);
-  check_f32(dw_accum, "linear dw");
-  linear_backward_dgelu_cuda(*gemm_, ctx->config, ctx->saved, dy, gelu_x, dx, dw_accum,
-                             dw_write == GradWrite::accumulate, stream_);
 }
 
 // Chunk by chunk: logits = x_c wᵀ (fp32 accumulation) -> loss rows and bf16 dlogits ->

@@ -260,7 +260,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
   gemm.matmul(fp8_arg(saved.xq, saved.xq_inv, xs.q, meta + kMetaX),
               fp8_arg(saved.wq, saved.wq_inv, ws.q, meta + kMetaW), y,
-              {.fast_accum = config.fast_accum && !is_grouped}, stream);
+              {}, stream);
 }
 
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
@@ -321,16 +321,15 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   const OperandScaling ds = operand_scaling(config.fp8.recipe, Fp8Role::dy);
   const OperandScaling xsc = operand_scaling(config.fp8.recipe, Fp8Role::x);
   const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
-  const bool fast = config.fast_accum && !is_grouped;
   announce(config, "linear_backward fp8: dX GEMM");
   gemm.matmul(fp8_arg(scratch.dyq, scratch.dyq_inv, ds.q, meta + kMetaDy),
               fp8_arg(saved.wq_t, saved.wq_t_inv, ws.qt, meta + kMetaW), dx,
-              {.fast_accum = fast}, stream);
+              {}, stream);
   announce(config, "linear_backward fp8: dW GEMM");
   if (fp8_wgrad)
     gemm.matmul(fp8_arg(scratch.dyq_t, scratch.dyq_t_inv, ds.qt, meta + kMetaDy),
                 fp8_arg(saved.xq_t, saved.xq_t_inv, xsc.qt, meta + kMetaX), dw,
-                {.fast_accum = fast, .accumulate = accumulate_dw}, stream);
+                {.accumulate = accumulate_dw}, stream);
   else
     gemm.matmul({dy, false}, {saved.x, false}, dw, dw_bf16, stream);  // dW = dYᵀ · x in BF16
 }
@@ -348,25 +347,6 @@ void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config
   saved.x = x;
   saved.w = w;
   gemm.matmul({x, true}, {w, true}, y, {.epilogue = GemmEpilogue::gelu_aux, .aux = pre}, stream);
-}
-
-void linear_backward_dgelu_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
-                                const LinearSavedCuda& saved, const TensorView& dy,
-                                const TensorView& gelu_x, const TensorView& dx,
-                                const TensorView& dw, bool accumulate_dw, cudaStream_t stream) {
-  const std::string& name = config.name;
-  FP8LAB_CHECK(config.mode == LinearCudaMode::bf16 && saved.mode == config.mode,
-               "{}: the GELU-backward epilogue runs in bf16 mode only, not {}", name,
-               linear_cuda_mode_name(config.mode));
-  check_rank(saved.x, 2, (name + " saved x").c_str());
-  check_rank(saved.w, 2, (name + " saved w").c_str());
-  const std::int64_t m = saved.x.shape[0], k = saved.x.shape[1], n = saved.w.shape[0];
-  check_backward_views(dy, dx, dw, m, k, n, name);
-  check_view(gelu_x, DType::bf16, {m, k}, name + " GELU input (its x's pre-activation)");
-  gemm.matmul({dy, true}, {saved.w, false}, dx, {.epilogue = GemmEpilogue::dgelu, .aux = gelu_x},
-              stream);  // dX
-  gemm.matmul({dy, false}, {saved.x, false}, dw, {.accumulate = accumulate_dw},
-              stream);  // dW = dYᵀ x
 }
 
 void linear_check_finite_cuda(const LinearCudaConfig& config, const LinearSavedCuda& saved,

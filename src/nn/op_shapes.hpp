@@ -34,8 +34,7 @@ void check_add_rmsnorm(const TensorView& x, const TensorView& branch, const Tens
 void check_norm_copy(const TensorView& x, const TensorView& dy, const TensorView& dx_accum,
                      const TensorView& dx_copy);
 
-// Backend::linear_gelu_forward's pre and y, and linear_backward_gelu's gelu_x and dx: one
-// element count, disjoint (each op writes one while the other is read or written).
+// Backend::linear_gelu_forward's pre and y: one element count, disjoint (the op writes both).
 void check_linear_gelu(const TensorView& a, const TensorView& b, std::string_view op);
 
 // qkv [B*T, 3*H*hd] split into heads over rows of seq_len; lse f32 [B, H, T].

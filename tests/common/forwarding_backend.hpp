@@ -107,6 +107,9 @@ class ForwardingBackend : public Backend {
     inner_->lm_head_logits(x, w, l);
   }
 
+ protected:
+  Backend& inner() { return *inner_; }
+
  private:
   std::unique_ptr<Backend> inner_;
 };

@@ -6,9 +6,8 @@
 //   Fp8Meta;
 // on the vector kernels, the scalar ones (prime D, unaligned outputs), the unfused fallbacks
 // (unaligned inputs or copy beside aligned rest), more rows than the grids cover, empty tensors,
-// and NaN / inf inputs, which an FP8 linear handed the slot then reports with the same error;
-// - the whole model: the same loss bits and gradient bytes with GptModel::set_fuse_norm_add on
-//   and off. The fused ops against the CPU: tests/cuda/test_cuda_ops.cpp.
+// and NaN / inf inputs, which an FP8 linear handed the slot then reports with the same error.
+// The fused ops against the CPU: tests/cuda/test_cuda_ops.cpp.
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cmath>
 #include <cstring>
@@ -18,9 +17,7 @@
 
 #include "cuda/cuda_test_util.hpp"
 #include "cuda/linear_nonfinite_report.hpp"
-#include "cuda/model_ab.hpp"
 #include "fp8lab/backend.hpp"
-#include "fp8lab/model.hpp"
 
 namespace fp8lab {
 namespace {
@@ -229,48 +226,6 @@ TEST_F(CudaFusedNorm, NonFiniteInputsAreReportedAsUnfused) {
         }
       });
 }
-
-// The whole model: fused and unfused give the same loss bits and gradient bytes.
-struct ModelCase {
-  PrecisionPolicy policy;
-  bool recompute;
-  bool fuse_amax;
-};
-
-class CudaFusedNormAddModel : public ::testing::TestWithParam<ModelCase> {};
-
-// Three blocks: a middle one whose ln1 is fused with the block below's add and whose ln1
-// backward writes the block below's dY.
-TEST_P(CudaFusedNormAddModel, LossAndGradientsAreBitIdentical) {
-  FP8LAB_SKIP_WITHOUT_GPU();
-  const ModelCase mc = GetParam();
-  PrecisionConfig p;
-  p.policy = mc.policy;
-  p.mlp_recompute = mc.recompute;
-  const std::uint64_t seed = testing::fresh_seed();
-  testing::ModelRun runs[2];
-  for (int fuse = 0; fuse < 2; ++fuse) {
-    runs[fuse] = testing::run_gpu_model(p, 3, seed, [&](GptModel& model) {
-      model.set_fuse_amax(mc.fuse_amax);
-      model.set_fuse_norm_add(fuse == 1);
-    });
-  }
-  testing::expect_bit_identical(runs[0], runs[1]);
-}
-
-INSTANTIATE_TEST_SUITE_P(Policies, CudaFusedNormAddModel,
-                         ::testing::Values(ModelCase{PrecisionPolicy::bf16, false, true},
-                                           ModelCase{PrecisionPolicy::bf16, true, true},
-                                           ModelCase{PrecisionPolicy::fp8_mlp, false, true},
-                                           ModelCase{PrecisionPolicy::fp8_mlp, true, true},
-                                           ModelCase{PrecisionPolicy::fp8_mlp, false, false},
-                                           ModelCase{PrecisionPolicy::fp8_linears, false, true},
-                                           ModelCase{PrecisionPolicy::fp8_linears, true, true}),
-                         [](const auto& param_info) {
-                           return testing::policy_case_name(param_info.param.policy,
-                                                            param_info.param.recompute) +
-                                  (param_info.param.fuse_amax ? "" : "_unfused_amax");
-                         });
 
 }  // namespace
 }  // namespace fp8lab

@@ -10,6 +10,7 @@
 
 #include "common/test_data.hpp"
 #include "cuda/cuda_test_util.hpp"
+#include "cuda/model_ab.hpp"
 #include "fp8lab/decoder.hpp"
 #include "fp8lab/inference_checkpoint.hpp"
 #include "fp8lab/model.hpp"
@@ -103,9 +104,9 @@ TEST(CudaDecoder, TokenByTokenTracksTheCudaModelForward) {
   ModelConfig c;
   c.vocab_size = 320, c.d_model = 128, c.n_layers = 2, c.n_heads = 2, c.seq_len = 64;
   c.init_std = 0.1f;
-  auto gpu = make_cuda_backend();
-  GptModel model(c, PrecisionConfig{}, 1, *gpu);
-  model.set_fuse_gelu(false);
+  // The model's fc and GELU as separate ops, as the decoder runs them.
+  testing::SeparateGeluCudaBackend gpu;
+  GptModel model(c, PrecisionConfig{}, 1, gpu);
   model.init_parameters(seed);
   const auto in = testing::random_tokens(c.seq_len, c.vocab_size, seed, 1);
   const auto tgt = testing::random_tokens(c.seq_len, c.vocab_size, seed, 2);

@@ -167,8 +167,8 @@ TEST(CudaModelDeterminism, RepeatsAndRecomputeAreBitIdentical) {
 
 // zero_grads leaves the zeroing to the next backward: the GEMMs write dW with beta 0 (the LM
 // head's first chunk too), and only the norm gains and wpe are zeroed first. Every policy, with
-// and without MLP recompute and the GELU backward in proj's GEMM: the gradients of an explicit
-// fill, none left NaN (model_ab_run.hpp).
+// and without MLP recompute: the gradients of an explicit fill, none left NaN
+// (model_ab_run.hpp).
 TEST(CudaModelZeroGrads, WritesWhatAFillWould) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
@@ -178,15 +178,13 @@ TEST(CudaModelZeroGrads, WritesWhatAFillWould) {
   const auto targets = random_tokens(m, c.vocab_size, seed, 6);
   for (PrecisionPolicy policy :
        {PrecisionPolicy::bf16, PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
-    for (int variant = 0; variant < 3; ++variant) {
+    for (bool recompute : {false, true}) {
       PrecisionConfig p;
       p.policy = policy;
-      p.mlp_recompute = variant == 1;
+      p.mlp_recompute = recompute;
       auto gpu = make_cuda_backend();
       GptModel model(c, p, testing::kAbBatch, *gpu);
-      model.set_fuse_gelu_backward(variant == 2);
-      const std::string label = std::string(policy_name(policy)) +
-                                (variant == 1 ? "+recompute" : variant == 2 ? "+dgelu" : "");
+      const std::string label = std::string(policy_name(policy)) + (recompute ? "+recompute" : "");
       // 64 rows per classifier chunk: three chunks, the first writes the LM head's dW.
       testing::expect_zero_grads_writes_what_a_fill_would(model, seed, inputs, targets, 64, label);
     }
@@ -213,10 +211,9 @@ TEST_P(CudaPointwiseRecompute, IsBitIdenticalAndLowersThePeak) {
   testing::ModelRun runs[2];
   for (int pointwise = 0; pointwise < 2; ++pointwise) {
     p.pointwise_recompute = pointwise == 1;
-    // Pointwise recompute of gelu runs the separate GELU ops (GptModel::set_fuse_gelu), so the
-    // arm that keeps gelu runs them too.
-    runs[pointwise] = testing::run_gpu_model(p, layers, seed,
-                                             [](GptModel& model) { model.set_fuse_gelu(false); });
+    // Pointwise recompute of gelu runs the separate GELU ops (GptModel, model.hpp), so the arm
+    // that keeps gelu runs them too (SeparateGeluCudaBackend).
+    runs[pointwise] = testing::run_gpu_model(p, layers, seed, /*separate_gelu=*/true);
   }
   testing::expect_bit_identical(runs[0], runs[1]);
   const std::int64_t saving =

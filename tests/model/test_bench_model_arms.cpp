@@ -1,8 +1,6 @@
-// `fp8lab bench model` arms: the names parse into the configs they say, and the A/B pairs (an
-// arm with and without "+unfused-amax", "+unfused-norm", "+recompute-pointwise" or
-// "+unfused-gelu" (on the CPU, whose GELU ops are not fused into its GEMMs)) compute
-// the same loss on the same problem; the switches of the CUDA backend need that backend; the
-// environment variables that pick kernels are recorded with the results.
+// `fp8lab bench model` arms: the names parse into the configs they say, and an arm with and
+// without "+recompute" or "+recompute-pointwise" computes the same loss on the same problem;
+// the environment variables that pick kernels are recorded with the results.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
 #include "model/bench_model_fixtures.hpp"
@@ -21,118 +19,41 @@ namespace {
 
 TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   const ModelBenchArm plain = parse_model_bench_arm("fp8-mlp");
+  EXPECT_EQ(plain.name, "fp8-mlp");
   EXPECT_EQ(plain.precision.policy, PrecisionPolicy::fp8_mlp);
   EXPECT_FALSE(plain.precision.mlp_recompute);
-  EXPECT_TRUE(plain.fuse_amax);
-  EXPECT_TRUE(plain.fuse_norm_add);
-  const ModelBenchArm both = parse_model_bench_arm("fp8-linears+recompute+unfused-amax");
-  EXPECT_EQ(both.precision.policy, PrecisionPolicy::fp8_linears);
-  EXPECT_TRUE(both.precision.mlp_recompute);
-  EXPECT_FALSE(both.fuse_amax);
-  EXPECT_TRUE(both.fuse_norm_add);
-  EXPECT_FALSE(parse_model_bench_arm("bf16+unfused-amax").fuse_amax);
-  const ModelBenchArm norm = parse_model_bench_arm("bf16+unfused-norm");
-  EXPECT_EQ(norm.precision.policy, PrecisionPolicy::bf16);
-  EXPECT_TRUE(norm.fuse_amax);
-  EXPECT_FALSE(norm.fuse_norm_add);
-  const ModelBenchArm all = parse_model_bench_arm("fp8-mlp+recompute+unfused-amax+unfused-norm");
-  EXPECT_EQ(all.precision.policy, PrecisionPolicy::fp8_mlp);
-  EXPECT_TRUE(all.precision.mlp_recompute);
-  EXPECT_FALSE(all.fuse_amax);
-  EXPECT_FALSE(all.fuse_norm_add);
-  EXPECT_FALSE(all.precision.pointwise_recompute);
+  EXPECT_FALSE(plain.precision.pointwise_recompute);
+  EXPECT_EQ(plain.precision.fp8, Fp8Options{});
+  const ModelBenchArm recompute = parse_model_bench_arm("bf16+recompute");
+  EXPECT_EQ(recompute.precision.policy, PrecisionPolicy::bf16);
+  EXPECT_TRUE(recompute.precision.mlp_recompute);
   const ModelBenchArm pointwise = parse_model_bench_arm("bf16+recompute-pointwise");
   EXPECT_EQ(pointwise.precision.policy, PrecisionPolicy::bf16);
   EXPECT_TRUE(pointwise.precision.pointwise_recompute);
   EXPECT_FALSE(pointwise.precision.mlp_recompute);
+  // The example of `bench model --help`: every modifier, in its place.
   const ModelBenchArm every =
-      parse_model_bench_arm("fp8-mlp+recompute+recompute-pointwise+unfused-amax+unfused-norm");
-  EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_mlp);
+      parse_model_bench_arm("fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise");
+  EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_linears);
+  EXPECT_EQ(every.precision.fp8.recipe, Fp8Recipe::blockwise);
+  EXPECT_TRUE(every.precision.fp8.bf16_wgrad);
   EXPECT_TRUE(every.precision.mlp_recompute);
   EXPECT_TRUE(every.precision.pointwise_recompute);
-  EXPECT_FALSE(every.fuse_amax);
-  EXPECT_FALSE(every.fuse_norm_add);
-  const ModelBenchArm gelu = parse_model_bench_arm("bf16+recompute+unfused-norm+unfused-gelu");
-  EXPECT_EQ(gelu.precision.policy, PrecisionPolicy::bf16);
-  EXPECT_TRUE(gelu.precision.mlp_recompute);
-  EXPECT_TRUE(gelu.fuse_amax);
-  EXPECT_FALSE(gelu.fuse_norm_add);
-  EXPECT_FALSE(gelu.fuse_gelu);
-  EXPECT_TRUE(every.fuse_gelu);
-  EXPECT_FALSE(every.fuse_gelu_backward);
-  const ModelBenchArm dgelu = parse_model_bench_arm("bf16+recompute+dgelu");
-  EXPECT_TRUE(dgelu.precision.mlp_recompute);
-  EXPECT_TRUE(dgelu.fuse_gelu);
-  EXPECT_TRUE(dgelu.fuse_gelu_backward);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+dgelu"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+dgelu+unfused-gelu"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-gelu+unfused-norm"), Error);
+  EXPECT_EQ(parse_model_bench_arm("fp8-mlp+rowwise").precision.fp8.recipe, Fp8Recipe::rowwise);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+rowwise+blockwise"), Error);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+bf16-wgrad+rowwise"), Error);
+  EXPECT_THROW(parse_model_bench_arm("bf16+rowwise"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+recompute-pointwise+recompute"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-amax+recompute-pointwise"), Error);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+recompute"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+unfused-amax"), Error);
-  EXPECT_THROW(parse_model_bench_arm("bf16+unfused-norm+recompute"), Error);
-  // The amax protocol's A/B: finalising producers, in the amax position.
-  EXPECT_TRUE(plain.deferred_amax);
-  const ModelBenchArm finalized = parse_model_bench_arm("fp8-linears+recompute+finalized-amax");
-  EXPECT_FALSE(finalized.deferred_amax);
-  EXPECT_TRUE(finalized.fuse_amax);
-  EXPECT_TRUE(finalized.precision.mlp_recompute);
-  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-norm").deferred_amax);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+finalized-amax+unfused-amax"), Error);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+unfused-amax+finalized-amax"), Error);
-  // W's amax from the optimizer: on by default, off with its suffix in its place.
-  EXPECT_TRUE(plain.weight_amax_from_update);
-  const ModelBenchArm own_w = parse_model_bench_arm("fp8-linears+finalized-amax+own-w-amax");
-  EXPECT_FALSE(own_w.weight_amax_from_update);
-  EXPECT_FALSE(own_w.deferred_amax);
-  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp+own-w-amax+serial-w-cast").weight_amax_from_update);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+own-w-amax+unfused-gelu"), Error);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+serial-w-cast+own-w-amax"), Error);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+recompute+bf16-wgrad"), Error);
+  // One way to run each op: the fusions and the backend's choices take no suffix.
+  for (const char* gone :
+       {"fp8-mlp+unfused-amax", "fp8-mlp+unfused-attention-amax", "fp8-mlp+finalized-amax",
+        "fp8-mlp+own-w-amax", "bf16+unfused-norm", "bf16+unfused-gelu", "bf16+dgelu",
+        "fp8-mlp+serial-w-cast", "fp8-mlp+timed-gemm", "fp8-mlp+filled-grads"})
+    EXPECT_THROW(parse_model_bench_arm(gone), Error) << gone;
 }
 
 using testing::tiny_cpu_bench;
-
-TEST(BenchModelArms, BackendSwitchesParseLastAndNeedTheCudaBackend) {
-  const ModelBenchArm serial = parse_model_bench_arm("fp8-linears+serial-w-cast");
-  EXPECT_FALSE(serial.w_cast_overlap);
-  EXPECT_FALSE(serial.timed_gemm);
-  EXPECT_EQ(serial.precision.policy, parse_policy("fp8-linears"));
-  const ModelBenchArm both = parse_model_bench_arm("fp8-mlp+recompute+serial-w-cast+timed-gemm");
-  EXPECT_FALSE(both.w_cast_overlap);
-  EXPECT_TRUE(both.timed_gemm);
-  EXPECT_TRUE(both.precision.mlp_recompute);
-  EXPECT_TRUE(parse_model_bench_arm("fp8-mlp").w_cast_overlap);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+timed-gemm+serial-w-cast"), Error);
-
-  try {
-    run_model_bench(tiny_cpu_bench({"fp8-mlp+serial-w-cast"}));
-    ADD_FAILURE() << "the CPU backend took a CUDA switch";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
-    EXPECT_NE(e.message().find("+serial-w-cast"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find("cpu"), std::string::npos) << e.what();
-  }
-}
-
-// "+filled-grads" (a fill before the backward) parses last and runs the frozen pass and the
-// training step on any backend. That both ways give the same gradients: GptModel.ZeroGradsWritesWhatAFillWould.
-TEST(BenchModelArms, FilledGradsParsesLastAndChangesNoResult) {
-  const ModelBenchArm filled = parse_model_bench_arm("fp8-mlp+recompute+timed-gemm+filled-grads");
-  EXPECT_TRUE(filled.filled_grads);
-  EXPECT_TRUE(filled.timed_gemm);
-  EXPECT_TRUE(filled.precision.mlp_recompute);
-  EXPECT_FALSE(parse_model_bench_arm("fp8-mlp").filled_grads);
-  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+filled-grads+recompute"), Error);
-  ModelBenchConfig c = tiny_cpu_bench({"fp8-mlp", "fp8-mlp+filled-grads"});
-  c.train_step = true;
-  const ModelBenchResult r = run_model_bench(c);
-  ASSERT_EQ(r.arms.size(), 2u);
-  EXPECT_EQ(r.arms[1].arm, "fp8-mlp+filled-grads");
-  EXPECT_EQ(r.arms[0].loss, r.arms[1].loss);
-  EXPECT_FALSE(r.arms[0].step.samples_ms.empty());
-  EXPECT_FALSE(r.arms[1].step.samples_ms.empty());
-}
 
 // Sets (or, with nullptr, unsets) an environment variable for one scope.
 class ScopedEnv {
@@ -220,22 +141,16 @@ TEST(BenchModelArms, RoundsInterleaveTheArmsAndPoolTheirRepeats) {
   EXPECT_THROW(run_model_bench(c), Error);
 }
 
-ModelBenchResult run_pair(const std::string& fused, const std::string& unfused) {
-  return run_model_bench(tiny_cpu_bench({fused, unfused}));
-}
-
-TEST(BenchModelArms, UnfusedArmsComputeTheSameLoss) {
-  for (const auto& [fused, unfused] :
-       {std::pair<std::string, std::string>{"fp8-mlp+recompute", "fp8-mlp+recompute+unfused-amax"},
-        {"bf16", "bf16+unfused-norm"},
-        {"bf16+recompute", "bf16+recompute+unfused-gelu"},
-        {"bf16+dgelu", "bf16+unfused-gelu"},
-        {"fp8-mlp", "fp8-mlp+unfused-norm"},
-        {"bf16+recompute-pointwise", "bf16"}}) {
-    const ModelBenchResult r = run_pair(fused, unfused);
-    ASSERT_EQ(r.arms.size(), 2u) << unfused;
-    EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256) << unfused;
-    EXPECT_EQ(r.arms[0].loss, r.arms[1].loss) << unfused;
+// The memory options change what is kept, not what is computed: the same loss on the same
+// problem.
+TEST(BenchModelArms, RecomputeArmsComputeTheSameLoss) {
+  for (const auto& [kept, rebuilt] :
+       {std::pair<std::string, std::string>{"bf16", "bf16+recompute-pointwise"},
+        {"fp8-mlp", "fp8-mlp+recompute"}}) {
+    const ModelBenchResult r = run_model_bench(tiny_cpu_bench({kept, rebuilt}));
+    ASSERT_EQ(r.arms.size(), 2u) << rebuilt;
+    EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256) << rebuilt;
+    EXPECT_EQ(r.arms[0].loss, r.arms[1].loss) << rebuilt;
   }
 }
 
