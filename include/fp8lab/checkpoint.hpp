@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,11 @@ CheckpointMeta read_checkpoint_meta(const std::filesystem::path& checkpoint_dir)
 // The step a checkpoint directory name stands for: "step_00000120" and "step_00000120.1" -> 120;
 // nullopt for any other name (at least 8 digits, then nothing or '.' and digits).
 std::optional<std::int64_t> checkpoint_dir_step(std::string_view name);
+
+// The checkpoint directories in checkpoints_dir (names checkpoint_dir_step accepts) with their
+// steps, sorted by step, then path.
+std::vector<std::pair<std::int64_t, std::filesystem::path>> list_checkpoint_dirs(
+    const std::filesystem::path& checkpoints_dir);
 
 // The name `latest` in checkpoints_dir holds, unvalidated; empty when there is no `latest`.
 std::string read_latest_name(const std::filesystem::path& checkpoints_dir);

@@ -45,17 +45,14 @@ static std::optional<std::int32_t> excluded_token_for(const std::string& spec, s
 
 namespace {
 
-// The last `k` checkpoints of `latest`'s directory with a step no later than its, oldest first.
+// The last `k` checkpoints beside `latest` (of step `last_step`) with a step no later than its,
+// oldest first.
 std::vector<std::pair<std::int64_t, fs::path>> last_checkpoints(const fs::path& latest,
+                                                                std::int64_t last_step,
                                                                 std::int64_t k) {
-  const std::int64_t last_step = read_checkpoint_meta(latest).step;
   std::vector<std::pair<std::int64_t, fs::path>> found;
-  for (const auto& e : fs::directory_iterator(latest.parent_path())) {
-    const auto step = checkpoint_dir_step(e.path().filename().string());
-    if (step && *step <= last_step && fs::exists(e.path() / "meta.json"))
-      found.emplace_back(*step, e.path());
-  }
-  std::sort(found.begin(), found.end());
+  for (auto& [step, dir] : list_checkpoint_dirs(latest.parent_path()))
+    if (step <= last_step && fs::exists(dir / "meta.json")) found.emplace_back(step, std::move(dir));
   FP8LAB_CHECK(static_cast<std::int64_t>(found.size()) >= k,
                "--average-last {}: '{}' holds {} checkpoint(s) up to step {}; train with "
                "train.keep_checkpoints >= {} (and a checkpoint_every that makes them)",
@@ -101,7 +98,7 @@ EvalReport evaluate_checkpoint(const EvalOptions& o) {
                "--order must be sequential or shuffled, got '{}'", o.order);
   FP8LAB_CHECK(o.average_last >= 1, "--average-last must be >= 1, got {}", o.average_last);
   const auto averaged = o.average_last > 1
-                            ? last_checkpoints(dir, o.average_last)
+                            ? last_checkpoints(dir, meta.step, o.average_last)
                             : std::vector<std::pair<std::int64_t, fs::path>>{};
 
   // Everything meta.json says is checked before anything is allocated from it: the model must

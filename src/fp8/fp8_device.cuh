@@ -104,6 +104,22 @@ __device__ __forceinline__ uint4 cast16_exact(const float (&v)[16], float scale,
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+// Whole-word flags for the underflow count (a code of magnitude 0 from an input that is not ±0,
+// as quantize_cpu counts it), four elements at a time; only bit 7 of each byte is meaningful.
+// Bit 7 of byte j: element j of the four bf16 in w01 (elements 0, 1) and w23 (2, 3) is not ±0 (a
+// 15-bit magnitude plus 0x7FFF carries into bit 15 iff it is not zero).
+__device__ __forceinline__ std::uint32_t bf16x4_nonzero_bytes(std::uint32_t w01, std::uint32_t w23) {
+  return __byte_perm((w01 & 0x7FFF7FFFu) + 0x7FFF7FFFu, (w23 & 0x7FFF7FFFu) + 0x7FFF7FFFu, 0x7531);
+}
+// Bit 7 of byte j: code j (an fp8 byte) has a magnitude that is not 0.
+__device__ __forceinline__ std::uint32_t code_nonzero_bytes(std::uint32_t codes) {
+  return (codes & 0x7F7F7F7Fu) + 0x7F7F7F7Fu;
+}
+// The underflows among four codes: magnitude 0 where the input was not ±0.
+__device__ __forceinline__ unsigned underflows4(std::uint32_t code_nonzero, std::uint32_t x_nonzero) {
+  return static_cast<unsigned>(__popc(~code_nonzero & x_nonzero & 0x80808080u));
+}
+
 // 16 input elements kept as raw 16-byte vectors until converted: all of a thread's loads can be
 // issued before the first conversion, with few registers held.
 template <typename In>
@@ -122,10 +138,8 @@ struct Raw16 {
   // is not zero.
   __device__ __forceinline__ std::uint32_t nonzero_bytes(int quad) const {
     const std::uint32_t* w = reinterpret_cast<const std::uint32_t*>(v) + quad * 4 / kPerWord;
-    if constexpr (sizeof(In) == 2) {  // two bf16 per word: flags in bits 15 and 31
-      const std::uint32_t a = (w[0] & 0x7FFF7FFFu) + 0x7FFF7FFFu;
-      const std::uint32_t b = (w[1] & 0x7FFF7FFFu) + 0x7FFF7FFFu;
-      return __byte_perm(a, b, 0x7531);
+    if constexpr (sizeof(In) == 2) {  // two bf16 per word
+      return bf16x4_nonzero_bytes(w[0], w[1]);
     } else {  // one f32 per word: flag in bit 31
       std::uint32_t f[4];
 #pragma unroll
@@ -189,8 +203,7 @@ __device__ __forceinline__ uint4 cast16(const Raw16<In>& raw, float scale, CastT
       const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(y[2] * scale, y[3] * scale),
                                                         __NV_SATFINITE, kind);
       w[quad] = __byte_perm(lo, hi, 0x5410);
-      // Bit 7 of a byte: its magnitude (7 bits) plus 0x7F carries into it iff it is not zero.
-      code_nonzero[quad] = (w[quad] & 0x7F7F7F7Fu) + 0x7F7F7F7Fu;
+      code_nonzero[quad] = code_nonzero_bytes(w[quad]);
     }
     // No code of magnitude 0 (the usual chunk): nothing underflowed. Otherwise count the codes of
     // magnitude 0 whose input was not ±0.
@@ -200,7 +213,7 @@ __device__ __forceinline__ uint4 cast16(const Raw16<In>& raw, float scale, CastT
       unsigned underflow = 0;
 #pragma unroll
       for (int quad = 0; quad < 4; ++quad)
-        underflow += __popc(~code_nonzero[quad] & raw.nonzero_bytes(quad) & 0x80808080u);
+        underflow += underflows4(code_nonzero[quad], raw.nonzero_bytes(quad));
       t.underflow += underflow;
     }
     return make_uint4(w[0], w[1], w[2], w[3]);

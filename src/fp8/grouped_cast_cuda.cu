@@ -139,12 +139,6 @@ __device__ __forceinline__ std::uint32_t cast4_exact(const uint2& w, const float
   return codes;
 }
 
-// Bit 7 of byte j: element j of the four is not ±0 (a 15-bit magnitude plus 0x7FFF carries into
-// bit 15 iff it is not zero; the other bits are not meaningful).
-__device__ __forceinline__ std::uint32_t nonzero_bytes(const uint2& w) {
-  return __byte_perm((w.x & 0x7FFF7FFFu) + 0x7FFF7FFFu, (w.y & 0x7FFF7FFFu) + 0x7FFF7FFFu, 0x7531);
-}
-
 // Four elements cast with finite-key scales (hardware conversion): no saturation and no NaN can
 // occur; the underflows (a code of magnitude 0 from x != 0) are counted from the words.
 template <Fp8Format F>
@@ -156,8 +150,7 @@ __device__ __forceinline__ std::uint32_t cast4_finite(const uint2& w, std::uint3
   const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(
       make_float2(element(w, 2) * scale[2], element(w, 3) * scale[3]), __NV_SATFINITE, kind);
   const std::uint32_t codes = __byte_perm(lo, hi, 0x5410);
-  const std::uint32_t code_nonzero = (codes & 0x7F7F7F7Fu) + 0x7F7F7F7Fu;
-  underflow += __popc(~code_nonzero & x_nonzero & 0x80808080u);
+  underflow += underflows4(code_nonzero_bytes(codes), x_nonzero);
   return codes;
 }
 
@@ -205,46 +198,42 @@ __global__ void __launch_bounds__(kThreads, 2) grouped_cast_tile(GroupedCastArgs
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) block_key = max(block_key, warp_key[w]);
 
-  // The scales of this thread's rows (q) and columns (qt).
-  float s_row[kRows], s_col[4];
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
+  // The amax key behind the scale of this thread's row i (q) and column j (qt).
+  const auto row_scale_key = [&](int i) {
     const std::int64_t r = t.r0 + warp * kRows + i;
     std::uint32_t k = block_key;
     if constexpr (kMode == ScaleMode::vec128) k = row_key[i];
     if constexpr (kMode == ScaleMode::row) k = r < a.rows ? key_at(a.q_inv, r) : 0u;
-    s_row[i] = amax_values_from_bits(k, F).scale;
-  }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
+    return k;
+  };
+  const auto col_scale_key = [&](int j) {
     const int cl = 4 * lane + j;
     std::uint32_t k = block_key;
     if constexpr (kMode == ScaleMode::vec128) k = col_key[cl];
     if constexpr (kMode == ScaleMode::row)
       k = kQt && t.c0 + cl < a.cols ? key_at(a.qt_inv, t.c0 + cl) : 0u;
-    s_col[j] = amax_values_from_bits(k, F).scale;
-  }
+    return k;
+  };
+  float s_row[kRows], s_col[4];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) s_row[i] = amax_values_from_bits(row_scale_key(i), F).scale;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) s_col[j] = amax_values_from_bits(col_scale_key(j), F).scale;
 
-  // The fast path needs every key behind this thread's scales finite (see the top of the file).
-  bool finite = kHw;
+  // The fast path needs every key behind this thread's scales finite (see the top of the file);
+  // the keys are taken again rather than kept: at 64 registers a thread, keeping them spills.
+  // The software conversion always takes the exact path.
+  bool fast = kHw;
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
-    std::uint32_t k = block_key;
-    if constexpr (kMode == ScaleMode::vec128) k = row_key[i];
-    if constexpr (kMode == ScaleMode::row) {
-      const std::int64_t r = t.r0 + warp * kRows + i;
-      k = r < a.rows ? key_at(a.q_inv, r) : 0u;
-    }
-    finite = finite && k < 0x7F800000u;
+    const std::uint32_t k = row_scale_key(i);
+    fast = fast && k < 0x7F800000u;
   }
   if constexpr (kQt) {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const int cl = 4 * lane + j;
-      std::uint32_t k = block_key;
-      if constexpr (kMode == ScaleMode::vec128) k = col_key[cl];
-      if constexpr (kMode == ScaleMode::row) k = t.c0 + cl < a.cols ? key_at(a.qt_inv, t.c0 + cl) : 0u;
-      finite = finite && k < 0x7F800000u;
+      const std::uint32_t k = col_scale_key(j);
+      fast = fast && k < 0x7F800000u;
     }
   }
 
@@ -257,25 +246,17 @@ __global__ void __launch_bounds__(kThreads, 2) grouped_cast_tile(GroupedCastArgs
   for (int i = 0; i < kRows; ++i) {
     const int rl = warp * kRows + i;
     const float s4[4] = {s_row[i], s_row[i], s_row[i], s_row[i]};
-    const std::uint32_t x_nonzero = nonzero_bytes(v[i]);
-    std::uint32_t codes;
-    if constexpr (kHw) {
-      codes = finite ? cast4_finite<F>(v[i], x_nonzero, s4, underflow)
-                     : cast4_exact<F, kHw>(v[i], s4, tally);
-    } else {
-      codes = cast4_exact<F, kHw>(v[i], s4, tally);
-    }
+    const std::uint32_t x_nonzero = bf16x4_nonzero_bytes(v[i].x, v[i].y);
+    const std::uint32_t codes = fast ? cast4_finite<F>(v[i], x_nonzero, s4, underflow)
+                                     : cast4_exact<F, kHw>(v[i], s4, tally);
     if (rl < t.rows && n_here > 0) store4(a.q, t.r0 + rl, a.cols, t.c0 + 4 * lane, codes, t.whole, n_here);
     if constexpr (kQt) {
       // A 128x128 block has one scale in both layouts: qt's codes are q's.
-      if constexpr (kMode == ScaleMode::block128) {
+      if constexpr (kMode == ScaleMode::block128)
         codes_t[i] = codes;
-      } else if constexpr (kHw) {
-        codes_t[i] = finite ? cast4_finite<F>(v[i], x_nonzero, s_col, underflow)
-                            : cast4_exact<F, kHw>(v[i], s_col, tally);
-      } else {
-        codes_t[i] = cast4_exact<F, kHw>(v[i], s_col, tally);
-      }
+      else
+        codes_t[i] = fast ? cast4_finite<F>(v[i], x_nonzero, s_col, underflow)
+                          : cast4_exact<F, kHw>(v[i], s_col, tally);
     }
   }
   tally.underflow += underflow;

@@ -200,15 +200,16 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                        : a.arm->null_arm      ? "null"
                                               : "candidate";
     if (!is_control && !a.arm->resource_only) {
-      pairs.push_back({a.arm->variant, a.arm->group, a.arm->name, a.arm->null_arm, ce - c_ce,
-                       bpb - c_bpb});
-      for (std::size_t k = 0; k < plan.scores.size(); ++k) {
-        const json &mine = a.scores[k], &theirs = ref.scores[k];
-        score_pairs[k].push_back(
-            {a.arm->variant, a.arm->group, a.arm->name, a.arm->null_arm,
-             mine.at("ce_nats").get<double>() - theirs.at("ce_nats").get<double>(),
-             mine.at("bits_per_byte").get<double>() - theirs.at("bits_per_byte").get<double>()});
-      }
+      // The arm against its reference under one scoring (an `fp8lab eval` JSON each).
+      const auto pair_of = [&](const json& mine, const json& theirs) {
+        return record::SeedPair{
+            a.arm->variant, a.arm->group, a.arm->name, a.arm->null_arm,
+            mine.at("ce_nats").get<double>() - theirs.at("ce_nats").get<double>(),
+            mine.at("bits_per_byte").get<double>() - theirs.at("bits_per_byte").get<double>()};
+      };
+      pairs.push_back(pair_of(a.own_eval, ref.own_eval));
+      for (std::size_t k = 0; k < plan.scores.size(); ++k)
+        score_pairs[k].push_back(pair_of(a.scores[k], ref.scores[k]));
     }
     if (!a.arm->group.empty()) role += " (" + a.arm->group + ")";
     const double tokens = a.run.value("tokens_seen", 0.0);

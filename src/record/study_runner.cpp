@@ -197,35 +197,30 @@ void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, cons
     write_text(timing_file, timing.dump(2) + "\n");
   }
   check_matched(plan, o.out);
-  // Scoring: under the arm's own policy, and under bf16 (reported separately).
-  std::vector<std::string> policies{arm.policy};
-  if (arm.policy != "bf16") policies.push_back("bf16");
-  for (const auto& policy : policies) {
-    const fs::path result = dir / ("eval_" + policy + ".json");
-    if (fs::exists(result)) continue;
-    std::printf("%sscoring under %s\n", prefix.c_str(), policy.c_str());
+  // One scoring of the final weights into `name`.json (kept once written), its seconds in
+  // timing.json under `name`_s.
+  const auto score_once = [&](const std::string& name, const std::string& policy,
+                              const std::vector<std::string>& eval_args, const std::string& what) {
+    const fs::path result = dir / (name + ".json");
+    if (fs::exists(result)) return;
+    std::printf("%sscoring %s\n", prefix.c_str(), what.c_str());
     std::vector<std::string> args{o.executable.string(), "eval", "--checkpoint", run.string(),
                                   "--policy", policy, "--recipe", arm.recipe};
-    args.insert(args.end(), plan.eval_args.begin(), plan.eval_args.end());
+    args.insert(args.end(), eval_args.begin(), eval_args.end());
     args.insert(args.end(), {"--json-file", result.string() + ".part"});
-    timing["eval_" + policy + "_s"] = run_child(args, dir / "eval.log", prefix, gpu);
+    timing[name + "_s"] = run_child(args, dir / "eval.log", prefix, gpu);
     fs::rename(result.string() + ".part", result);
     write_text(timing_file, timing.dump(2) + "\n");
-  }
-  // The plan's further scorings, under the arm's own policy.
-  for (const StudyScore& score : plan.scores) {
-    const fs::path result = dir / ("score_" + score.name + ".json");
-    if (fs::exists(result)) continue;
-    std::printf("%sscoring '%s' under %s\n", prefix.c_str(), score.name.c_str(),
-                arm.policy.c_str());
-    std::vector<std::string> args{o.executable.string(), "eval", "--checkpoint", run.string(),
-                                  "--policy", arm.policy, "--recipe", arm.recipe};
-    args.insert(args.end(), score.eval_args.begin(), score.eval_args.end());
-    args.insert(args.end(), {"--json-file", result.string() + ".part"});
-    timing["score_" + score.name + "_s"] = run_child(args, dir / "eval.log", prefix, gpu);
-    fs::rename(result.string() + ".part", result);
-    write_text(timing_file, timing.dump(2) + "\n");
-  }
+  };
+  // Under the arm's own policy, and under bf16 (reported separately); then the plan's further
+  // scorings under the arm's own policy.
+  std::vector<std::string> policies{arm.policy};
+  if (arm.policy != "bf16") policies.push_back("bf16");
+  for (const auto& policy : policies)
+    score_once("eval_" + policy, policy, plan.eval_args, "under " + policy);
+  for (const StudyScore& score : plan.scores)
+    score_once("score_" + score.name, arm.policy, score.eval_args,
+               "'" + score.name + "' under " + arm.policy);
   write_text(dir / "DONE", "finished\n");
 }
 

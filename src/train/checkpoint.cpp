@@ -82,17 +82,13 @@ std::string install_name(const fs::path& dir, std::int64_t step) {
 void prune_checkpoints(const fs::path& dir, const std::string& installed, std::int64_t keep) {
   const std::int64_t step = *checkpoint_dir_step(installed);
   std::vector<std::pair<std::int64_t, fs::path>> all;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string n = entry.path().filename().string();
-    const auto s = checkpoint_dir_step(n);
-    if (!entry.is_directory() || !s || n == installed) continue;
-    if (*s == step) {
-      fs::remove_all(entry.path());
-    } else {
-      all.emplace_back(*s, entry.path());
-    }
+  for (auto& [s, path] : list_checkpoint_dirs(dir)) {
+    if (path.filename() == installed) continue;
+    if (s == step)
+      fs::remove_all(path);
+    else
+      all.emplace_back(s, std::move(path));
   }
-  std::sort(all.begin(), all.end());
   const auto others = static_cast<std::size_t>(std::max<std::int64_t>(keep, 1) - 1);
   // The installed checkpoint is the newest in a run; older ones beyond keep - 1 go.
   for (std::size_t i = 0; i + others < all.size(); ++i) {

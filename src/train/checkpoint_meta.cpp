@@ -6,6 +6,7 @@
 #include "fp8lab/file_read.hpp"
 #include "fp8lab/json_read.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace fp8lab {
@@ -90,6 +91,16 @@ std::optional<std::int64_t> checkpoint_dir_step(std::string_view name) {
     if (*end != '.' || kec != std::errc() || kend != last) return std::nullopt;
   }
   return step;
+}
+
+std::vector<std::pair<std::int64_t, fs::path>> list_checkpoint_dirs(const fs::path& checkpoints_dir) {
+  std::vector<std::pair<std::int64_t, fs::path>> out;
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir)) {
+    const auto step = checkpoint_dir_step(entry.path().filename().string());
+    if (entry.is_directory() && step) out.emplace_back(*step, entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 CheckpointMeta read_checkpoint_meta(const fs::path& checkpoint_dir) {

@@ -46,6 +46,23 @@ void sprinkle_zeros_and_tiny(HostTensor& x) {
   }
 }
 
+// The device outputs of a grouped cast of a [rows, cols] tensor (poisoned before), and the
+// GroupedCastCuda naming them (qt and its scales only `with_t`).
+struct GroupedCastOutputs {
+  DeviceTensor q, inv, qt, inv_t, meta;
+  GroupedCastCuda out;
+  GroupedCastOutputs(ScaleMode mode, Fp8Format format, std::int64_t rows, std::int64_t cols,
+                     bool with_t)
+      : q(testing::poisoned_device(fp8_dtype(format), {rows, cols})),
+        inv(testing::poisoned_device(DType::f32, {ScaleLayout{mode, rows, cols}.count()})),
+        qt(testing::poisoned_device(fp8_dtype(format), {cols, rows})),
+        inv_t(testing::poisoned_device(DType::f32, {ScaleLayout{mode, cols, rows}.count()})),
+        meta(DType::u8, {static_cast<std::int64_t>(sizeof(Fp8Meta))}),
+        out{q.view(), inv.view(), with_t ? qt.view() : TensorView{},
+            with_t ? inv_t.view() : TensorView{}} {}
+  Fp8Meta* meta_ptr() const { return meta.view().as<Fp8Meta>(); }
+};
+
 // The grouped cast of a finite x on the GPU against the CPU reference: codes, inverse scales,
 // amax, the non-finite flag and the saturation and underflow counts.
 void expect_grouped_cast_matches_cpu(const HostTensor& x, ScaleMode mode, Fp8Format format,
@@ -58,24 +75,15 @@ void expect_grouped_cast_matches_cpu(const HostTensor& x, ScaleMode mode, Fp8For
   const GroupedCastStats s = quantize_grouped_cpu(x, format, mode, q, inv, "x");
   const GroupedCastStats st = quantize_grouped_transposed_cpu(x, format, mode, qt, inv_t, "x");
   const DeviceTensor dx = to_device(x.view());
-  DeviceTensor dq = testing::poisoned_device(fp8_dtype(format), {rows, cols});
-  DeviceTensor dinv = testing::poisoned_device(DType::f32, {l.count()});
-  DeviceTensor dqt = testing::poisoned_device(fp8_dtype(format), {cols, rows});
-  DeviceTensor dinv_t = testing::poisoned_device(DType::f32, {lt.count()});
-  DeviceTensor meta(DType::u8, {static_cast<std::int64_t>(sizeof(Fp8Meta))});
-  GroupedCastCuda out{dq.view(), dinv.view(), {}, {}};
+  const GroupedCastOutputs d(mode, format, rows, cols, with_t);
+  quantize_grouped_cuda(dx.view(), format, sc, d.out, d.meta_ptr(), nullptr);
+  expect_same_bytes(q.view(), d.q.view(), "q");
+  expect_same_bytes(inv.view(), d.inv.view(), "q inverse scales");
   if (with_t) {
-    out.qt = dqt.view();
-    out.qt_inv = dinv_t.view();
+    expect_same_bytes(qt.view(), d.qt.view(), "qt");
+    expect_same_bytes(inv_t.view(), d.inv_t.view(), "qt inverse scales");
   }
-  quantize_grouped_cuda(dx.view(), format, sc, out, meta.view().as<Fp8Meta>(), nullptr);
-  expect_same_bytes(q.view(), dq.view(), "q");
-  expect_same_bytes(inv.view(), dinv.view(), "q inverse scales");
-  if (with_t) {
-    expect_same_bytes(qt.view(), dqt.view(), "qt");
-    expect_same_bytes(inv_t.view(), dinv_t.view(), "qt inverse scales");
-  }
-  const Fp8Meta m = testing::read_meta(meta.view().as<Fp8Meta>());
+  const Fp8Meta m = testing::read_meta(d.meta_ptr());
   EXPECT_EQ(m.amax, s.amax);
   EXPECT_EQ(m.nonfinite, 0u);
   const bool both = with_t && !sc.qt_is_transpose_of_q;
@@ -116,21 +124,13 @@ TEST_P(CudaGroupedCastNonFinite, SetsTheFlagAndTheFirstId) {
   HostTensor x = ragged(rows, cols, testing::fresh_seed());
   x.as<std::uint16_t>()[200 * cols + 300] = bits;
   const DeviceTensor dx = to_device(x.view());
-  const ScaleLayout l{mode, rows, cols}, lt{mode, cols, rows};
-  DeviceTensor q(DType::e4m3, {rows, cols}), inv(DType::f32, {l.count()});
-  DeviceTensor qt(DType::e4m3, {cols, rows}), inv_t(DType::f32, {lt.count()});
-  DeviceTensor meta(DType::u8, {static_cast<std::int64_t>(sizeof(Fp8Meta))});
+  const GroupedCastOutputs d(mode, Fp8Format::e4m3, rows, cols, with_t);
   DeviceTensor first(DType::i32, {1});
   const std::int32_t big = 1 << 30;
   FP8LAB_CUDA_CHECK(cudaMemcpy(first.view().data, &big, 4, cudaMemcpyHostToDevice));
-  GroupedCastCuda out{q.view(), inv.view(), {}, {}};
-  if (with_t) {
-    out.qt = qt.view();
-    out.qt_inv = inv_t.view();
-  }
-  quantize_grouped_cuda(dx.view(), Fp8Format::e4m3, {mode, mode, mode == ScaleMode::block128}, out,
-                        meta.view().as<Fp8Meta>(), nullptr, first.view().as<int>(), 7);
-  const Fp8Meta m = testing::read_meta(meta.view().as<Fp8Meta>());
+  quantize_grouped_cuda(dx.view(), Fp8Format::e4m3, {mode, mode, mode == ScaleMode::block128},
+                        d.out, d.meta_ptr(), nullptr, first.view().as<int>(), 7);
+  const Fp8Meta m = testing::read_meta(d.meta_ptr());
   EXPECT_EQ(m.nonfinite, 1u);
   EXPECT_FALSE(std::isfinite(m.amax)) << m.amax;
   const HostTensor id = to_host(first.view());
