@@ -1,5 +1,6 @@
 // fp8lab: one CLI, one subcommand per job (see apps/commands/). `fp8lab --help` lists them.
 #include "command_registry.hpp"
+#include "fp8lab/environment.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/version.hpp"
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <new>
 
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
   // Exit codes: docs/cli.md (fp8lab::exit_code_for maps each ErrorKind).
   namespace code = fp8lab::exit_code;
   try {
+    // The library reads no environment variable; the CLI honours these (docs/cli.md).
+    fp8lab::install_environment(fp8lab::environment_from(std::getenv));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? code::ok : code::bad_input;

@@ -86,7 +86,7 @@ void run_train(const TrainOptions& o) {
   quiet_stdout.emplace(o.json.to_stdout);
   config.backend = choice.name;  // the run records the backend it ran on
   // Data parallelism (docs/distributed.md): a launcher's variables make this process one rank.
-  const DistributedEnv env = read_distributed_env();
+  const DistributedEnv env = read_distributed_env(std::getenv);
   FP8LAB_CHECK(env.world_size == 1 || config.backend == "cuda",
                "{} ranks were launched ({}), but data parallelism needs backend cuda (NCCL), not "
                "'{}'",

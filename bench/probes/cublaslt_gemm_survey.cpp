@@ -6,7 +6,7 @@
 // GEMM of fp8lab's own could.
 //
 // For each GEMM of a block's four linears (forward, dX, dW; the types, layouts and output of
-// linear_cuda.cpp, dW accumulating into f32) at a preset's shapes:
+// cuda_linear_layer.cpp, dW accumulating into f32) at a preset's shapes:
 // - the heuristic's ranked candidates (up to kHeuristic), each timed;
 // - every algorithm id × tile × stages × cluster shape that cublasLtMatmulAlgoCheck accepts
 //   (phase 1), then the fastest few again with CTA swizzling, custom options and split-K
@@ -109,7 +109,7 @@ std::vector<GemmCase> block_gemms(const Preset& p, bool fp8) {
   std::vector<GemmCase> cases;
   for (const Linear& l : linears) {
     const std::string n = l.name;
-    // FP8 reads the cast's transposed copies, so every operand is K-major (linear_cuda.cpp).
+    // FP8 reads the cast's transposed copies, so every operand is K-major (cuda_linear_layer.cpp).
     cases.push_back({n + " fwd", x, x, CUDA_R_16BF, t, l.out, l.in, true, true, false});
     cases.push_back({n + " dX", dy, x, CUDA_R_16BF, t, l.in, l.out, true, fp8, false});
     cases.push_back({n + " dW", dy, x, CUDA_R_32F, l.out, l.in, t, fp8, fp8, true});

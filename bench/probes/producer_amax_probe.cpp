@@ -24,7 +24,7 @@
 #include "fp8lab/cuda_check.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/fp8_format.hpp"
-#include "nn/cuda_backend.hpp"
+#include "cuda_backend/cuda_backend.hpp"
 
 namespace fp8lab {
 namespace {

@@ -25,6 +25,7 @@
 #include "fp8lab/fp8_format.hpp"
 #include "fp8lab/fp8_meta.hpp"
 #include "fp8lab/fp8_recipe.hpp"
+#include "fp8lab/kernel_options.hpp"
 #include "fp8lab/tensor.hpp"
 
 namespace fp8lab {
@@ -299,12 +300,14 @@ class Backend {
 // The reference backend: host memory, OpenMP + BLAS.
 std::unique_ptr<Backend> make_cpu_backend();
 
-// The CUDA backend (src/nn/cuda_backend.cpp); throws fp8lab::Error saying why it cannot start
-// (no GPU, not sm_90, or an fp8lab built without CUDA).
-std::unique_ptr<Backend> make_cuda_backend();
+// The CUDA backend (src/cuda_backend/cuda_backend.cpp) running the kernel families `kernels` names;
+// throws fp8lab::Error saying why it cannot start (no GPU, not sm_90, or an fp8lab built
+// without CUDA).
+std::unique_ptr<Backend> make_cuda_backend(const KernelOptions& kernels = {});
 
-// "cpu", "cuda" or "auto" (choose_backend); throws fp8lab::Error naming unknown backends.
-std::unique_ptr<Backend> make_backend(std::string_view name);
+// "cpu", "cuda" or "auto" (choose_backend); throws fp8lab::Error naming unknown backends. The
+// CPU backend has one kernel per op and ignores `kernels`.
+std::unique_ptr<Backend> make_backend(std::string_view name, const KernelOptions& kernels = {});
 
 // Which backend a command runs on. "auto" (the default of train, eval, bench and sample) is
 // "cuda" when this fp8lab was built with CUDA and a usable GPU is present, else "cpu"; "cpu" and

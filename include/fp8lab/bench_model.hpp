@@ -39,7 +39,10 @@ struct ModelBenchConfig {
   std::string preset = "gpt50m";
   std::int64_t batch = 0;         // micro-batch; 0: the preset's (gpt50m 64, gpt350m 16, gpt1.3b 8)
   std::int64_t seq_len = 0;       // 0: the preset's
-  std::vector<std::string> sets;  // "model.KEY=VALUE" overrides of the preset (as train --set)
+  // "model.KEY=VALUE" and "kernels.KEY=VALUE" overrides of the preset (as train --set).
+  std::vector<std::string> sets;
+  // The kernel families every arm runs: from the kernels.* sets (run_model_bench fills it).
+  KernelOptions kernels;
   std::vector<ModelBenchArm> arms;
   int warmup = 3;
   // ... and warm-up for at least this many seconds, the first call included. On the H200 the
@@ -111,13 +114,7 @@ struct ModelBenchResult {
   // Where the energy numbers come from ("NVML total energy of GPU ..."), or "not measured: "
   // and why.
   std::string energy_source;
-  // The environment variables that pick CUDA kernels (docs/cuda-backend.md) as the run saw
-  // them, each name with its value or nullopt when unset: they change what ran.
-  std::vector<std::pair<std::string, std::optional<std::string>>> kernel_env;
 };
-
-// Names of the environment variables recorded in ModelBenchResult::kernel_env.
-const std::vector<std::string>& kernel_env_names();
 
 // One of the project's performance goals (docs/performance.md, "Goals") checked against this
 // run: `value` compared with `limit` by `relation` ("<", "<=" or ">="); `detail` names the

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fp8lab/fp8_recipe.hpp"
+#include "fp8lab/kernel_options.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -106,6 +107,9 @@ struct DataConfig {
 struct RunConfig {
   std::string preset = "tiny";
   std::string backend = "auto";  // auto | cpu | cuda (choose_backend in fp8lab/backend.hpp)
+  // Which kernel families the CUDA backend runs (fp8lab/kernel_options.hpp); JSON key
+  // kernels.attention (auto | mma-sync | wgmma | wgmma-ws). Same bits in every choice.
+  KernelOptions kernels;
   ModelConfig model;
   PrecisionConfig precision;
   OptimConfig optim;

@@ -18,6 +18,7 @@
 // through a TCP rendezvous on MASTER_ADDR:MASTER_PORT or a shared file (FP8LAB_RENDEZVOUS_FILE).
 #pragma once
 
+#include "fp8lab/environment.hpp"  // EnvLookup
 #include "fp8lab/tensor.hpp"
 
 #include <array>
@@ -113,9 +114,9 @@ struct DistributedEnv {
 // OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), else PMI_RANK, PMI_SIZE with
 // MPI_LOCALRANKID or PMI_LOCAL_RANK (MPICH/Hydra); with none of them, a single process. When
 // world_size > 1, either FP8LAB_RENDEZVOUS_FILE or MASTER_ADDR and MASTER_PORT must be set.
-// Throws fp8lab::Error naming the offending variable and its value. `getenv` is for tests.
-using EnvLookup = std::function<const char*(const char*)>;
-DistributedEnv read_distributed_env(const EnvLookup& getenv = nullptr);
+// Throws fp8lab::Error naming the offending variable and its value. `lookup` reads the
+// variables (the CLI passes std::getenv; the library reads no environment itself).
+DistributedEnv read_distributed_env(const EnvLookup& lookup);
 
 // The NCCL unique id is 128 opaque bytes.
 using UniqueId = std::array<std::uint8_t, 128>;

@@ -16,7 +16,7 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 
-#include "nn/cuda_backend.hpp"
+#include "cuda_backend/cuda_backend.hpp"
 #endif
 
 #include <algorithm>
@@ -159,7 +159,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     }
   };
   if (cfg.frozen) {
-    auto backend = make_backend(cfg.backend);
+    auto backend = make_backend(cfg.backend, cfg.kernels);
     GptModel model(mc, arm.precision, b, *backend);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
@@ -182,7 +182,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     r.frozen.tokens_per_s = static_cast<double>(m) / (r.frozen.median_ms / 1e3);
   }
   if (cfg.train_step) {
-    auto backend = make_backend(cfg.backend);
+    auto backend = make_backend(cfg.backend, cfg.kernels);
     GptModel model(mc, arm.precision, b, *backend);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
@@ -303,19 +303,9 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   return arm;
 }
 
-const std::vector<std::string>& kernel_env_names() {
-  static const std::vector<std::string> names = {"FP8LAB_ATTENTION_FWD", "FP8LAB_ATTENTION_BWD",
-                                                 "FP8LAB_CUDA_SYNC"};
-  return names;
-}
-
 ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   ModelBenchResult result;
   result.config = config;
-  for (const std::string& name : kernel_env_names()) {
-    const char* value = std::getenv(name.c_str());
-    result.kernel_env.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
-  }
   ModelBenchConfig& cfg = result.config;
   if (cfg.batch == 0) cfg.batch = preset_batch(cfg.preset);
   FP8LAB_CHECK(cfg.batch > 0, "--batch {} must be positive", cfg.batch);
@@ -327,10 +317,11 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   FP8LAB_CHECK(!cfg.arms.empty(), "bench model: no arms");
   RunConfig run = run_preset(cfg.preset);
   for (const std::string& set : cfg.sets) {
-    FP8LAB_CHECK(set.rfind("model.", 0) == 0, "--set '{}': bench model takes model.* keys only",
-                 set);
+    FP8LAB_CHECK(set.rfind("model.", 0) == 0 || set.rfind("kernels.", 0) == 0,
+                 "--set '{}': bench model takes model.* and kernels.* keys only", set);
     apply_override(run, set);
   }
+  cfg.kernels = run.kernels;
   result.model = run.model;
   if (cfg.seq_len > 0) result.model.seq_len = cfg.seq_len;
   result.model.validate();
@@ -411,10 +402,7 @@ std::string model_bench_report(const ModelBenchResult& r) {
                 static_cast<long long>(c.batch * r.model.seq_len), c.backend.c_str(),
                 repeats.c_str());
   out += line;
-  std::string selected;  // the kernel-selecting variables that were set
-  for (const auto& [name, value] : r.kernel_env)
-    if (value) selected += " " + name + "=" + *value;
-  out += "kernel selection:" + (selected.empty() ? std::string(" defaults") : selected) + "\n";
+  out += std::string("kernels: attention ") + attention_kernels_name(c.kernels.attention) + "\n";
   if (!r.arms.empty()) {
     std::snprintf(line, sizeof line, "weights sha256 %.16s…  inputs %.16s…  targets %.16s…\n",
                   r.arms[0].weights_sha256.c_str(), r.arms[0].inputs_sha256.c_str(),
@@ -551,9 +539,6 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
                        {"limit", g.limit},
                        {"met", g.met},
                        {"detail", g.detail}});
-  nlohmann::json kernel_env = nlohmann::json::object();
-  for (const auto& [name, value] : r.kernel_env)
-    kernel_env[name] = value ? nlohmann::json(*value) : nlohmann::json(nullptr);
   const auto& c = r.config;
   return {{"benchmark", "fp8lab bench model"},
           {"commit", c.commit},
@@ -570,7 +555,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
           {"loss_chunk_rows", c.loss_chunk_rows},
           {"seed", c.seed},
           {"checkpoint", c.checkpoint},
-          {"kernel_env", kernel_env},
+          {"kernels", {{"attention", attention_kernels_name(c.kernels.attention)}}},
           {"energy_source", r.energy_source},
           {"arms", arms},
           {"targets", targets},

@@ -2,8 +2,7 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "fp8lab/cuda_check.hpp"
 
-#include <cstdlib>
-#include <cstring>
+#include "fp8lab/environment.hpp"
 
 namespace fp8lab {
 
@@ -22,17 +21,9 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
       call, file, line);
 }
 
-static bool sync_after_launch() {
-  static const bool on = [] {
-    const char* v = std::getenv("FP8LAB_CUDA_SYNC");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
-
 void check_launch(const char* kernel, const char* file, int line) {
   cudaError_t status = cudaGetLastError();
-  if (status == cudaSuccess && sync_after_launch()) status = cudaDeviceSynchronize();
+  if (status == cudaSuccess && environment().cuda_sync_after_launch) status = cudaDeviceSynchronize();
   if (status != cudaSuccess) [[unlikely]] {
     throw_error(ErrorKind::cuda,
                 fmt::format("kernel {} failed: {} ({})", kernel, cudaGetErrorName(status),

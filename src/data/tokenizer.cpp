@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "fp8lab/environment.hpp"
 #include "fp8lab/error.hpp"
 
 namespace fp8lab::data {
@@ -64,9 +65,7 @@ class ByteTokenizer final : public Tokenizer {
 std::unique_ptr<Tokenizer> make_byte_tokenizer() { return std::make_unique<ByteTokenizer>(); }
 
 std::filesystem::path default_gpt2_vocab_dir() {
-  if (const char* env = std::getenv("FP8LAB_GPT2_VOCAB"); env != nullptr && *env != '\0') {
-    return env;
-  }
+  if (const std::string& dir = environment().gpt2_vocab_dir; !dir.empty()) return dir;
   return std::filesystem::path(FP8LAB_SOURCE_DIR) / "data" / "cache" / "gpt2-vocab";
 }
 

@@ -1,4 +1,5 @@
 #include "fp8lab/record.hpp"
+#include "fp8lab/environment.hpp"
 
 #include <array>
 #include <cstdlib>
@@ -26,10 +27,10 @@ static std::string quote(const std::filesystem::path& p) {
 SourceInfo git_source_info(const std::filesystem::path& repo) {
   SourceInfo info;
   // A binary carried to another machine (scripts/gpu-pack) records the commit it was built
-  // from in FP8LAB_SOURCE_COMMIT ("<40 hex>" or "<40 hex> dirty"): the tree copied there may
-  // carry stale git metadata, and the binary's own commit is what produced the numbers.
-  if (const char* env = std::getenv("FP8LAB_SOURCE_COMMIT"); env != nullptr && *env != '\0') {
-    const std::string v = env;
+  // from in FP8LAB_SOURCE_COMMIT ("<40 hex>" or "<40 hex> dirty"; fp8lab/environment.hpp): the
+  // tree copied there may carry stale git metadata, and the binary's own commit is what
+  // produced the numbers.
+  if (const std::string& v = environment().source_commit; !v.empty()) {
     info.commit = v.substr(0, v.find_first_of(" \n"));
     info.dirty = v.find("dirty") != std::string::npos;
     return info;

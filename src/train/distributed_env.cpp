@@ -41,7 +41,7 @@ int parse_int_var(const char* name, const char* text, int min, int max) {
 }  // namespace
 
 DistributedEnv read_distributed_env(const EnvLookup& lookup) {
-  const EnvLookup get = lookup ? lookup : [](const char* n) -> const char* { return std::getenv(n); };
+  const EnvLookup& get = lookup;
   auto has = [&](const char* n) { return get(n) != nullptr; };
   struct Scheme {
     const char* launcher;

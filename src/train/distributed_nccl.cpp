@@ -8,6 +8,7 @@
 // blocking collectives keep running on the stream given at construction and refuse to start
 // while an async one is pending (NCCL needs the collectives of one communicator in one order).
 #include "fp8lab/distributed.hpp"
+#include "fp8lab/environment.hpp"
 #include "fp8lab/error.hpp"
 
 #include <cstdio>
@@ -52,8 +53,8 @@ const NcclApi& nccl() {
   static std::string error;
   std::call_once(once, [] {
     std::vector<std::string> names;
-    if (const char* forced = std::getenv("FP8LAB_NCCL_LIBRARY")) {
-      names.emplace_back(forced);  // the user's choice alone: no silent fallback
+    if (const std::string& forced = environment().nccl_library; !forced.empty()) {
+      names.push_back(forced);  // the user's choice alone: no silent fallback
     } else {
       names.emplace_back("libnccl.so.2");
       names.emplace_back("libnccl.so");

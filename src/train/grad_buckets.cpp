@@ -4,7 +4,7 @@
 #include "fp8lab/error.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
-#include "nn/cuda_backend.hpp"
+#include "cuda_backend/cuda_backend.hpp"
 #endif
 
 namespace fp8lab {

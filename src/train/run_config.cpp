@@ -87,6 +87,7 @@ json to_json(const RunConfig& c) {
   const TrainConfig& t = c.train;
   return json{{"preset", c.preset},
               {"backend", c.backend},
+              {"kernels", {{"attention", attention_kernels_name(c.kernels.attention)}}},
               {"model", to_json(c.model)},
               {"precision",
                {{"policy", policy_name(c.precision.policy)},
@@ -136,6 +137,8 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     RunConfig c;
     c.preset = j.at("preset").get<std::string>();
     c.backend = j.at("backend").get<std::string>();
+    c.kernels.attention =
+        parse_attention_kernels(j.at("kernels").at("attention").get<std::string>());
     c.model = model_config_from_json(j.at("model"));
     const json& p = j.at("precision");
     c.precision.policy = parse_policy(p.at("policy").get<std::string>());

@@ -1,4 +1,4 @@
-// Causal flash attention (src/nn/cuda_attention_{forward,backward}*.cu) against the CPU backend
+// Causal flash attention (src/cuda_attention/cuda_attention_*.cu) against the CPU backend
 // on the same bf16 inputs: out, lse and dqkv within documented bounds, the backward
 // bit-deterministic, and every output element written (outputs start as NaN bytes). Every
 // backward algorithm (two-pass, wgmma, wgmma-ws) runs, and the others are held to two-pass.
@@ -27,7 +27,8 @@
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_cuda.hpp"
-#include "nn/cuda_ops_launch.hpp"
+#include "cuda_kernels/cuda_ops_launch.hpp"
+#include "cuda_attention/tensor_map.hpp"  // tma_available
 
 namespace fp8lab {
 namespace {
@@ -40,34 +41,6 @@ using testing::poisoned_device;
 constexpr double kBoundOut = 1e-2, kBoundGrad = 1e-2, kBoundLse = 1e-3, kAbsFloor = 1e-4;
 constexpr double kBoundAlgos = 1e-3;
 
-using cuda_ops::AttentionBackwardAlgo;
-using cuda_ops::AttentionForwardAlgo;
-
-const char* forward_name(AttentionForwardAlgo algo) {
-  switch (algo) {
-    case AttentionForwardAlgo::mma_sync:
-      return "mma.sync";
-    case AttentionForwardAlgo::wgmma:
-      return "wgmma";
-    case AttentionForwardAlgo::wgmma_ws:
-      return "wgmma-ws";
-    default:
-      return "automatic";
-  }
-}
-
-const char* algo_name(AttentionBackwardAlgo algo) {
-  switch (algo) {
-    case AttentionBackwardAlgo::two_pass:
-      return "two-pass";
-    case AttentionBackwardAlgo::wgmma:
-      return "wgmma";
-    case AttentionBackwardAlgo::wgmma_ws:
-      return "wgmma-ws";
-    default:
-      return "automatic";
-  }
-}
 
 // Columns [col0, col0 + width) of every row of two [rows, cols] tensors: relative Frobenius error
 // (with an absolute floor), and the worst element, for a diagnosable failure log.
@@ -147,13 +120,13 @@ void expect_identical(const TensorView& a, const TensorView& b, const AttentionS
 // Device buffers of one attention call: inputs, and a workspace sized for `algo`.
 struct DeviceAttention {
   AttentionShape s;
-  AttentionBackwardAlgo algo;
-  AttentionForwardAlgo fwd_algo;
+  AttentionKernels algo;
+  AttentionKernels fwd_algo;
   DeviceTensor qkv, dout, workspace;
 
-  DeviceAttention(const AttentionShape& shape, AttentionBackwardAlgo a, const HostTensor& h_qkv,
+  DeviceAttention(const AttentionShape& shape, AttentionKernels a, const HostTensor& h_qkv,
                   const HostTensor& h_dout,
-                  AttentionForwardAlgo fwd = AttentionForwardAlgo::automatic)
+                  AttentionKernels fwd = AttentionKernels::automatic)
       : s(shape),
         algo(a),
         fwd_algo(fwd),
@@ -161,7 +134,7 @@ struct DeviceAttention {
         dout(to_device(h_dout.view())),
         workspace(poisoned_device(
             DType::u8, {static_cast<std::int64_t>(cuda_ops::attention_backward_workspace_bytes(
-                           s.batch, s.seq, s.heads, s.head_dim, a))})) {}
+                           s.batch, s.seq, s.heads))})) {}
 
   void forward(DeviceTensor& out, DeviceTensor& lse) const {
     cuda_ops::attention_forward(qkv.view().data, out.view().data, lse.view().as<float>(), s.batch,
@@ -179,9 +152,9 @@ struct DeviceAttention {
   }
 };
 
-void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo,
-                     AttentionForwardAlgo fwd = AttentionForwardAlgo::automatic) {
-  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo) + ", forward " + forward_name(fwd));
+void check_attention(const AttentionShape& s, AttentionKernels algo,
+                     AttentionKernels fwd = AttentionKernels::automatic) {
+  SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + ", forward " + attention_kernels_name(fwd));
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
@@ -227,15 +200,15 @@ void check_attention(const AttentionShape& s, AttentionBackwardAlgo algo,
 
 // Another backward algorithm (wgmma or wgmma-ws) against the two-pass one on the same inputs and
 // forward, and that algorithm bit-identical over `runs` runs (scratch poisoned before each).
-void check_against_two_pass(const AttentionShape& s, AttentionBackwardAlgo algo, int runs) {
-  SCOPED_TRACE(s.describe() + " " + algo_name(algo) + " vs two-pass");
+void check_against_two_pass(const AttentionShape& s, AttentionKernels algo, int runs) {
+  SCOPED_TRACE(s.describe() + " " + attention_kernels_name(algo) + " vs mma-sync");
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
   const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
   const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
   const DeviceAttention other(s, algo, qkv, dout);
-  const DeviceAttention two_pass(s, AttentionBackwardAlgo::two_pass, qkv, dout);
+  const DeviceAttention two_pass(s, AttentionKernels::mma_sync, qkv, dout);
   DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
   DeviceTensor d_lse = poisoned_device(DType::f32, {s.batch, s.heads, s.seq});
   DeviceTensor d_ref = poisoned_device(DType::bf16, qkv_shape);
@@ -246,7 +219,7 @@ void check_against_two_pass(const AttentionShape& s, AttentionBackwardAlgo algo,
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
   const HostTensor ref = to_host(d_ref.view()), got = to_host(d_got.view());
   const std::int64_t d = s.d_model();
-  const std::string name = algo_name(algo);
+  const std::string name = attention_kernels_name(algo);
   expect_slice_close(got.view(), ref.view(), 0, d, kBoundAlgos, s,
                      (name + " vs two-pass dq").c_str());
   expect_slice_close(got.view(), ref.view(), d, d, kBoundAlgos, s,
@@ -273,10 +246,10 @@ void check_forward_against_mma_sync(const AttentionShape& s) {
   const Shape lse_shape{s.batch, s.heads, s.seq};
   const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
   const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
-  const DeviceAttention wgmma(s, AttentionBackwardAlgo::two_pass, qkv, dout,
-                              AttentionForwardAlgo::wgmma);
-  const DeviceAttention mma(s, AttentionBackwardAlgo::two_pass, qkv, dout,
-                            AttentionForwardAlgo::mma_sync);
+  const DeviceAttention wgmma(s, AttentionKernels::mma_sync, qkv, dout,
+                              AttentionKernels::wgmma);
+  const DeviceAttention mma(s, AttentionKernels::mma_sync, qkv, dout,
+                            AttentionKernels::mma_sync);
   DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
   DeviceTensor d_lse = poisoned_device(DType::f32, lse_shape);
   DeviceTensor d_ref_out = poisoned_device(DType::bf16, out_shape);
@@ -304,9 +277,9 @@ void check_forward_against_mma_sync(const AttentionShape& s) {
 
 // Forward `algo` against forward `ref` on the same inputs: the same bytes of out and lse, and
 // the same producer-fused amax of out (each into a zeroed meta of its own).
-void check_forward_identical(const AttentionShape& s, AttentionForwardAlgo algo,
-                             AttentionForwardAlgo ref) {
-  SCOPED_TRACE(s.describe() + " forward " + forward_name(algo) + " vs " + forward_name(ref));
+void check_forward_identical(const AttentionShape& s, AttentionKernels algo,
+                             AttentionKernels ref) {
+  SCOPED_TRACE(s.describe() + " forward " + attention_kernels_name(algo) + " vs " + attention_kernels_name(ref));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
   const Shape lse_shape{s.batch, s.heads, s.seq};
@@ -318,7 +291,7 @@ void check_forward_identical(const AttentionShape& s, AttentionForwardAlgo algo,
                           poisoned_device(DType::bf16, out_shape)};
   DeviceTensor lses[2] = {poisoned_device(DType::f32, lse_shape),
                           poisoned_device(DType::f32, lse_shape)};
-  const AttentionForwardAlgo algos[2] = {algo, ref};
+  const AttentionKernels algos[2] = {algo, ref};
   for (int i = 0; i < 2; ++i) {
     cuda_ops::attention_forward(qkv.view().data, outs[i].view().data, lses[i].view().as<float>(),
                                 s.batch, s.seq, s.heads, s.head_dim, nullptr,
@@ -336,9 +309,9 @@ void check_forward_identical(const AttentionShape& s, AttentionForwardAlgo algo,
 
 // Backward `algo` against backward `ref` on the same inputs and forward: the same bytes of dqkv
 // and the same producer-fused amax of it (each into a zeroed meta of its own).
-void check_backward_identical(const AttentionShape& s, AttentionBackwardAlgo algo,
-                              AttentionBackwardAlgo ref) {
-  SCOPED_TRACE(s.describe() + " backward " + algo_name(algo) + " vs " + algo_name(ref));
+void check_backward_identical(const AttentionShape& s, AttentionKernels algo,
+                              AttentionKernels ref) {
+  SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + " vs " + attention_kernels_name(ref));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
   const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
@@ -378,6 +351,35 @@ AttentionShape shape_for(int head_dim, int seq) {
   return {batch, 1 + (seq / 7) % 3, seq, head_dim};
 }
 
+// The dispatch table: which family runs for each request and head dimension, fallbacks
+// included, on a GPU whose driver has TMA (every H200 driver does).
+TEST(CudaAttentionDispatch, PicksTheFastestBuiltFamilyAndFallsBackDownTheTable) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  using K = AttentionKernels;
+  ASSERT_TRUE(cuda_ops::tma_available());
+  struct Case {
+    K requested;
+    int head_dim;
+    K forward, backward;
+  };
+  const Case cases[] = {
+      {K::automatic, 128, K::wgmma_ws, K::wgmma_ws}, {K::automatic, 64, K::wgmma, K::wgmma_ws},
+      {K::automatic, 32, K::mma_sync, K::mma_sync},  {K::wgmma_ws, 32, K::mma_sync, K::mma_sync},
+      {K::wgmma_ws, 64, K::wgmma, K::wgmma_ws},      {K::wgmma, 128, K::wgmma, K::wgmma},
+      {K::wgmma, 32, K::mma_sync, K::mma_sync},      {K::mma_sync, 128, K::mma_sync, K::mma_sync},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(attention_kernels_name(c.requested)) + " hd " +
+                 std::to_string(c.head_dim));
+    EXPECT_EQ(cuda_ops::attention_forward_family(c.requested, c.head_dim), c.forward);
+    EXPECT_EQ(cuda_ops::attention_backward_family(c.requested, c.head_dim), c.backward);
+  }
+  for (int hd : {16, 48, 96, 256}) {
+    EXPECT_FALSE(cuda_ops::attention_supports_head_dim(hd)) << hd;
+    EXPECT_EQ(cuda_ops::attention_forward_family(K::automatic, hd), K::automatic) << hd;
+  }
+}
+
 // The default kernels (the warp-specialised forward for hd 128, the wgmma forward for hd 64, the
 // warp-specialised backward for both; mma.sync forward and the two-pass backward for hd 32).
 class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
@@ -385,7 +387,7 @@ class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
 TEST_P(CudaAttention, MatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::automatic);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::automatic);
 }
 
 INSTANTIATE_TEST_SUITE_P(HeadDimsAndLengths, CudaAttention,
@@ -400,20 +402,20 @@ class CudaAttentionBackward : public ::testing::TestWithParam<AttentionParam> {}
 TEST_P(CudaAttentionBackward, TwoPassMatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::two_pass);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::mma_sync);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaMatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaForwardMatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma,
-                  AttentionForwardAlgo::wgmma);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma,
+                  AttentionKernels::wgmma);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaForwardMatchesMmaSync) {
@@ -427,15 +429,15 @@ TEST_P(CudaAttentionBackward, WgmmaForwardMatchesMmaSync) {
 TEST_P(CudaAttentionBackward, WgmmaWsForwardMatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma,
-                  AttentionForwardAlgo::wgmma_ws);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma,
+                  AttentionKernels::wgmma_ws);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaWsForwardEqualsWgmma) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_forward_identical(shape_for(head_dim, seq), AttentionForwardAlgo::wgmma_ws,
-                          AttentionForwardAlgo::wgmma);
+  check_forward_identical(shape_for(head_dim, seq), AttentionKernels::wgmma_ws,
+                          AttentionKernels::wgmma);
 }
 
 // The warp-specialised backward (TMA loads, mbarrier stages, setmaxnreg; hd 64 and 128): the
@@ -443,20 +445,20 @@ TEST_P(CudaAttentionBackward, WgmmaWsForwardEqualsWgmma) {
 TEST_P(CudaAttentionBackward, WgmmaWsBackwardMatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma_ws);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma_ws);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaWsBackwardEqualsWgmma) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_backward_identical(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma_ws,
-                           AttentionBackwardAlgo::wgmma);
+  check_backward_identical(shape_for(head_dim, seq), AttentionKernels::wgmma_ws,
+                           AttentionKernels::wgmma);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaMatchesTwoPass) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_against_two_pass(shape_for(head_dim, seq), AttentionBackwardAlgo::wgmma, 2);
+  check_against_two_pass(shape_for(head_dim, seq), AttentionKernels::wgmma, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(HeadDimsAndLengths, CudaAttentionBackward,
@@ -467,35 +469,35 @@ INSTANTIATE_TEST_SUITE_P(HeadDimsAndLengths, CudaAttentionBackward,
 
 TEST(CudaAttentionLong, LongSequences) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  check_attention({1, 2, 1024, 64}, AttentionBackwardAlgo::automatic);
-  check_attention({1, 1, 1000, 128}, AttentionBackwardAlgo::automatic);
-  check_attention({2, 1, 777, 32}, AttentionBackwardAlgo::automatic);
-  check_attention({1, 2, 1024, 64}, AttentionBackwardAlgo::two_pass);
+  check_attention({1, 2, 1024, 64}, AttentionKernels::automatic);
+  check_attention({1, 1, 1000, 128}, AttentionKernels::automatic);
+  check_attention({2, 1, 777, 32}, AttentionKernels::automatic);
+  check_attention({1, 2, 1024, 64}, AttentionKernels::mma_sync);
 }
 
 TEST(CudaAttentionLong, ManyHeads) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  check_attention({4, 16, 80, 64}, AttentionBackwardAlgo::automatic);
-  check_attention({3, 5, 300, 128}, AttentionBackwardAlgo::automatic);
+  check_attention({4, 16, 80, 64}, AttentionKernels::automatic);
+  check_attention({3, 5, 300, 128}, AttentionKernels::automatic);
 }
 
 // The wgmma kernels over many waves of CTAs at the model's shapes, and an uneven length.
 TEST(CudaAttentionLong, WgmmaAtModelShape) {
   FP8LAB_SKIP_WITHOUT_GPU();
-  check_against_two_pass({16, 8, 2048, 64}, AttentionBackwardAlgo::wgmma, 3);
-  check_against_two_pass({4, 8, 2048, 128}, AttentionBackwardAlgo::wgmma, 3);
-  check_attention({1, 2, 1000, 64}, AttentionBackwardAlgo::wgmma, AttentionForwardAlgo::wgmma);
-  check_attention({1, 1, 1000, 128}, AttentionBackwardAlgo::wgmma, AttentionForwardAlgo::wgmma);
+  check_against_two_pass({16, 8, 2048, 64}, AttentionKernels::wgmma, 3);
+  check_against_two_pass({4, 8, 2048, 128}, AttentionKernels::wgmma, 3);
+  check_attention({1, 2, 1000, 64}, AttentionKernels::wgmma, AttentionKernels::wgmma);
+  check_attention({1, 1, 1000, 128}, AttentionKernels::wgmma, AttentionKernels::wgmma);
   check_forward_against_mma_sync({16, 8, 2048, 64});
   check_forward_against_mma_sync({4, 8, 2048, 128});
-  check_forward_identical({4, 8, 2048, 128}, AttentionForwardAlgo::wgmma_ws,
-                          AttentionForwardAlgo::wgmma);
-  check_forward_identical({3, 5, 1000, 128}, AttentionForwardAlgo::wgmma_ws,
-                          AttentionForwardAlgo::wgmma);
+  check_forward_identical({4, 8, 2048, 128}, AttentionKernels::wgmma_ws,
+                          AttentionKernels::wgmma);
+  check_forward_identical({3, 5, 1000, 128}, AttentionKernels::wgmma_ws,
+                          AttentionKernels::wgmma);
   for (const AttentionShape& s : {AttentionShape{16, 8, 2048, 64}, AttentionShape{4, 8, 2048, 128},
                                   AttentionShape{3, 5, 1000, 64}, AttentionShape{3, 5, 1000, 128}})
-    check_backward_identical(s, AttentionBackwardAlgo::wgmma_ws, AttentionBackwardAlgo::wgmma);
-  check_against_two_pass({4, 8, 2048, 128}, AttentionBackwardAlgo::wgmma_ws, 3);
+    check_backward_identical(s, AttentionKernels::wgmma_ws, AttentionKernels::wgmma);
+  check_against_two_pass({4, 8, 2048, 128}, AttentionKernels::wgmma_ws, 3);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "cuda_test_util.hpp"
-#include "nn/cuda_ops_launch.hpp"
+#include "cuda_kernels/cuda_ops_launch.hpp"
 
 namespace fp8lab {
 namespace {

@@ -29,7 +29,7 @@
 #include "fp8lab/model.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
-#include "nn/cuda_ops_launch.hpp"
+#include "cuda_kernels/cuda_ops_launch.hpp"
 
 namespace fp8lab {
 namespace {
@@ -204,7 +204,6 @@ TEST_F(CudaFusedAmax, ProducersWriteTheMetaAmaxScaleWouldWrite) {
 
 // ---- attention --------------------------------------------------------------------------
 
-using cuda_ops::AttentionBackwardAlgo;
 using testing::AttentionShape;
 
 // The attention's inputs on the device, and its forward's out and lse (the backward's inputs).
@@ -222,11 +221,11 @@ struct AttentionInputs {
     gpu.synchronize();  // the launchers below run on the legacy stream
   }
 
-  // The backward with an explicit algorithm (the backend's follows FP8LAB_ATTENTION_BWD).
-  void backward(AttentionBackwardAlgo algo, const TensorView& dqkv, AmaxSlot slot) const {
+  // The backward of an explicit kernel family (the backend runs its KernelOptions' family).
+  void backward(AttentionKernels algo, const TensorView& dqkv, AmaxSlot slot) const {
     const DeviceTensor workspace(
         DType::u8, {static_cast<std::int64_t>(cuda_ops::attention_backward_workspace_bytes(
-                       a.batch, a.seq, a.heads, a.head_dim, algo))});
+                       a.batch, a.seq, a.heads))});
     cuda_ops::attention_backward(qkv.view().data, out.view().data, lse.view().as<const float>(),
                                  dout.view().data, dqkv.data, a.batch, a.seq, a.heads, a.head_dim,
                                  workspace.view().data, nullptr, algo,
@@ -236,22 +235,11 @@ struct AttentionInputs {
   }
 };
 
-const char* algo_label(AttentionBackwardAlgo algo) {
-  switch (algo) {
-    case AttentionBackwardAlgo::wgmma:
-      return "wgmma";
-    case AttentionBackwardAlgo::wgmma_ws:
-      return "wgmma-ws";
-    default:
-      return "two-pass";
-  }
-}
-
 // Where the wgmma kernels are not built (hd 32) they would run the two-pass kernels again.
-std::vector<AttentionBackwardAlgo> backward_algos(int head_dim) {
-  if (head_dim == 32) return {AttentionBackwardAlgo::two_pass};
-  return {AttentionBackwardAlgo::two_pass, AttentionBackwardAlgo::wgmma,
-          AttentionBackwardAlgo::wgmma_ws};
+std::vector<AttentionKernels> backward_algos(int head_dim) {
+  if (head_dim == 32) return {AttentionKernels::mma_sync};
+  return {AttentionKernels::mma_sync, AttentionKernels::wgmma,
+          AttentionKernels::wgmma_ws};
 }
 
 // out (attn.proj's x) and d_qkv (qkv's dY) through the backend and through every backward
@@ -292,8 +280,8 @@ TEST_F(CudaFusedAmax, AttentionWritesTheMetaAmaxScaleWouldWrite) {
               gpu->attention_backward(in.qkv.view(), in.out.view(), in.lse.view(), in.dout.view(),
                                       a.heads, a.seq, dqkv, s);
             });
-      for (AttentionBackwardAlgo algo : backward_algos(a.head_dim)) {
-        check(std::string("attention backward ") + algo_label(algo) + " " + tag, dqkv_case,
+      for (AttentionKernels algo : backward_algos(a.head_dim)) {
+        check(std::string("attention backward ") + attention_kernels_name(algo) + " " + tag, dqkv_case,
               Fp8Format::e5m2,
               [&](const TensorView& dqkv, AmaxSlot s) { in.backward(algo, dqkv, s); });
       }
@@ -340,8 +328,8 @@ TEST_F(CudaFusedAmax, AttentionBackwardAmaxCoversDqDkAndDv) {
       scale_part(qkv, setup.zero, d, 0.f);
       if (setup.scaled >= 0) scale_part(qkv, setup.scaled, d, 64.f);
       const AttentionInputs in(*gpu, a, qkv, dout);
-      for (AttentionBackwardAlgo algo : backward_algos(hd)) {
-        const std::string what = std::string("attention backward ") + algo_label(algo) + " " +
+      for (AttentionKernels algo : backward_algos(hd)) {
+        const std::string what = std::string("attention backward ") + attention_kernels_name(algo) + " " +
                                  a.describe() + ", largest in part " +
                                  std::to_string(setup.largest);
         const HostTensor dqkv =

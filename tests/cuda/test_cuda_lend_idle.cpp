@@ -10,7 +10,7 @@
 #include "common/test_data.hpp"
 #include "cuda/cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
-#include "nn/cuda_backend.hpp"
+#include "cuda_backend/cuda_backend.hpp"
 
 namespace fp8lab {
 namespace {

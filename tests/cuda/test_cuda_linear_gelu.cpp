@@ -15,7 +15,7 @@
 #include "cuda/model_ab.hpp"
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
-#include "nn/cuda_backend.hpp"
+#include "cuda_backend/cuda_backend.hpp"
 
 namespace fp8lab {
 namespace {

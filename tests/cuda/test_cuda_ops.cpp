@@ -1,5 +1,5 @@
 // The CUDA backend's elementwise, reduction, AdamW, RMSNorm (plain and fused with the residual
-// add or the dY convert) and embedding launchers (src/nn/cuda_ops_launch.hpp) against the CPU
+// add or the dY convert) and embedding launchers (src/cuda_kernels/cuda_ops_launch.hpp) against the CPU
 // reference backend on the same inputs.
 //
 // Bounds, from the arithmetic of the two implementations:
@@ -28,7 +28,7 @@
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_format.hpp"
-#include "nn/cuda_ops_launch.hpp"
+#include "cuda_kernels/cuda_ops_launch.hpp"
 
 namespace fp8lab {
 namespace {

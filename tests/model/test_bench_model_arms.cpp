@@ -3,6 +3,7 @@
 // the environment variables that pick kernels are recorded with the results.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
+#include "common/error_of.hpp"
 #include "model/bench_model_fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -55,49 +56,25 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
 
 using testing::tiny_cpu_bench;
 
-// Sets (or, with nullptr, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_.c_str(), old_->c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
-
-// The kernel-selecting variables go into the results: they change what ran.
-TEST(BenchModelArms, RecordsTheKernelSelectingEnvironment) {
-  const ModelBenchConfig c = tiny_cpu_bench({"bf16"});
-  std::vector<std::unique_ptr<ScopedEnv>> unset;
-  for (const std::string& name : kernel_env_names())
-    unset.push_back(std::make_unique<ScopedEnv>(name.c_str(), nullptr));
+// The kernel families (kernels.* sets) go into the results: they change what ran. Only
+// model.* and kernels.* keys are taken.
+TEST(BenchModelArms, RecordsTheKernelFamilies) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16"});
   const ModelBenchResult plain = run_model_bench(c);
-  EXPECT_NE(model_bench_report(plain).find("kernel selection: defaults"), std::string::npos);
-  EXPECT_TRUE(model_bench_json(plain)["kernel_env"]["FP8LAB_ATTENTION_FWD"].is_null());
+  EXPECT_NE(model_bench_report(plain).find("kernels: attention auto\n"), std::string::npos)
+      << model_bench_report(plain);
+  EXPECT_EQ(model_bench_json(plain)["kernels"]["attention"], "auto");
 
-  const ScopedEnv fwd("FP8LAB_ATTENTION_FWD", "wgmma");
+  c.sets.push_back("kernels.attention=wgmma");
   const ModelBenchResult chosen = run_model_bench(c);
-  EXPECT_NE(model_bench_report(chosen).find("kernel selection: FP8LAB_ATTENTION_FWD=wgmma\n"),
-            std::string::npos)
+  EXPECT_NE(model_bench_report(chosen).find("kernels: attention wgmma\n"), std::string::npos)
       << model_bench_report(chosen);
-  const nlohmann::json env = model_bench_json(chosen)["kernel_env"];
-  EXPECT_EQ(env["FP8LAB_ATTENTION_FWD"], "wgmma");
-  EXPECT_TRUE(env["FP8LAB_ATTENTION_BWD"].is_null());
-  EXPECT_EQ(env.size(), kernel_env_names().size());
+  EXPECT_EQ(model_bench_json(chosen)["kernels"]["attention"], "wgmma");
+  EXPECT_EQ(chosen.arms.at(0).loss, plain.arms.at(0).loss);  // the CPU has one kernel per op
+
+  c.sets = {"optim.lr=1"};
+  const std::string message = testing::error_of([&] { run_model_bench(c); });
+  EXPECT_NE(message.find("model.* and kernels.* keys only"), std::string::npos) << message;
 }
 
 // Rounds: every arm runs once per round, the arms interleaved; each keeps one result whose

@@ -83,6 +83,31 @@ TEST(RunConfig, OverridesAreTypedAndStrict) {
   }
 }
 
+// The kernel families are part of the run's configuration (written to run.json), chosen by
+// name; a run.json written before the section existed reads as auto.
+TEST(RunConfig, KernelFamiliesAreConfigNotEnvironment) {
+  RunConfig c = run_preset("tiny");
+  EXPECT_EQ(c.kernels.attention, AttentionKernels::automatic);
+  EXPECT_EQ(to_json(c)["kernels"]["attention"], "auto");
+  for (const char* name : {"mma-sync", "wgmma", "wgmma-ws", "auto"}) {
+    apply_override(c, std::string("kernels.attention=") + name);
+    EXPECT_STREQ(attention_kernels_name(c.kernels.attention), name);
+    EXPECT_EQ(run_config_from_json(to_json(c)), c);
+  }
+  apply_override(c, "kernels.attention=wgmma");
+  nlohmann::json old = to_json(c);
+  old.erase("kernels");
+  EXPECT_EQ(run_config_from_json(old).kernels.attention, AttentionKernels::automatic);
+  try {
+    apply_override(c, "kernels.attention=cudnn");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("'cudnn'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("mma-sync, wgmma or wgmma-ws"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(c.kernels.attention, AttentionKernels::wgmma);  // a refused value changes nothing
+}
+
 TEST(RunConfig, FilesStartFromTheirPresetAndRejectUnknownKeys) {
   testing::TempDir dir;
   const auto path = dir.path() / "run.json";

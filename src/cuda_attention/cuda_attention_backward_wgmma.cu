@@ -1,0 +1,254 @@
+// The causal attention backward on Hopper's warpgroup MMA (wgmma), head dims 64 and 128: the
+// two-pass structure of cuda_attention_backward.cu (a dK/dV kernel over key tiles and a dQ
+// kernel over query tiles, each output row summed by one warp in a fixed order: deterministic
+// without float atomics), with every tile product a wgmma on 64-row warpgroup tiles instead of
+// mma.sync on 16-row warp tiles. With P = exp(S * scale - lse) and Di = rowsum(dO_i * O_i):
+//   dK/dV kernel (CTA = 128 keys, a warpgroup per 64; steps of 64 queries from the diagonal):
+//     S^T = K Q^T, dP^T = V dO^T        (A, B from shared memory, both K-major)
+//     P^T, dS^T = P^T * (dP^T - Di)     (registers, accumulator layout)
+//     dV += P^T dO, dK += dS^T Q        (A = P^T, dS^T from registers, B = dO, Q N-major)
+//   dQ kernel (CTA = 128 queries, a warpgroup per 64; steps of 64 keys up to the diagonal):
+//     S = Q K^T, dP = dO V^T; dS = P * (dP - Di); dQ += dS K (B = K N-major)
+// Tiles live in shared memory in the 128-byte-swizzled panel layout (wgmma.cuh), filled by
+// cp.async one step ahead, so one copy of Q, dO and K serves both as the K-major B of S / dP and
+// as the N-major B of dK / dV / dQ.
+//
+// Why wgmma: the mma.sync kernels are latency-bound at 8-12 warps per SM, re-reading every B
+// fragment from shared memory per 16-row warp tile (Nsight Compute); wgmma reads each B tile
+// once per 64 rows and runs asynchronously to the softmax arithmetic (docs/performance.md,
+// "Attention").
+//
+// The steps and the dK/dV epilogue are attention_backward_wgmma_step.cuh's, shared with the
+// warp-specialised kernels (cuda_attention_backward_ws.cu), which say how the steps overlap.
+#include "cuda_attention/attention_backward_step.cuh"
+#include "cuda_attention/attention_kernels.hpp"
+#include "cuda_attention/attention_backward_wgmma_step.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+// ---- dK, dV ----------------------------------------------------------------------------------
+
+template <int HD>
+struct WgKvShape {
+  static constexpr int kBc = 2 * kWgRows;  // keys per CTA
+  static constexpr int kBr = kWgStep;      // queries per step
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  // K, V, Q[3], dO[3] (sw128 panels), lse[3][kBr], Di[3][kBr] (f32)
+  static constexpr int kOffV = kKeyTileBytes;
+  static constexpr int kOffQ = 2 * kKeyTileBytes;
+  static constexpr int kOffDo = kOffQ + kBuffers * kQueryTileBytes;
+  static constexpr int kOffStats = kOffDo + kBuffers * kQueryTileBytes;
+  static constexpr int kLayoutBytes = kOffStats + 2 * kBuffers * kBr * 4;
+  static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
+  static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWgThreads, 1)
+    attention_backward_dkdv_wgmma_kernel(const bf16_bits* __restrict__ qkv,
+                                         const bf16_bits* __restrict__ dout,
+                                         const float* __restrict__ lse,
+                                         const float* __restrict__ row_dot,
+                                         bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
+                                         int n_heads, float scale, float scale_log2,
+                                         AmaxCommit dqkv_amax) {
+  using C = WgKvShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem + C::kOffQ);
+  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
+  auto* s_lse = reinterpret_cast<float*>(smem + C::kOffStats);
+  float* s_dot = s_lse + kBuffers * Br;
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int k0 = static_cast<int>(blockIdx.x) * Bc;  // low keys see the most queries: first
+  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
+  const QuerySide qs = query_side(qkv, dout, lse, row_dot, hv, bh, seq_len, d_model);
+  const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
+  const auto load_queries = [&](int i, int buf) {
+    load_tile_sw128<HD, Br>(s_q + buf * Br * HD, qs.q, qs.q_stride, i * Br, seq_len);
+    load_tile_sw128<HD, Br>(s_do + buf * Br * HD, qs.dout, qs.do_stride, i * Br, seq_len);
+    load_row_stats<Br, kWgThreads>(s_lse + buf * Br, qs.lse, i * Br, seq_len);
+    load_row_stats<Br, kWgThreads>(s_dot + buf * Br, qs.row_dot, i * Br, seq_len);
+  };
+  load_tile_sw128<HD, Bc>(s_k, qs.q + d_model, qs.q_stride, k0, seq_len);
+  load_tile_sw128<HD, Bc>(s_v, qs.q + 2 * d_model, qs.q_stride, k0, seq_len);
+  load_queries(i_begin, 0);
+  cp_async_commit();
+
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int key_wg0 = k0 + wg * kWgRows;         // this warpgroup's first key
+  const int key_w0 = key_wg0 + (warp % 4) * 16;  // this warp's first key
+  const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+  float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
+
+  for (int i = i_begin; i < i_end; ++i) {
+    const int buf = (i - i_begin) % kBuffers;
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    __syncthreads();  // tile i landed; nobody reads the buffer refilled below any more
+    if (i + 1 < i_end) {
+      load_queries(i + 1, (buf + 1) % kBuffers);
+      cp_async_commit();
+    }
+    const int q0 = i * Br;
+    if (key_wg0 >= seq_len || q0 + Br - 1 < key_wg0) continue;  // all queries precede our keys
+    wgmma_dkdv_step<HD, Bc>(a_k, a_v, wg, a_q + buf * C::kQueryTileBytes,
+                            a_do + buf * C::kQueryTileBytes, s_lse + buf * Br, s_dot + buf * Br,
+                            q0, key_wg0, key_w0, g, c, seq_len, scale_log2, dk, dv);
+  }
+  wgmma_fence_operands(dk);
+  wgmma_fence_operands(dv);
+
+  __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
+  constexpr int S = C::kS;
+  auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 2 * 16 * S;
+  dqkv_amax(wgmma_dkdv_epilogue<HD, S>(dk, dv, stage, dqkv + hv.qkv_head + d_model,
+                                        hv.qkv_stride, d_model, key_w0, seq_len, lane, scale));
+}
+
+// ---- dQ ------------------------------------------------------------------------------------
+
+template <int HD>
+struct WgQShape {
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
+  static constexpr int kBc = kWgStep;      // keys per step
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  // Q, dO, K[3], V[3] (sw128 panels)
+  static constexpr int kOffDo = kQueryTileBytes;
+  static constexpr int kOffK = 2 * kQueryTileBytes;
+  static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;
+  // hd 64: two CTAs (16 warps) per SM to hide the per-step waits, if 128 registers suffice.
+  static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
+    attention_backward_dq_wgmma_kernel(const bf16_bits* __restrict__ qkv,
+                                       const bf16_bits* __restrict__ dout,
+                                       const float* __restrict__ lse,
+                                       const float* __restrict__ row_dot,
+                                       bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
+                                       int n_heads, float scale, float scale_log2,
+                                       AmaxCommit dqkv_amax) {
+  using C = WgQShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
+  const HeadView& hv = head.hv;
+  const std::int64_t d_model = head.d_model;
+  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
+  const int q0 = head.q0, n_tiles = head.n_key_tiles;
+  const auto load_keys = [&](int j, int buf) {
+    load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
+    load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);
+  };
+  load_tile_sw128<HD, Br>(s_q, q_head, hv.qkv_stride, q0, seq_len);
+  load_tile_sw128<HD, Br>(s_do, dout + hv.out_head, d_model, q0, seq_len);
+  load_keys(0, 0);
+  cp_async_commit();
+
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int row_wg0 = q0 + wg * kWgRows;
+  const int row_w0 = row_wg0 + (warp % 4) * 16;
+  float lse_log2[2], dot[2];  // this lane's rows g and g + 8
+  lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
+  const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+  const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  float dq[HD / 8][4] = {};
+
+  for (int j = 0; j < n_tiles; ++j) {
+    const int buf = j % kBuffers;
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    __syncthreads();  // tile j landed; nobody reads the buffer refilled below any more
+    if (j + 1 < n_tiles) {
+      load_keys(j + 1, (buf + 1) % kBuffers);
+      cp_async_commit();
+    }
+    const int k0 = j * Bc;
+    if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
+    wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + buf * C::kKeyTileBytes,
+                          a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
+                          lse_log2, dot, dq);
+  }
+  wgmma_fence_operands(dq);
+
+  __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
+  constexpr int S = C::kS;
+  auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S;
+  const float q_mul[2] = {scale, scale};
+  dqkv_amax(store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dqkv + hv.qkv_head, hv.qkv_stride,
+                                           row_w0, seq_len, lane));
+}
+
+template <int HD>
+void launch_wgmma(const bf16_bits* qkv, const float* lse, const bf16_bits* dout,
+                  const float* row_dot, bf16_bits* dqkv, int batch, int seq_len, int n_heads,
+                  cudaStream_t stream, AmaxOut amax) {
+  using Kv = WgKvShape<HD>;
+  using Q = WgQShape<HD>;
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
+  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
+  const AmaxCommit dqkv_amax = amax_commit(
+      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
+  allow_dynamic_smem(attention_backward_dkdv_wgmma_kernel<HD>, Kv::kSmemBytes);
+  attention_backward_dkdv_wgmma_kernel<HD>
+      <<<attention_grid(kv_tiles, batch_heads), kWgThreads, Kv::kSmemBytes, stream>>>(
+          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+          dqkv_amax);
+  allow_dynamic_smem(attention_backward_dq_wgmma_kernel<HD>, Q::kSmemBytes);
+  attention_backward_dq_wgmma_kernel<HD>
+      <<<attention_grid(q_tiles, batch_heads), kWgThreads, Q::kSmemBytes, stream>>>(
+          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+          dqkv_amax);
+}
+
+}  // namespace
+
+bool attention_backward_wgmma(const void* qkv, const float* lse, const void* dout,
+                              const float* row_dot, void* dqkv, int batch, int seq_len, int n_heads,
+                              int head_dim, cudaStream_t stream, AmaxOut amax) {
+  const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
+  const auto* dout_b = static_cast<const bf16_bits*>(dout);
+  auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
+  if (head_dim == 64) {
+    launch_wgmma<64>(qkv_b, lse, dout_b, row_dot, dqkv_b, batch, seq_len, n_heads, stream, amax);
+    return true;
+  }
+  if (head_dim == 128) {
+    launch_wgmma<128>(qkv_b, lse, dout_b, row_dot, dqkv_b, batch, seq_len, n_heads, stream, amax);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace fp8lab::cuda_ops

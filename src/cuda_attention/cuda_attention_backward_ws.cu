@@ -1,0 +1,332 @@
+// The causal attention backward with warp-specialised loads, head dims 64 and 128: the wgmma
+// backward's two passes (a dK/dV kernel over key tiles, a dQ kernel over query tiles; every
+// output row summed by one warpgroup in a fixed order, no atomics) with their steps and
+// epilogues (attention_backward_wgmma_step.cuh, shared with cuda_attention_backward_wgmma.cu:
+// the same bits), their tiles brought in by the TMA unit instead of every thread's cp.async,
+// and handed over through mbarriers instead of a CTA barrier per step. The forward's
+// cuda_attention_forward_ws.cu did the same for the forward and took 19% off it.
+//
+// A CTA is 3 or 4 warpgroups. Warpgroup 0 is the producer: it gives its registers to the others
+// (setmaxnreg, tma.cuh), and in its first warp one thread issues every tile load as TMA boxes.
+// The other warpgroups are the consumers, each owning 64 of the CTA's rows as in the wgmma
+// kernels: two at 240 registers (the wgmma dK/dV kernel needs up to 255 at hd 128), or, in the
+// dQ kernel at hd 64, three at 160 (WsQShape says why).
+// The walked tiles go through a ring of kStages stages:
+//   full[s]:  the producer's arrivals + the TMA bytes of the stage's tiles;
+//   empty[s]: every consumer thread arrives once it is done with the stage (its products have
+//             retired), and the producer waits for that before refilling the stage.
+// Every consumer waits for every stage, also the ones it skips (its rows and the stage's do not
+// meet): an early "empty" arrival could otherwise count towards the stage's previous use.
+// dK/dV: each step also needs the 64 queries' lse and Di. The producer warp's 32 lanes copy
+// them into the stage (rows past T as 0, as the cp.async kernel's zero fill) and each arrives on
+// full[s] (32 arrivals, one of them with the expected TMA bytes), which publishes their stores.
+#include "cuda_attention/attention_backward_wgmma_step.cuh"
+#include "cuda_attention/attention_kernels.hpp"
+#include "cuda_attention/tensor_map.hpp"
+#include "cuda_attention/tma.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+constexpr int kWsThreads = 384;     // producer warpgroup + two consumer warpgroups (dK/dV)
+constexpr int kStages = 4;          // walked-tile ring depth
+constexpr int kProducerRegs = 24;   // setmaxnreg: 24 + 2 * 240 = 3 * 168
+constexpr int kConsumerRegs = 240;
+
+// ---- dK, dV ----------------------------------------------------------------------------------
+
+template <int HD>
+struct WsKvShape {
+  static constexpr int kBc = 2 * kWgRows;  // keys per CTA
+  static constexpr int kBr = kWgStep;      // queries per step
+  static_assert(kBr == kTmaBoxRows, "one step of queries is one box of rows");
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  // K, V, Q[kStages], dO[kStages] (sw128 panels), lse[kStages][kBr], Di[kStages][kBr] (f32),
+  // barriers: kv_full, full[kStages], empty[kStages]
+  static constexpr int kOffV = kKeyTileBytes;
+  static constexpr int kOffQ = 2 * kKeyTileBytes;
+  static constexpr int kOffDo = kOffQ + kStages * kQueryTileBytes;
+  static constexpr int kOffStats = kOffDo + kStages * kQueryTileBytes;
+  static constexpr int kOffBars = kOffStats + 2 * kStages * kBr * 4;
+  static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
+  static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
+  static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+  static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    attention_backward_dkdv_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
+                                      const __grid_constant__ CUtensorMap dout_map,
+                                      const float* __restrict__ lse,
+                                      const float* __restrict__ row_dot,
+                                      bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
+                                      int n_heads, float scale, float scale_log2,
+                                      AmaxCommit dqkv_amax) {
+  using C = WsKvShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem + C::kOffQ);
+  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
+  auto* s_lse = reinterpret_cast<float*>(smem + C::kOffStats);
+  float* s_dot = s_lse + kStages * Br;
+  auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
+  std::uint64_t* kv_full = bars;
+  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int b = bh / n_heads, h = bh % n_heads;
+  const int k0 = static_cast<int>(blockIdx.x) * Bc;  // low keys see the most queries: first
+  const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  if (tid == 0) {
+    mbarrier_init(kv_full, 1);
+    ring.init(32, 2 * 128);
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  const int d_model = n_heads * HD;
+  std::uint32_t key = 0;  // the amax key of what this thread stored
+  if (tid < 128) {
+    // ---- producer: warp 0 fills the stages, lane 0 issues the TMA ----------------------------
+    warpgroup_release_registers<kProducerRegs>();
+    if (tid < 32) {
+      if (lane == 0) {
+        mbarrier_arrive_expect_tx(kv_full, 2 * C::kKeyTileBytes);
+        tma_load_tile<HD, Bc>(s_k, &qkv_map, d_model + h * HD, k0, b, kv_full);
+        tma_load_tile<HD, Bc>(s_v, &qkv_map, 2 * d_model + h * HD, k0, b, kv_full);
+      }
+      const std::int64_t stats = static_cast<std::int64_t>(bh) * seq_len;
+      for (int i = i_begin; i < i_end; ++i) {
+        const int n = i - i_begin, s = ring.stage(n);
+        ring.wait_empty(n);
+#pragma unroll
+        for (int r = lane; r < Br; r += 32) {
+          const int row = i * Br + r;
+          s_lse[s * Br + r] = row < seq_len ? lse[stats + row] : 0.f;
+          s_dot[s * Br + r] = row < seq_len ? row_dot[stats + row] : 0.f;
+        }
+        if (lane == 0) {
+          mbarrier_arrive_expect_tx(ring.full_bar(n), 2 * C::kQueryTileBytes);
+          tma_load_tile<HD, Br>(s_q + s * Br * HD, &qkv_map, h * HD, i * Br, b, ring.full_bar(n));
+          tma_load_tile<HD, Br>(s_do + s * Br * HD, &dout_map, h * HD, i * Br, b,
+                                ring.full_bar(n));
+        } else {
+          mbarrier_arrive(ring.full_bar(n));  // publishes this lane's lse and Di
+        }
+      }
+    }
+  } else {
+    // ---- consumers: the wgmma kernel's step, query tiles from the ring ----------------------
+    warpgroup_claim_registers<kConsumerRegs>();
+    const int ctid = tid - 128;
+    const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
+    const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
+    const int key_wg0 = k0 + wg * kWgRows;         // this warpgroup's first key
+    const int key_w0 = key_wg0 + (warp % 4) * 16;  // this warp's first key
+    const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+    const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+    float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
+    mbarrier_wait(kv_full, 0);
+
+    for (int i = i_begin; i < i_end; ++i) {
+      const int n = i - i_begin, s = ring.stage(n);
+      ring.wait_full(n);
+      const int q0 = i * Br;
+      if (key_wg0 < seq_len && q0 + Br - 1 >= key_wg0) {  // some query of the step sees our keys
+        wgmma_dkdv_step<HD, Bc>(a_k, a_v, wg, a_q + s * C::kQueryTileBytes,
+                                a_do + s * C::kQueryTileBytes, s_lse + s * Br, s_dot + s * Br,
+                                q0, key_wg0, key_w0, g, c, seq_len, scale_log2, dk, dv);
+      }
+      ring.release(n);  // this thread's products that read stage s have retired
+    }
+    wgmma_fence_operands(dk);
+    wgmma_fence_operands(dv);
+
+    // The wgmma kernel's epilogue, once every consumer is done with the tiles.
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    constexpr int S = C::kS;
+    const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+    key = wgmma_dkdv_epilogue<HD, S>(dk, dv, reinterpret_cast<bf16_bits*>(smem) + warp * 2 * 16 * S,
+                                     dqkv + hv.qkv_head + d_model, hv.qkv_stride, d_model, key_w0,
+                                     seq_len, lane, scale);
+  }
+  dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
+}
+
+// ---- dQ ------------------------------------------------------------------------------------
+
+template <int HD>
+struct WsQShape {
+  // Consumer warpgroups, each owning 64 query rows. hd 64: three, at 160 registers (the CTA
+  // of 512 threads gets 128 each at entry; 24 + 3 * 160 <= 4 * 128), so that the SM holds 12
+  // consumer warps: the wgmma dQ kernel runs 16 there, in two CTAs of 128 registers, and
+  // two CTAs of this kernel would leave 112 (ptxas then spills and serialises the wgmma,
+  // C7512). Measured at gpt50m: 1.00 ms per layer against the wgmma kernel's 1.05 (Nsight
+  // Compute). hd 128: two, at 240, as the dK/dV kernel.
+  static constexpr int kConsumers = HD <= 64 ? 3 : 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kRegs = HD <= 64 ? 160 : kConsumerRegs;  // per consumer thread
+  static constexpr int kBr = kConsumers * kWgRows;  // queries per CTA
+  static constexpr int kBc = kWgStep;      // keys per step
+  static_assert(kBc == kTmaBoxRows, "one step of keys is one box of rows");
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  // Q, dO, K[kStages], V[kStages] (sw128 panels); barriers: q_full, full[kStages], empty[kStages]
+  static constexpr int kOffDo = kQueryTileBytes;
+  static constexpr int kOffK = 2 * kQueryTileBytes;
+  static constexpr int kOffV = kOffK + kStages * kKeyTileBytes;
+  static constexpr int kOffBars = kOffV + kStages * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = 4 * kConsumers * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+  static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
+};
+
+template <int HD>
+__global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
+    attention_backward_dq_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
+                                    const __grid_constant__ CUtensorMap dout_map,
+                                    const float* __restrict__ lse,
+                                    const float* __restrict__ row_dot,
+                                    bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
+                                    int n_heads, float scale, float scale_log2,
+                                    AmaxCommit dqkv_amax) {
+  using C = WsQShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
+  std::uint64_t* q_full = bars;
+  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int b = bh / n_heads, h = bh % n_heads;
+  // Long rows first: the last query tiles, which walk the most keys, start first.
+  const int q0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
+  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  if (tid == 0) {
+    mbarrier_init(q_full, 1);
+    ring.init(1, C::kConsumers * 128);
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  const int d_model = n_heads * HD;
+  std::uint32_t key = 0;  // the amax key of what this thread stored
+  if (tid < 128) {
+    // ---- producer: one thread issues every load --------------------------------------------
+    warpgroup_release_registers<kProducerRegs>();
+    if (tid == 0) {
+      mbarrier_arrive_expect_tx(q_full, 2 * C::kQueryTileBytes);
+      tma_load_tile<HD, Br>(s_q, &qkv_map, h * HD, q0, b, q_full);
+      tma_load_tile<HD, Br>(s_do, &dout_map, h * HD, q0, b, q_full);
+      for (int j = 0; j < n_tiles; ++j) {
+        const int s = ring.stage(j);
+        ring.wait_empty(j);
+        mbarrier_arrive_expect_tx(ring.full_bar(j), 2 * C::kKeyTileBytes);
+        tma_load_tile<HD, Bc>(s_k + s * Bc * HD, &qkv_map, d_model + h * HD, j * Bc, b,
+                              ring.full_bar(j));
+        tma_load_tile<HD, Bc>(s_v + s * Bc * HD, &qkv_map, 2 * d_model + h * HD, j * Bc, b,
+                              ring.full_bar(j));
+      }
+    }
+  } else {
+    // ---- consumers: the wgmma kernel's step, key tiles from the ring ------------------------
+    warpgroup_claim_registers<C::kRegs>();
+    const int ctid = tid - 128;
+    const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
+    const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
+    const int row_wg0 = q0 + wg * kWgRows;
+    const int row_w0 = row_wg0 + (warp % 4) * 16;
+    float lse_log2[2], dot[2];  // this lane's rows g and g + 8
+    lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
+    const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+    const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+    float dq[HD / 8][4] = {};
+    mbarrier_wait(q_full, 0);
+
+    for (int j = 0; j < n_tiles; ++j) {
+      const int s = ring.stage(j);
+      ring.wait_full(j);
+      const int k0 = j * Bc;
+      if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
+        wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + s * C::kKeyTileBytes,
+                              a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
+                              lse_log2, dot, dq);
+      }
+      ring.release(j);  // this thread's products that read stage s have retired
+    }
+    wgmma_fence_operands(dq);
+
+    asm volatile("bar.sync 1, %0;\n" ::"r"(C::kConsumers * 128) : "memory");
+    constexpr int S = C::kS;
+    const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+    const float q_mul[2] = {scale, scale};
+    auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S;
+    key = store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dqkv + hv.qkv_head, hv.qkv_stride,
+                                         row_w0, seq_len, lane);
+  }
+  dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
+}
+
+template <int HD>
+bool launch_ws(const void* qkv, const float* lse, const void* dout, const float* row_dot,
+               bf16_bits* dqkv, int batch, int seq_len, int n_heads, cudaStream_t stream,
+               AmaxOut amax) {
+  using Kv = WsKvShape<HD>;
+  using Q = WsQShape<HD>;
+  const auto d_model = static_cast<std::uint64_t>(n_heads) * HD;
+  CUtensorMap qkv_map, dout_map;
+  if (!encode_token_tile_map(&qkv_map, qkv, 3 * d_model, seq_len, batch) ||
+      !encode_token_tile_map(&dout_map, dout, d_model, seq_len, batch))
+    return false;
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
+  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
+  const AmaxCommit dqkv_amax = amax_commit(
+      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
+  allow_dynamic_smem(attention_backward_dkdv_ws_kernel<HD>, Kv::kSmemBytes);
+  attention_backward_dkdv_ws_kernel<HD>
+      <<<attention_grid(kv_tiles, batch_heads), kWsThreads, Kv::kSmemBytes, stream>>>(
+          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, dqkv_amax);
+  allow_dynamic_smem(attention_backward_dq_ws_kernel<HD>, Q::kSmemBytes);
+  attention_backward_dq_ws_kernel<HD>
+      <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
+          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, dqkv_amax);
+  return true;
+}
+
+}  // namespace
+
+bool attention_backward_ws(const void* qkv, const float* lse, const void* dout,
+                           const float* row_dot, void* dqkv, int batch, int seq_len, int n_heads,
+                           int head_dim, cudaStream_t stream, AmaxOut amax) {
+  auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
+  if (head_dim == 64)
+    return launch_ws<64>(qkv, lse, dout, row_dot, dqkv_b, batch, seq_len, n_heads, stream, amax);
+  if (head_dim == 128)
+    return launch_ws<128>(qkv, lse, dout, row_dot, dqkv_b, batch, seq_len, n_heads, stream, amax);
+  return false;
+}
+
+}  // namespace fp8lab::cuda_ops

@@ -1,0 +1,124 @@
+// The one place that decides which attention kernel runs: a table per direction of the kernel
+// families (fp8lab/kernel_options.hpp), each row with the head dimensions its kernels are built
+// for and whether they need TMA. A request names a family; `automatic` is the first row. A row
+// that cannot run (head dimension, no TMA, or a tensor map the driver rejects) passes the call
+// down to the next one, so the mma.sync family, built for every supported head dimension, is
+// the reference and the last fallback. Measured order: docs/cuda-backend.md, "Attention".
+#include <array>
+
+#include "cuda_attention/attention_kernels.hpp"
+#include "cuda_attention/attention_tiles.cuh"  // amax_of_no_output
+#include "cuda_attention/tensor_map.hpp"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+using ForwardLaunch = bool (*)(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                               int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax);
+using BackwardLaunch = bool (*)(const void* qkv, const float* lse, const void* dout,
+                                const float* row_dot, void* dqkv, int batch, int seq_len,
+                                int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax);
+
+template <typename Launch>
+struct KernelRow {
+  AttentionKernels family;
+  std::array<int, 3> head_dims;  // 0: unused entry
+  bool needs_tma;
+  Launch launch;
+
+  bool built_for(int head_dim) const {
+    for (int hd : head_dims)
+      if (hd != 0 && hd == head_dim) return true;
+    return false;
+  }
+};
+
+// Fastest first: wgmma-ws beat wgmma and wgmma beat mma.sync on the H200 at every head
+// dimension each is built for (docs/cuda-backend.md, "Attention").
+constexpr KernelRow<ForwardLaunch> kForward[] = {
+    {AttentionKernels::wgmma_ws, {128, 0, 0}, true, attention_forward_ws},
+    {AttentionKernels::wgmma, {64, 128, 0}, false, attention_forward_wgmma},
+    {AttentionKernels::mma_sync, {32, 64, 128}, false, attention_forward_mma_sync},
+};
+constexpr KernelRow<BackwardLaunch> kBackward[] = {
+    {AttentionKernels::wgmma_ws, {64, 128, 0}, true, attention_backward_ws},
+    {AttentionKernels::wgmma, {64, 128, 0}, false, attention_backward_wgmma},
+    {AttentionKernels::mma_sync, {32, 64, 128}, false, attention_backward_two_pass},
+};
+
+// The rows a request may run, in order: from the requested family's row to the end.
+template <typename Launch, std::size_t N>
+std::size_t first_row(const KernelRow<Launch> (&table)[N], AttentionKernels requested) {
+  if (requested == AttentionKernels::automatic) return 0;
+  for (std::size_t i = 0; i < N; ++i)
+    if (table[i].family == requested) return i;
+  return N;
+}
+
+template <typename Launch, std::size_t N>
+bool can_run(const KernelRow<Launch> (&table)[N], std::size_t i, int head_dim) {
+  return table[i].built_for(head_dim) && (!table[i].needs_tma || tma_available());
+}
+
+template <typename Launch, std::size_t N>
+AttentionKernels resolve(const KernelRow<Launch> (&table)[N], AttentionKernels requested,
+                         int head_dim) {
+  for (std::size_t i = first_row(table, requested); i < N; ++i)
+    if (can_run(table, i, head_dim)) return table[i].family;
+  return AttentionKernels::automatic;  // no family: attention_supports_head_dim is false
+}
+
+// Runs the first row from `requested` on that can run and launches; false when none did.
+template <typename Launch, std::size_t N, typename... Args>
+bool dispatch(const KernelRow<Launch> (&table)[N], AttentionKernels requested, int head_dim,
+              Args... args) {
+  for (std::size_t i = first_row(table, requested); i < N; ++i)
+    if (can_run(table, i, head_dim) && table[i].launch(args...)) return true;
+  return false;
+}
+
+// The backward's workspace: Di = rowsum(dO_i * O_i), [B, H, T] f32, the same for every family.
+std::size_t row_dot_bytes(int batch, int seq_len, int n_heads) {
+  return static_cast<std::size_t>(batch) * static_cast<std::size_t>(n_heads) *
+         static_cast<std::size_t>(seq_len) * sizeof(float);
+}
+
+}  // namespace
+
+bool attention_supports_head_dim(int head_dim) {
+  return resolve(kForward, AttentionKernels::automatic, head_dim) != AttentionKernels::automatic;
+}
+
+AttentionKernels attention_forward_family(AttentionKernels requested, int head_dim) {
+  return resolve(kForward, requested, head_dim);
+}
+
+AttentionKernels attention_backward_family(AttentionKernels requested, int head_dim) {
+  return resolve(kBackward, requested, head_dim);
+}
+
+// An unsupported head_dim launches nothing: CudaBackend checks attention_supports_head_dim.
+void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
+                       int head_dim, cudaStream_t stream, AmaxOut amax, AttentionKernels kernels) {
+  if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
+  dispatch(kForward, kernels, head_dim, qkv, out, lse, batch, seq_len, n_heads, head_dim, stream,
+           amax);
+}
+
+std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads) {
+  return row_dot_bytes(batch, seq_len, n_heads);
+}
+
+void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
+                        void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
+                        void* workspace, cudaStream_t stream, AttentionKernels kernels,
+                        AmaxOut amax) {
+  if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
+  auto* row_dot = static_cast<float*>(workspace);
+  attention_backward_row_dot(out, dout, row_dot, batch, seq_len, n_heads, head_dim, stream);
+  const float* dot = row_dot;
+  dispatch(kBackward, kernels, head_dim, qkv, lse, dout, dot, dqkv, batch, seq_len, n_heads,
+           head_dim, stream, amax);
+}
+
+}  // namespace fp8lab::cuda_ops

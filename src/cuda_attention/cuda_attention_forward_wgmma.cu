@@ -1,0 +1,133 @@
+// The causal attention forward on Hopper's warpgroup MMA (wgmma), head dims 64 and 128: the
+// FlashAttention-2 forward of cuda_attention_forward.cu (online softmax over key tiles, P
+// rounded to bf16 for P V, lse kept for the backward) with both tile products as wgmma on
+// 64-row warpgroup tiles:
+//   S = Q K^T      (A = the warpgroup's 64 query rows, B = the key tile: both from shared
+//                   memory, K-major)
+//   O += P V       (A = P from registers, B = the value tile N-major)
+// A CTA is two warpgroups (128 query rows); it walks key tiles of 64 from 0 to the diagonal,
+// double-buffered by cp.async into the sw128 layout (attention_wgmma_tiles.cuh). Each step
+// waits for its products before the loop's back edge (ptxas serialises every wgmma of a kernel
+// that keeps a group in flight over it: cuda_attention_backward_wgmma.cu); the CTA's two
+// warpgroups, and the two CTAs an SM holds, overlap one another's softmax with their MMAs.
+// The step and the epilogue are attention_forward_step.cuh's, shared with the TMA-fed kernel
+// (cuda_attention_forward_ws.cu).
+#include "cuda_attention/attention_kernels.hpp"
+#include "cuda_attention/attention_forward_step.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+template <int HD>
+struct WgFwdShape {
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
+  static constexpr int kBc = kWgStep;      // keys per step
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  // Q, K[2], V[2] (sw128 panels); the epilogue stages each warp's output rows over them.
+  static constexpr int kOffK = kQueryTileBytes;
+  static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+  // Two CTAs per SM where the registers allow it (hd 64: O and S take 64 of them).
+  static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
+    attention_forward_wgmma_kernel(const bf16_bits* __restrict__ qkv, bf16_bits* __restrict__ out,
+                                   float* __restrict__ lse, int batch_heads, int seq_len,
+                                   int n_heads, float scale, float scale_log2,
+                                   AmaxCommit out_amax) {
+  using C = WgFwdShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
+  const HeadView& hv = head.hv;
+  const std::int64_t d_model = head.d_model;
+  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
+  const int q0 = head.q0, n_tiles = head.n_key_tiles;
+  const auto load_keys = [&](int j, int buf) {
+    load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
+    load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);
+  };
+  load_tile_sw128<HD, Br>(s_q, q_head, hv.qkv_stride, q0, seq_len);
+  load_keys(0, 0);
+  cp_async_commit();
+
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
+  const int row_wg0 = q0 + wg * kWgRows;
+  const int row_w0 = row_wg0 + (warp % 4) * 16;  // this warp's first query row
+  const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  float o[HD / 8][4] = {};
+  // Rows g and g + 8 of the warp. Every processed walk starts at key tile 0, whose key 0 no row
+  // masks, so the running max is finite from the first step on.
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+
+  for (int j = 0; j < n_tiles; ++j) {
+    const int buf = j % kBuffers;
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    __syncthreads();  // tile j landed; nobody reads the buffer refilled below any more
+    if (j + 1 < n_tiles) {
+      load_keys(j + 1, (buf + 1) % kBuffers);
+      cp_async_commit();
+    }
+    const int k0 = j * Bc;
+    if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
+    wgmma_forward_step<HD, Br>(a_q, wg, a_k + buf * C::kKeyTileBytes,
+                               a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
+                               scale_log2, o, row_max, row_sum);
+  }
+
+  // Epilogue: O / rowsum -> out (staged per warp over the tiles), lse = max + log(sum).
+  __syncthreads();  // every warpgroup is done with the tiles
+  constexpr int S = C::kS;
+  const std::uint32_t key = wgmma_forward_epilogue<HD, S>(
+      o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S, out + hv.out_head,
+      d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
+  out_amax(key);
+}
+
+template <int HD>
+void launch_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                          int n_heads, cudaStream_t stream, AmaxOut amax) {
+  using C = WgFwdShape<HD>;
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
+  allow_dynamic_smem(attention_forward_wgmma_kernel<HD>, C::kSmemBytes);
+  attention_forward_wgmma_kernel<HD>
+      <<<attention_grid(tiles, batch_heads), kWgThreads, C::kSmemBytes, stream>>>(
+          static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
+          seq_len, n_heads, scale, scale * kLog2e,
+          amax_commit(amax, committing_blocks(tiles, batch_heads)));
+}
+
+}  // namespace
+
+bool attention_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                             int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax) {
+  if (head_dim == 64) {
+    launch_forward_wgmma<64>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
+    return true;
+  }
+  if (head_dim == 128) {
+    launch_forward_wgmma<128>(qkv, out, lse, batch, seq_len, n_heads, stream, amax);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace fp8lab::cuda_ops

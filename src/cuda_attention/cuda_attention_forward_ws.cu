@@ -1,0 +1,154 @@
+// The causal attention forward at head dim 128 with warp-specialised loads: the wgmma kernel's
+// step and epilogue (attention_forward_step.cuh, shared with cuda_attention_forward_wgmma.cu:
+// the same bits), with its tiles brought in by the TMA unit instead of by every thread's
+// cp.async, and handed over through mbarriers instead of a CTA barrier per step.
+//
+// Why (Nsight Compute; docs/performance.md, "Attention"): at hd 128 the wgmma forward holds 8
+// warps per SM and waits; the CTA barrier of each step is its largest stall (1.43 of 5.55
+// cycles per issued instruction), ahead of the softmax's dependent arithmetic, while the
+// tensor pipe runs 36% of the time.
+//
+// The CTA: warpgroup 0 is the producer (one thread issues every load), warpgroups 1 and 2 are
+// the consumers, each owning 64 of the CTA's 128 query rows as in the wgmma kernel. Key and
+// value tiles of 64 rows go through a ring of kStages stages:
+//   full[s]:  the producer's expect_tx arrival + the TMA bytes of K and V;
+//   empty[s]: every consumer thread arrives once it is done with the stage (its products have
+//             retired), and the producer waits for that before refilling the stage.
+// Every consumer waits for every tile, also the ones it skips (its rows all precede the keys):
+// an early "empty" arrival could otherwise count towards the stage's previous use.
+// The tensor map is 3-D over qkv [B][T][3 H hd], box [1][64][64] with the 128-byte swizzle,
+// which is exactly the sw128 panel layout of wgmma.cuh; rows past T are zero-filled.
+#include "cuda_attention/attention_kernels.hpp"
+#include "cuda_attention/attention_forward_step.cuh"
+#include "cuda_attention/tensor_map.hpp"
+#include "cuda_attention/tma.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
+constexpr int kStages = 3;       // K/V ring depth
+
+template <int HD>
+struct WsShape {
+  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
+  static constexpr int kBc = kTmaBoxRows;  // keys per step: one TMA box of rows
+  static_assert(kBc == kWgStep, "one TMA box of keys is one step of wgmma_forward_step");
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr int kOffK = kQueryTileBytes;
+  static constexpr int kOffV = kOffK + kStages * kKeyTileBytes;
+  static constexpr int kOffBars = kOffV + kStages * kKeyTileBytes;
+  static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = 8 * 16 * kS * 2;  // the consumers' epilogue staging
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+  static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
+};
+
+template <int HD>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    attention_forward_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
+                                bf16_bits* __restrict__ out, float* __restrict__ lse,
+                                int batch_heads, int seq_len, int n_heads, float scale,
+                                float scale_log2, AmaxCommit out_amax) {
+  using C = WsShape<HD>;
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  extern __shared__ uint4 smem_raw[];
+  unsigned char* smem = smem_aligned_1024(smem_raw);
+  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
+  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
+  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
+  std::uint64_t* q_full = bars;
+  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
+
+  const int bh = block_bh();
+  if (bh >= batch_heads) return;
+  const int b = bh / n_heads, h = bh % n_heads;
+  const int q0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
+  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  if (tid == 0) {
+    mbarrier_init(q_full, 1);
+    ring.init(1, 2 * 128);
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  const int d_model = n_heads * HD;
+  std::uint32_t key = 0;  // the amax key of what this thread stored
+  if (tid < 128) {
+    // ---- producer: one thread issues every load ------------------------------------------
+    if (tid == 0) {
+      mbarrier_arrive_expect_tx(q_full, C::kQueryTileBytes);
+      tma_load_tile<HD, Br>(s_q, &qkv_map, h * HD, q0, b, q_full);
+      for (int j = 0; j < n_tiles; ++j) {
+        const int s = ring.stage(j);
+        ring.wait_empty(j);
+        mbarrier_arrive_expect_tx(ring.full_bar(j), 2 * C::kKeyTileBytes);
+        tma_load_tile<HD, Bc>(s_k + s * Bc * HD, &qkv_map, d_model + h * HD, j * Bc, b,
+                              ring.full_bar(j));
+        tma_load_tile<HD, Bc>(s_v + s * Bc * HD, &qkv_map, 2 * d_model + h * HD, j * Bc, b,
+                              ring.full_bar(j));
+      }
+    }
+  } else {
+    // ---- consumers: the wgmma kernel's step, tiles from the ring -----------------------
+    const int ctid = tid - 128;
+    const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
+    const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
+    const int row_wg0 = q0 + wg * kWgRows;
+    const int row_w0 = row_wg0 + (warp % 4) * 16;
+    const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+    float o[HD / 8][4] = {};
+    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+    mbarrier_wait(q_full, 0);
+
+    for (int j = 0; j < n_tiles; ++j) {
+      const int s = ring.stage(j);
+      ring.wait_full(j);
+      const int k0 = j * Bc;
+      if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
+        wgmma_forward_step<HD, Br>(a_q, wg, a_k + s * C::kKeyTileBytes,
+                                   a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
+                                   scale_log2, o, row_max, row_sum);
+      }
+      ring.release(j);  // this thread's products that read stage s have retired
+    }
+
+    // The wgmma kernel's epilogue, once every consumer is done with the tiles.
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    constexpr int S = C::kS;
+    const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+    key = wgmma_forward_epilogue<HD, S>(
+        o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S, out + hv.out_head,
+        d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
+  }
+  out_amax(key);  // every thread of the CTA (the ticket protocol has a __syncthreads)
+}
+
+}  // namespace
+
+bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int seq_len,
+                          int n_heads, int head_dim, cudaStream_t stream, AmaxOut amax) {
+  if (head_dim != 128) return false;
+  constexpr int HD = 128;
+  using C = WsShape<HD>;
+  CUtensorMap map;
+  if (!encode_token_tile_map(&map, qkv, 3ull * static_cast<std::uint64_t>(n_heads) * HD, seq_len,
+                             batch))
+    return false;
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(HD);
+  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
+  allow_dynamic_smem(attention_forward_ws_kernel<HD>, C::kSmemBytes);
+  attention_forward_ws_kernel<HD>
+      <<<attention_grid(tiles, batch_heads), kWsThreads, C::kSmemBytes, stream>>>(
+          map, static_cast<bf16_bits*>(out), lse, batch_heads, seq_len, n_heads, scale,
+          scale * kLog2e, amax_commit(amax, committing_blocks(tiles, batch_heads)));
+  return true;
+}
+
+}  // namespace fp8lab::cuda_ops
