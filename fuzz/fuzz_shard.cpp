@@ -1,8 +1,8 @@
 // Fuzzes the shard and sidecar readers and the loader on arbitrary file contents: only
 // fp8lab::Error may come out, and tokens read back must stay inside the file.
 #include "fp8lab/error.hpp"
-#include "fp8lab/loader.hpp"
-#include "fp8lab/shard.hpp"
+#include "data/loader.hpp"
+#include "data/shard.hpp"
 #include "fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

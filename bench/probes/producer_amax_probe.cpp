@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "fp8lab/backend.hpp"
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/fp8_format.hpp"
 #include "cuda_backend/cuda_backend.hpp"

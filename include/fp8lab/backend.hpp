@@ -16,6 +16,7 @@
 // - Token ids and targets are i32.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,6 +59,12 @@ class Buffer {
 struct MemoryStats {
   std::int64_t current_bytes = 0;
   std::int64_t peak_bytes = 0;
+  // current_bytes by MemoryKind (indexed by its value): the training state (parameters,
+  // gradients, optimizer) apart from the activations and workspaces.
+  std::array<std::int64_t, 5> current_by_kind{};
+  std::int64_t current(MemoryKind kind) const {
+    return current_by_kind[static_cast<std::size_t>(kind)];
+  }
 };
 
 // How an op stores a parameter gradient: dW += ... (accumulate, the default) or dW = ...

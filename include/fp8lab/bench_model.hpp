@@ -101,6 +101,13 @@ struct ModelBenchArmResult {
     int calls = 0;
   };
   std::vector<OpShare> op_times;  // one training step's GPU time per op (--op-times)
+  // The training state once the optimizer exists (the train step's model): bytes of the
+  // parameters (master and working copies), the gradients and the optimizer's moments, as the
+  // backend accounts them (MemoryStats::current_by_kind). All zero without a train step.
+  struct StateBytes {
+    std::int64_t parameters = 0, gradients = 0, optimizer = 0;
+    std::int64_t total() const { return parameters + gradients + optimizer; }
+  } state;
   std::string weights_sha256, inputs_sha256, targets_sha256;
 };
 

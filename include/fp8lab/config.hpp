@@ -95,7 +95,7 @@ struct TrainConfig {
 
 // Where tokens come from. synthetic: a deterministic pseudo-random stream with learnable
 // structure (tests, demos); bytes: the bytes of a text file as tokens (vocab 256); shards: token
-// shards (fp8lab/loader.hpp), `train`/`val` naming a .bin, a directory or a manifest.json.
+// shards (src/data/loader.hpp), `train`/`val` naming a .bin, a directory or a manifest.json.
 struct DataConfig {
   std::string kind = "synthetic";
   std::string train;

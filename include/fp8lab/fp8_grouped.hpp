@@ -1,5 +1,5 @@
 // Casts with one FP32 scale per group of values (the scaling recipes of fp8lab/fp8_recipe.hpp):
-// the CPU reference the CUDA casts (fp8lab/fp8_grouped_cuda.hpp) match byte for byte.
+// the CPU reference the CUDA casts (src/fp8/fp8_grouped_cuda.hpp) match byte for byte.
 //
 // Per group g of the layout (fp8lab/fp8_scale_layout.hpp):
 //   amax_g = max |x| over g;  scale_g = scale_from_amax(amax_g)  (fmax / amax_g, 1 for 0)

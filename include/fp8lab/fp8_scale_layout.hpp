@@ -17,7 +17,7 @@
 //   block128  [row groups][ld], ld = col groups rounded up to a multiple of 4 (16 bytes); the
 //             padding entries hold 1 and are never read by a valid block
 // Edge groups may be partial (a dimension that is not a multiple of 128): their amax is over the
-// values that exist. The GEMMs need whole groups along K (fp8lab/gemm.hpp says which multiples).
+// values that exist. The GEMMs need whole groups along K (src/gemm/gemm.hpp says which multiples).
 // Kept free of fmt so CUDA translation units can include it.
 #pragma once
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
+#include "core/cuda_check.hpp"
+#include "core/cuda_memory.hpp"
 
 namespace fp8lab::bench {
 

@@ -15,9 +15,9 @@
 #include "bench/bench_fill.hpp"
 #include "bench/bench_timing.hpp"
 #include "fp8lab/bench_linear.hpp"
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "core/cuda_check.hpp"
+#include "core/cuda_memory.hpp"
+#include "gemm/gemm_cuda.hpp"
 
 namespace fp8lab {
 namespace {

@@ -11,7 +11,7 @@
 #include "fp8lab/model.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "fp8lab/rng.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cuda_runtime_api.h>
@@ -126,6 +126,34 @@ Batch make_batch(std::int64_t m, std::int64_t vocab, std::uint64_t seed) {
   return b;
 }
 
+// Bytes of training state per model parameter, and of each part.
+double per_parameter(std::int64_t bytes, std::int64_t parameters) {
+  return parameters > 0 ? static_cast<double>(bytes) / static_cast<double>(parameters) : 0.0;
+}
+
+nlohmann::json state_json(const ModelBenchArmResult::StateBytes& s, std::int64_t parameters) {
+  return {{"parameters", s.parameters},
+          {"gradients", s.gradients},
+          {"optimizer", s.optimizer},
+          {"per_parameter", per_parameter(s.total(), parameters)}};
+}
+
+// One line per arm that ran a train step: what its training state costs per parameter.
+std::string state_report(const ModelBenchResult& r) {
+  std::string out;
+  for (const auto& a : r.arms) {
+    if (a.state.total() == 0) continue;
+    out += fmt::format(
+        "training state, {}: {:.2f} bytes/parameter (parameters {:.2f}, gradients {:.2f}, "
+        "optimizer {:.2f})\n",
+        a.arm, per_parameter(a.state.total(), r.parameters),
+        per_parameter(a.state.parameters, r.parameters),
+        per_parameter(a.state.gradients, r.parameters),
+        per_parameter(a.state.optimizer, r.parameters));
+  }
+  return out;
+}
+
 // Adds a later round's timing of the same arm: the repeats pooled, the statistics recomputed.
 void pool_round(ModelBenchTiming& into, const ModelBenchTiming& round, std::int64_t tokens) {
   if (round.samples_ms.empty()) return;
@@ -188,6 +216,9 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
     AdamW opt(oc, model);
+    const MemoryStats held = backend->memory_stats();
+    r.state = {held.current(MemoryKind::parameters), held.current(MemoryKind::gradients),
+               held.current(MemoryKind::optimizer)};
     const float clip = 1.0f;
     // The Trainer's step (one process): gradients, one norm reduction, then AdamW with the clip
     // folded in, which also writes the bf16 working weights.
@@ -432,6 +463,7 @@ std::string model_bench_report(const ModelBenchResult& r) {
                   vs_peak.c_str());
     out += line;
   }
+  out += state_report(r);
   out += energy_report(r);
   if (c.rounds > 1) {  // how far the rounds drift apart, arm by arm
     std::string head = "| arm |", rule = "|---|";
@@ -527,6 +559,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
                     {"frozen", timing(a.frozen)},
                     {"step", timing(a.step)},
                     {"loss", a.loss},
+                    {"state_bytes", state_json(a.state, r.parameters)},
                     {"weights_sha256", a.weights_sha256},
                     {"inputs_sha256", a.inputs_sha256},
                     {"targets_sha256", a.targets_sha256}});

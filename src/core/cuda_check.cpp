@@ -1,6 +1,6 @@
-// CUDA error reporting and the GPU probe (see fp8lab/cuda_check.hpp).
+// CUDA error reporting and the GPU probe (see src/core/cuda_check.hpp).
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 
 #include "fp8lab/environment.hpp"
 

@@ -1,10 +1,10 @@
-// Device arena, owned device tensors and checked copies (see fp8lab/cuda_memory.hpp).
+// Device arena, owned device tensors and checked copies (see src/core/cuda_memory.hpp).
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/cuda_memory.hpp"
+#include "core/cuda_memory.hpp"
 
 #include <utility>
 
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 
 namespace fp8lab {
 

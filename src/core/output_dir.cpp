@@ -2,9 +2,9 @@
 #include "fp8lab/output_dir.hpp"
 
 #include "fp8lab/error.hpp"
-#include "fp8lab/file_read.hpp"
+#include "core/file_read.hpp"
 #include "fp8lab/json_read.hpp"
-#include "fp8lab/utc_time.hpp"
+#include "core/utc_time.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

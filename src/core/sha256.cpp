@@ -1,4 +1,4 @@
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 
 #include "fp8lab/error.hpp"
 

@@ -1,4 +1,4 @@
-#include "fp8lab/utc_time.hpp"
+#include "core/utc_time.hpp"
 
 #include <ctime>
 

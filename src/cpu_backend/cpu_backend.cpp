@@ -123,18 +123,18 @@ Buffer CpuBackend::allocate(MemoryKind kind, DType dtype, const Shape& shape,
                             std::string_view name) {
   auto tensor = std::make_shared<HostTensor>(dtype, shape);
   const auto bytes = static_cast<std::int64_t>(tensor->nbytes());
-  account(bytes);
-  (void)kind;
+  account(bytes, kind);
   (void)name;
-  return Buffer(tensor->view(), [this, tensor, bytes]() mutable {
+  return Buffer(tensor->view(), [this, tensor, bytes, kind]() mutable {
     tensor.reset();
-    account(-bytes);
+    account(-bytes, kind);
   });
 }
 
-void CpuBackend::account(std::int64_t delta) {
+void CpuBackend::account(std::int64_t delta, MemoryKind kind) {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.current_bytes += delta;
+  stats_.current_by_kind[static_cast<std::size_t>(kind)] += delta;
   if (stats_.current_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.current_bytes;
 }
 

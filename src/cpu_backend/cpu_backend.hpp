@@ -77,7 +77,7 @@ class CpuBackend final : public Backend {
   void lm_head_logits(const TensorView& x, const TensorView& w, const TensorView& logits) override;
 
  private:
-  void account(std::int64_t delta);
+  void account(std::int64_t delta, MemoryKind kind);
   mutable std::mutex mutex_;
   MemoryStats stats_;
 };

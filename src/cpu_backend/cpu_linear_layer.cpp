@@ -2,7 +2,7 @@
 // Every GEMM goes through gemm_tn_cpu, in the K-major layouts the cuBLASLt path uses.
 #include "fp8lab/linear.hpp"
 
-#include "fp8lab/gemm.hpp"
+#include "gemm/gemm.hpp"
 
 #include <algorithm>
 #include <cstring>

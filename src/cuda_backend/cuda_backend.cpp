@@ -9,8 +9,8 @@
 #include <climits>
 #include <cstdint>
 
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "core/cuda_check.hpp"
+#include "gemm/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
 #include "cuda_kernels/cuda_ops_launch.hpp"
@@ -97,7 +97,8 @@ CudaBackend::CudaBackend(const KernelOptions& kernels) : kernels_(kernels) {
   std::uint64_t keep = UINT64_MAX;
   FP8LAB_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
   gemm_ = std::make_unique<CublasLtGemm>();
-  account(static_cast<std::int64_t>(gemm_->workspace_bytes()));  // cuBLASLt's one workspace
+  // cuBLASLt's one workspace
+  account(static_cast<std::int64_t>(gemm_->workspace_bytes()), MemoryKind::workspace);
   overlap_ = std::make_unique<LinearCudaOverlap>();
   flags_block_ = PoolBlock(this, sizeof(DeviceFlags), MemoryKind::workspace, "error flags");
   flags_ = static_cast<DeviceFlags*>(flags_block_.get());
@@ -135,14 +136,13 @@ void* CudaBackend::pool_allocate(std::size_t bytes, MemoryKind kind, const char*
                 static_cast<double>(s.current_bytes) / 1048576.0,
                 static_cast<double>(s.peak_bytes) / 1048576.0, cudaGetErrorString(status));
   }
-  account(static_cast<std::int64_t>(bytes));
+  account(static_cast<std::int64_t>(bytes), kind);
   return ptr;
 }
 
 void CudaBackend::pool_release(void* ptr, std::size_t bytes, MemoryKind kind) {
-  (void)kind;
   cudaFreeAsync(ptr, stream_);  // stream-ordered: kernels queued before it still see the memory
-  account(-static_cast<std::int64_t>(bytes));
+  account(-static_cast<std::int64_t>(bytes), kind);
 }
 
 // The loan is a stack: workspaces are placed at `top` and, given back in reverse order (as
@@ -185,9 +185,10 @@ void CudaBackend::lent_give(void* ptr, std::size_t bytes) {
   if (loan_.live == 0) loan_.top = 0;
 }
 
-void CudaBackend::account(std::int64_t delta) {
+void CudaBackend::account(std::int64_t delta, MemoryKind kind) {
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.current_bytes += delta;
+  stats_.current_by_kind[static_cast<std::size_t>(kind)] += delta;
   if (stats_.current_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.current_bytes;
 }
 

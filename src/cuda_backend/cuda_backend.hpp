@@ -160,7 +160,7 @@ class CudaBackend final : public Backend {
 
  private:
   struct DeviceFlags;  // error flags in device memory (see the file comment)
-  void account(std::int64_t delta);
+  void account(std::int64_t delta, MemoryKind kind);
   void check_flags();  // after a synchronisation: throws what the kernels recorded
   int nonfinite_id(const std::string& tensor_name);
   // Device addresses inside the flags, for the kernels that write them.

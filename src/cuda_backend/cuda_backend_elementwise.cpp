@@ -1,7 +1,7 @@
 // CudaBackend: the elementwise ops (see cuda_backend/cuda_backend.hpp); the launchers are in
 // cuda_elementwise.cu and cuda_backend_kernels.cu.
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
 #include "cuda_kernels/cuda_ops_launch.hpp"

@@ -1,7 +1,7 @@
 // CudaBackend: the inference ops (Backend::attention_cached_forward, lm_head_logits).
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "core/cuda_check.hpp"
+#include "gemm/gemm_cuda.hpp"
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
 #include "cuda_kernels/cuda_inference_launch.hpp"

@@ -1,7 +1,7 @@
 // CudaBackend: embedding, RMSNorm, attention and GELU. Each op checks its views here (the .cu
 // launchers see raw pointers only), takes scratch from the pool and checks the launch.
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
 #include "nn/op_shapes.hpp"

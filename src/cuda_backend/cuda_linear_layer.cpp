@@ -5,10 +5,10 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "fp8lab/linear_cuda.hpp"
 
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
-#include "fp8lab/fp8_grouped_cuda.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "core/cuda_check.hpp"
+#include "core/cuda_memory.hpp"
+#include "fp8/fp8_grouped_cuda.hpp"
+#include "gemm/gemm_cuda.hpp"
 
 namespace fp8lab {
 namespace {

@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 #include "fp8lab/fp8_cuda.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "gemm/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"

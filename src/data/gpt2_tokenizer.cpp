@@ -8,7 +8,7 @@
 #include "data/gpt2_pretokenize.hpp"
 #include "data/gpt2_vocab.hpp"
 #include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 #include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::data {

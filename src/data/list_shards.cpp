@@ -4,8 +4,8 @@
 
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
-#include "fp8lab/loader.hpp"
-#include "fp8lab/shard.hpp"
+#include "data/loader.hpp"
+#include "data/shard.hpp"
 #include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::data {

@@ -1,5 +1,5 @@
-// TokenLoader: memory-mapped shards -> batches of packed rows (see include/fp8lab/loader.hpp).
-#include "fp8lab/loader.hpp"
+// TokenLoader: memory-mapped shards -> batches of packed rows (see src/data/loader.hpp).
+#include "data/loader.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 
 #include "fp8lab/error.hpp"
 #include "fp8lab/rng.hpp"
-#include "fp8lab/shard.hpp"
+#include "data/shard.hpp"
 
 namespace fp8lab::data {
 namespace {

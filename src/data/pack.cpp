@@ -20,7 +20,7 @@
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 
 namespace fp8lab::data {
 namespace fs = std::filesystem;

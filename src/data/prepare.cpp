@@ -14,8 +14,8 @@
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
 #include "fp8lab/output_dir.hpp"
-#include "fp8lab/sha256.hpp"
-#include "fp8lab/shard.hpp"
+#include "core/sha256.hpp"
+#include "data/shard.hpp"
 #include "fp8lab/tokenizer.hpp"
 
 namespace fp8lab::data {

@@ -1,5 +1,5 @@
 // llm.c-layout token shards and fp8lab's byte-length sidecars: writing, mapping, validating.
-#include "fp8lab/shard.hpp"
+#include "data/shard.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@
 #include <limits>
 
 #include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 
 namespace fp8lab::data {
 namespace {

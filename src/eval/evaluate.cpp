@@ -4,7 +4,7 @@
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
-#include "fp8lab/loader.hpp"
+#include "data/loader.hpp"
 #include "fp8lab/model.hpp"
 
 #include <algorithm>

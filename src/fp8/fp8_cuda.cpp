@@ -3,8 +3,8 @@
 #include "fp8lab/fp8_cuda.hpp"
 
 #include "fp8_launch.hpp"
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
+#include "core/cuda_check.hpp"
+#include "core/cuda_memory.hpp"
 
 namespace fp8lab {
 namespace {

@@ -1,8 +1,8 @@
-// The checked host API of the grouped CUDA casts (fp8lab/fp8_grouped_cuda.hpp).
+// The checked host API of the grouped CUDA casts (src/fp8/fp8_grouped_cuda.hpp).
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/fp8_grouped_cuda.hpp"
+#include "fp8/fp8_grouped_cuda.hpp"
 
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/fp8_grouped.hpp"
 #include "fp8lab/fp8_scaling.hpp"

@@ -1,4 +1,4 @@
-// Grouped FP8 casts (fp8lab/fp8_grouped_cuda.hpp): one 128x128 tile of bf16 x per CTA, cast
+// Grouped FP8 casts (src/fp8/fp8_grouped_cuda.hpp): one 128x128 tile of bf16 x per CTA, cast
 // into q and, transposed, qt with the recipe's groups; the same bytes, scales and counts as
 // quantize_grouped_cpu and quantize_grouped_transposed_cpu.
 //

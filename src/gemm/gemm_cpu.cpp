@@ -1,6 +1,6 @@
 // The CPU reference GEMM: C[M, N] = A[M, K] · B[N, K]ᵀ through OpenBLAS sgemm on exact fp32
 // copies of the operands. Operand dtypes are dispatched here and only here.
-#include "fp8lab/gemm.hpp"
+#include "gemm/gemm.hpp"
 
 #include "fp8lab/fp8_format.hpp"
 #include "fp8lab/fp8_grouped.hpp"

@@ -1,4 +1,4 @@
-// cuBLASLt GEMMs with cached plans (see fp8lab/gemm_cuda.hpp).
+// cuBLASLt GEMMs with cached plans (see src/gemm/gemm_cuda.hpp).
 //
 // Row-major out[M, N] = A·B is computed as the column-major product outᵀ[N, M] = Bᵀ·Aᵀ, so
 // cuBLASLt's "A" is our B and its "B" is our A; a K-major operand becomes TRANSA = T / TRANSB = N,
@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 #include "fp8lab/fp8_grouped.hpp"
-#include "fp8lab/gemm.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/gemm_cuda.hpp"
 
 namespace fp8lab {
 

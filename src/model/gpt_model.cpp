@@ -5,7 +5,7 @@
 #include <iterator>
 #include <string_view>
 
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 #include "model/gpt_activations.hpp"
 
 namespace fp8lab {

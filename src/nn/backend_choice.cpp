@@ -7,7 +7,7 @@
 #include "fp8lab/error.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/cuda_check.hpp"
+#include "core/cuda_check.hpp"
 #endif
 
 namespace fp8lab {

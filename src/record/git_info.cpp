@@ -1,4 +1,4 @@
-#include "fp8lab/record.hpp"
+#include "record/record.hpp"
 #include "fp8lab/environment.hpp"
 
 #include <array>

@@ -1,5 +1,5 @@
 // A small, dependency-free SVG line chart for loss curves in study records.
-#include "fp8lab/record.hpp"
+#include "record/record.hpp"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 #include "record/study_pairs.hpp"
 
 #include "fp8lab/error.hpp"
-#include "fp8lab/record.hpp"
+#include "record/record.hpp"
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 // SHA-256 hashes, written from the finished arms' files alone.
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
-#include "fp8lab/record.hpp"
-#include "fp8lab/sha256.hpp"
+#include "record/record.hpp"
+#include "core/sha256.hpp"
 #include "fp8lab/study.hpp"
 #include "record/study_pairs.hpp"
 

@@ -4,7 +4,7 @@
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
 #include "fp8lab/safetensors.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "fp8lab/trainer.hpp"
-#include "fp8lab/utc_time.hpp"
+#include "core/utc_time.hpp"
 
 #include <filesystem>
 #include <string>

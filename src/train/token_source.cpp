@@ -1,8 +1,8 @@
 // Token sources for the trainer: a synthetic stream, the bytes of a text file, and token shards
-// through the data loader (fp8lab/loader.hpp). All are deterministic in (data_seed, position).
+// through the data loader (src/data/loader.hpp). All are deterministic in (data_seed, position).
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
-#include "fp8lab/loader.hpp"
+#include "data/loader.hpp"
 #include "fp8lab/rng.hpp"
 #include "fp8lab/trainer.hpp"
 

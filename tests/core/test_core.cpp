@@ -1,6 +1,6 @@
 #include "fp8lab/error.hpp"
 #include "fp8lab/rng.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 #include "fp8lab/tensor.hpp"
 
 #include <gtest/gtest.h>

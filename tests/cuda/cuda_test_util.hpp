@@ -9,8 +9,8 @@
 #include <string>
 
 #include "common/test_data.hpp"
-#include "fp8lab/cuda_check.hpp"
-#include "fp8lab/cuda_memory.hpp"
+#include "core/cuda_check.hpp"
+#include "core/cuda_memory.hpp"
 #include "fp8lab/fp8_meta.hpp"
 
 // Every GPU test starts with this: CI has nvcc but no GPU, and says so instead of failing.

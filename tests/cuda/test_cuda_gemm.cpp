@@ -10,8 +10,8 @@
 
 #include "cuda_test_util.hpp"
 #include "fp8lab/fp8_cuda.hpp"
-#include "fp8lab/gemm.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/gemm_cuda.hpp"
 
 namespace fp8lab {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cuda_test_util.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "gemm/gemm_cuda.hpp"
 
 namespace fp8lab {
 namespace {

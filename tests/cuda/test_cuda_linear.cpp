@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "cuda_test_util.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "gemm/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
 
 namespace fp8lab {

@@ -12,9 +12,9 @@
 
 #include "cuda_test_util.hpp"
 #include "fp8lab/fp8_grouped.hpp"
-#include "fp8lab/fp8_grouped_cuda.hpp"
-#include "fp8lab/gemm.hpp"
-#include "fp8lab/gemm_cuda.hpp"
+#include "fp8/fp8_grouped_cuda.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
 
 namespace fp8lab {

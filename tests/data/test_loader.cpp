@@ -5,8 +5,8 @@
 
 #include "data_test_util.hpp"
 #include "fp8lab/error.hpp"
-#include "fp8lab/loader.hpp"
-#include "fp8lab/shard.hpp"
+#include "data/loader.hpp"
+#include "data/shard.hpp"
 
 namespace fp8lab::data {
 namespace {

@@ -11,7 +11,7 @@
 #include "data_test_util.hpp"
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 
 namespace fp8lab::data {
 namespace {

@@ -7,9 +7,9 @@
 #include "data_test_util.hpp"
 #include "fp8lab/data_prepare.hpp"
 #include "fp8lab/error.hpp"
-#include "fp8lab/loader.hpp"
-#include "fp8lab/sha256.hpp"
-#include "fp8lab/shard.hpp"
+#include "data/loader.hpp"
+#include "core/sha256.hpp"
+#include "data/shard.hpp"
 
 namespace fp8lab::data {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "data_test_util.hpp"
 #include "fp8lab/error.hpp"
-#include "fp8lab/sha256.hpp"
-#include "fp8lab/shard.hpp"
+#include "core/sha256.hpp"
+#include "data/shard.hpp"
 
 namespace fp8lab::data {
 namespace {

@@ -6,7 +6,7 @@
 #include "fp8lab/model.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/evaluate.hpp"
-#include "fp8lab/shard.hpp"
+#include "data/shard.hpp"
 #include "fp8lab/trainer.hpp"
 #include "train/train_fixtures.hpp"
 

@@ -3,7 +3,7 @@
 // bf16 output = round-to-nearest-even of the f32 output, and the argument checks.
 #include "common/test_data.hpp"
 #include "fp8lab/fp8_scaling.hpp"
-#include "fp8lab/gemm.hpp"
+#include "gemm/gemm.hpp"
 
 #include <gtest/gtest.h>
 

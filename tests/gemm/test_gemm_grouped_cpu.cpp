@@ -1,8 +1,8 @@
-// The CPU GEMM with grouped FP8 scales (fp8lab/gemm.hpp) against fp64 on the dequantized
+// The CPU GEMM with grouped FP8 scales (src/gemm/gemm.hpp) against fp64 on the dequantized
 // operands: sum_k (qa * sa) (qb * sb) is what every supported pair of scale modes means.
 #include "common/test_data.hpp"
 #include "fp8lab/fp8_grouped.hpp"
-#include "fp8lab/gemm.hpp"
+#include "gemm/gemm.hpp"
 
 #include <gtest/gtest.h>
 

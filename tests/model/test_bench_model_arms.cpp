@@ -77,6 +77,32 @@ TEST(BenchModelArms, RecordsTheKernelFamilies) {
   EXPECT_NE(message.find("model.* and kernels.* keys only"), std::string::npos) << message;
 }
 
+// The training state per parameter, from the backend's accounting by kind: fp32 master and
+// bf16 working copy (6 bytes), fp32 gradients (4), two fp32 moments (8); FP8 arms add their
+// weights' amax slots (a few hundred bytes).
+TEST(BenchModelArms, ReportsTheTrainingStateBytesPerParameter) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16", "fp8-mlp"});
+  c.train_step = true;
+  const ModelBenchResult r = run_model_bench(c);
+  const std::int64_t n = r.parameters;
+  ASSERT_GT(n, 0);
+  for (const ModelBenchArmResult& a : r.arms) {
+    EXPECT_EQ(a.state.gradients, 4 * n) << a.arm;
+    EXPECT_EQ(a.state.optimizer, 8 * n) << a.arm;
+    EXPECT_GE(a.state.parameters, 6 * n) << a.arm;
+    EXPECT_LT(a.state.parameters, 6 * n + 4096) << a.arm;
+  }
+  EXPECT_EQ(r.arms[0].state.parameters, 6 * n);  // bf16: no amax slots
+  EXPECT_GT(r.arms[1].state.parameters, 6 * n);  // fp8-mlp: its weights' amax slots
+  const nlohmann::json j = model_bench_json(r)["arms"][0]["state_bytes"];
+  EXPECT_EQ(j["gradients"], 4 * n);
+  EXPECT_DOUBLE_EQ(j["per_parameter"].get<double>(), 18.0);
+  EXPECT_NE(model_bench_report(r).find("training state, bf16: 18.00 bytes/parameter (parameters "
+                                       "6.00, gradients 4.00, optimizer 8.00)"),
+            std::string::npos)
+      << model_bench_report(r);
+}
+
 // Rounds: every arm runs once per round, the arms interleaved; each keeps one result whose
 // statistics are over all rounds' repeats, with each round's median beside them.
 TEST(BenchModelArms, RoundsInterleaveTheArmsAndPoolTheirRepeats) {

@@ -2,7 +2,7 @@
 // operands, backward reading only what forward saved, and typed errors on bad input.
 #include "common/test_data.hpp"
 #include "common/tolerances.hpp"
-#include "fp8lab/gemm.hpp"
+#include "gemm/gemm.hpp"
 #include "fp8lab/linear.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 #include "fp8lab/error.hpp"
-#include "fp8lab/record.hpp"
+#include "record/record.hpp"
 
 #include <gtest/gtest.h>
 

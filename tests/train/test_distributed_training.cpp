@@ -4,7 +4,7 @@
 // resumes at worlds 1, 2 and 4, and the FP8 casts of a rank depend only on its own micro-batches.
 #include "common/test_data.hpp"
 #include "fp8lab/distributed.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 #include "fp8lab/trainer.hpp"
 #include "model/model_fixtures.hpp"
 #include "train/train_fixtures.hpp"

@@ -4,7 +4,7 @@
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/config.hpp"
 #include "fp8lab/error.hpp"
-#include "fp8lab/loader.hpp"
+#include "data/loader.hpp"
 #include "fp8lab/safetensors.hpp"
 #include "fp8lab/study.hpp"
 #include "fp8lab/tokenizer.hpp"

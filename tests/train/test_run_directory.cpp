@@ -6,7 +6,7 @@
 #include "fp8lab/json_read.hpp"
 #include "fp8lab/output_dir.hpp"
 #include "fp8lab/safetensors.hpp"
-#include "fp8lab/sha256.hpp"
+#include "core/sha256.hpp"
 #include "fp8lab/trainer.hpp"
 #include "train/train_fixtures.hpp"
 

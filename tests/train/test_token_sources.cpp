@@ -1,7 +1,7 @@
 // The trainer's token sources: next-token targets, deterministic positions that seek back, and
 // the shard source over the data loader.
 #include "common/test_data.hpp"
-#include "fp8lab/shard.hpp"
+#include "data/shard.hpp"
 #include "fp8lab/trainer.hpp"
 #include "train/train_fixtures.hpp"
 

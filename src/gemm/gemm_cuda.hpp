@@ -13,7 +13,7 @@
 // GELU computed from the fp32 product before either is rounded to bf16 (cuBLASLt's GELU_AUX).
 // aux is a bf16 tensor of out's shape that overlaps nothing. GELU is the tanh form (Backend::gelu_forward).
 //
-// Grouped scales (GemmArg::scale_mode): the pairs and multiples of fp8lab/gemm.hpp, mapped to
+// Grouped scales (GemmArg::scale_mode): the pairs and multiples of src/gemm/gemm.hpp, mapped to
 // cuBLASLt's OUTER_VEC_32F, VEC128_32F and BLK128x128_32F scale modes; precise accumulation only.
 //
 // One CublasLtGemm holds the handle, one shared workspace, and the plans (descriptors and the
