@@ -79,8 +79,9 @@ void add_bench_model(CLI::App& bench) {
                    "(the scaling recipe; tensorwise without), then optionally +bf16-wgrad (dW "
                    "GEMMs in bf16); then optionally +recompute (the MLP rebuilt in the "
                    "backward), then optionally +recompute-pointwise (RMSNorm and GELU outputs "
-                   "rebuilt in the backward), in that order: e.g. "
-                   "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise")
+                   "rebuilt in the backward), then optionally +bf16-moments (AdamW's moments in "
+                   "bf16), in that order: e.g. "
+                   "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+bf16-moments")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

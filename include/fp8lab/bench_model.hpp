@@ -28,10 +28,12 @@ namespace fp8lab {
 struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
+  DType moments = DType::f32;  // OptimConfig::moments of the train step's AdamW
 };
 // "bf16", "fp8-mlp", "fp8-linears", FP8 ones optionally with "+rowwise" or "+blockwise" (the
 // scaling recipe) and "+bf16-wgrad", each optionally with "+recompute", then optionally
-// "+recompute-pointwise" (PrecisionConfig::pointwise_recompute); throws naming bad names.
+// "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
+// "+bf16-moments" (OptimConfig::moments); throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fp8lab/dtype.hpp"
 #include "fp8lab/fp8_recipe.hpp"
 #include "fp8lab/kernel_options.hpp"
 
@@ -73,6 +74,11 @@ struct OptimConfig {
   bool decay_norms = false;       // apply weight decay to RMSNorm weights
   bool decay_embeddings = false;  // apply weight decay to the token/position embeddings
   float clip_grad_norm = 1.0f;    // global L2 norm; 0 disables clipping
+  // The dtype AdamW keeps both moments in (JSON optim.moments: fp32 | bf16). bf16 halves the
+  // optimizer state (8 -> 4 bytes a parameter): each update computes in fp32 from the stored
+  // moments and rounds the new ones once, to nearest even. Checkpoints hold them as fp32 either
+  // way (bf16 -> fp32 -> bf16 is exact), so a resume gives the same bits.
+  DType moments = DType::f32;
   bool operator==(const OptimConfig&) const = default;
 };
 

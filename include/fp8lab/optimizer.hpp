@@ -41,9 +41,15 @@ class AdamW {
 
   std::int64_t updates() const { return updates_; }  // Adam's t (skipped steps do not count)
   void set_updates(std::int64_t t) { updates_ = t; }
-  // The moments of the shard: numel() == shard().size().
+  // The moments of the shard: numel() == shard().size(), dtype optim.moments (f32 or bf16).
   TensorView m() const { return m_.view(); }
   TensorView v() const { return v_.view(); }
+  // The shard's moments as fp32 host values (checkpoints hold fp32 whatever the dtype), and
+  // back: set_moments takes shard().size() values each and rounds them to the moments' dtype
+  // (exact for values that came from it).
+  std::vector<float> m_host() const;
+  std::vector<float> v_host() const;
+  void set_moments(const float* m, const float* v);
   // One parameter's moments; only for an optimizer that holds every parameter.
   TensorView m(const ParamInfo& p) const;
   TensorView v(const ParamInfo& p) const;

@@ -106,8 +106,9 @@ class Trainer {
   void resume_from_checkpoint();
   bool distributed() const { return world_ > 1; }
   bool writer() const { return rank_ == 0; }  // the one rank that writes files
-  // The full flat buffer from every rank's shard_of() slice (a collective), on the host.
-  std::vector<float> gather_shards(const TensorView& shard_view);
+  // The full flat buffer on the host from each rank's values of its own optimizer shard (a
+  // collective).
+  std::vector<float> gather_shards(const std::vector<float>& shard);
   void write_run_record(const std::string& status, const StepRecord* last);
   [[noreturn]] void abort_non_finite(const std::string& what);
 

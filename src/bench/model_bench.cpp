@@ -215,6 +215,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
     OptimConfig oc;  // the presets' optimizer defaults; the rate is irrelevant to the time
+    oc.moments = arm.moments;
     AdamW opt(oc, model);
     const MemoryStats held = backend->memory_stats();
     r.state = {held.current(MemoryKind::parameters), held.current(MemoryKind::gradients),
@@ -321,6 +322,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
+  if (strip("+bf16-moments")) arm.moments = DType::bf16;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   if (strip("+bf16-wgrad")) arm.precision.fp8.bf16_wgrad = true;

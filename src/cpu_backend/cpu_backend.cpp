@@ -218,20 +218,31 @@ void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, c
   nn::check_adamw_args(param, grad, m, v, working, working_amax);
   float* p = param.as<float>();
   const float* g = grad.as<const float>();
-  float* mm = m.as<float>();
-  float* vv = v.as<float>();
   std::uint16_t* w = working.data != nullptr ? working.as<std::uint16_t>() : nullptr;
   const std::int64_t n = param.numel();
+  // The moments in fp32 or bf16 (OptimConfig::moments): the update computes in fp32 from the
+  // stored values and rounds the new ones once, after computing the step from them unrounded.
+  auto update = [&](auto* mm, auto* vv, auto load, auto store) {
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float gi = g[i] * s.grad_scale;  // one rounding, as scale_inplace before the update
-    mm[i] = s.beta1 * mm[i] + (1.f - s.beta1) * gi;
-    vv[i] = s.beta2 * vv[i] + (1.f - s.beta2) * gi * gi;
-    const float m_hat = mm[i] / s.bias_correction1;
-    const float v_hat = vv[i] / s.bias_correction2;
-    // Decoupled weight decay (Loshchilov & Hutter): shrink the weight, not the gradient.
-    p[i] -= s.lr * (m_hat / (std::sqrt(v_hat) + s.eps) + s.weight_decay * p[i]);
-    if (w != nullptr) w[i] = float_to_bf16(p[i]);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float gi = g[i] * s.grad_scale;  // one rounding, as scale_inplace before the update
+      const float mi = s.beta1 * load(mm[i]) + (1.f - s.beta1) * gi;
+      const float vi = s.beta2 * load(vv[i]) + (1.f - s.beta2) * gi * gi;
+      const float m_hat = mi / s.bias_correction1;
+      const float v_hat = vi / s.bias_correction2;
+      // Decoupled weight decay (Loshchilov & Hutter): shrink the weight, not the gradient.
+      p[i] -= s.lr * (m_hat / (std::sqrt(v_hat) + s.eps) + s.weight_decay * p[i]);
+      mm[i] = store(mi);
+      vv[i] = store(vi);
+      if (w != nullptr) w[i] = float_to_bf16(p[i]);
+    }
+  };
+  if (m.dtype == DType::f32) {
+    update(m.as<float>(), v.as<float>(), [](float x) { return x; }, [](float x) { return x; });
+  } else {
+    update(m.as<std::uint16_t>(), v.as<std::uint16_t>(),
+           [](std::uint16_t x) { return bf16_to_float(x); },
+           [](float x) { return float_to_bf16(x); });
   }
   cpu::store_output_amax(working, working_amax);
 }

@@ -354,14 +354,16 @@ void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad, 
                                const TensorView& v, const AdamWStep& s, const TensorView& working,
                                AmaxSlot working_amax) {
   OpTimer timer(*this, "adamw_update");
-  for (const TensorView* t : {&param, &grad, &m, &v}) check_f32(*t, "adamw tensor");
+  for (const TensorView* t : {&param, &grad}) check_f32(*t, "adamw param/grad");
   if (working.data != nullptr) check_device(working, Device::cuda, "adamw working copy");
   nn::check_adamw_args(param, grad, m, v, working, working_amax);
   if (param.numel() == 0 && !working_amax) return;  // an empty tensor's amax (0) still counts
   const cuda_ops::AdamWArgs args{
       s.lr,        s.beta1, s.beta2, s.eps, s.weight_decay, s.bias_correction1, s.bias_correction2,
       s.grad_scale};
-  cuda_ops::adamw_update(param.as<float>(), grad.as<const float>(), m.as<float>(), v.as<float>(),
+  const cuda_ops::ElemType moments = elem_type(m, "adamw m");
+  (void)elem_type(v, "adamw v");  // the same dtype as m: check_adamw_args
+  cuda_ops::adamw_update(param.as<float>(), grad.as<const float>(), m.data, v.data, moments,
                          working.data != nullptr ? working.as<std::uint16_t>() : nullptr,
                          param.numel(), args, stream_, amax_out(working_amax));
   check_launch("adamw_update", __FILE__, __LINE__);

@@ -187,6 +187,24 @@ __device__ __forceinline__ void load_quads(const float* p, std::int64_t i, std::
   }
 }
 
+// The bf16 moments (OptimConfig::moments): W values widened to fp32, exactly.
+template <int W>
+__device__ __forceinline__ void load_quads(const bf16_bits* p, std::int64_t i, std::int64_t j,
+                                           float (&v)[W]) {
+  if constexpr (W == kQuadPair) {
+    const uint2 a = *reinterpret_cast<const uint2*>(p + i);  // 4 bf16, little end first
+    const uint2 b = *reinterpret_cast<const uint2*>(p + j);
+    const std::uint32_t w[4] = {a.x, a.y, b.x, b.y};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      v[2 * k] = __uint_as_float(w[k] << 16);
+      v[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u);
+    }
+  } else {
+    v[0] = __uint_as_float(static_cast<std::uint32_t>(p[i]) << 16);
+  }
+}
+
 template <int W>
 __device__ __forceinline__ void store_quads(float* p, std::int64_t i, std::int64_t j,
                                             const float (&v)[W]) {
@@ -214,9 +232,12 @@ __device__ __forceinline__ std::uint32_t store_quads(bf16_bits* p, std::int64_t 
   }
 }
 
+// M: float or bf16_bits, the moments' type. The step is computed from the new moments before
+// they are rounded to M (the CPU's order, CpuBackend::adamw_update).
+template <typename M>
 __global__ void __launch_bounds__(kThreads)
-    adamw_kernel(float* __restrict__ param, const float* __restrict__ grad, float* __restrict__ m,
-                 float* __restrict__ v, bf16_bits* __restrict__ working, std::int64_t n, bool vec,
+    adamw_kernel(float* __restrict__ param, const float* __restrict__ grad, M* __restrict__ m,
+                 M* __restrict__ v, bf16_bits* __restrict__ working, std::int64_t n, bool vec,
                  AdamWArgs args, AmaxOut working_amax) {
   std::uint32_t key = 0;  // of the working copy's stored bf16 values (an FP8 linear's W amax)
   for_each_lane_pair<kQuad>(n, vec, [&](std::int64_t i, std::int64_t j, auto width) {
@@ -293,14 +314,18 @@ void all_finite(const void* t, ElemType type, std::int64_t n, int* all_finite_ou
   });
 }
 
-void adamw_update(float* param, const float* grad, float* m, float* v, std::uint16_t* working,
-                  std::int64_t n, const AdamWArgs& args, cudaStream_t stream,
-                  AmaxOut working_amax) {
+void adamw_update(float* param, const float* grad, void* m, void* v, ElemType moments,
+                  std::uint16_t* working, std::int64_t n, const AdamWArgs& args,
+                  cudaStream_t stream, AmaxOut working_amax) {
   if (n <= 0 && !working_amax.meta) return;
   const bool vec = aligned16(param) && aligned16(grad) && aligned16(m) && aligned16(v) &&
                    (working == nullptr || aligned16(working));
-  adamw_kernel<<<lane_pair_blocks<kQuad>(n, vec), kThreads, 0, stream>>>(
-      param, grad, m, v, working, n, vec, args, working_amax);
+  dispatch_type(moments, [&](auto type) {
+    using M = decltype(type);
+    adamw_kernel<M><<<lane_pair_blocks<kQuad>(n, vec), kThreads, 0, stream>>>(
+        param, grad, static_cast<M*>(m), static_cast<M*>(v), working, n, vec, args,
+        working_amax);
+  });
 }
 
 }  // namespace fp8lab::cuda_ops

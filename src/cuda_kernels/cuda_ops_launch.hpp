@@ -69,10 +69,12 @@ struct AdamWArgs {
   float lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2;
   float grad_scale = 1.f;
 };
-// With working_amax (and working): also the amax of the stored working copy, as convert's.
-void adamw_update(float* param, const float* grad, float* m, float* v, std::uint16_t* working,
-                  std::int64_t n, const AdamWArgs& args, cudaStream_t stream,
-                  AmaxOut working_amax = {});
+// m and v are `moments` (f32 or bf16, both the same); the step is computed from the new moments
+// before they are rounded to bf16. With working_amax (and working): also the amax of the stored
+// working copy, as convert's.
+void adamw_update(float* param, const float* grad, void* m, void* v, ElemType moments,
+                  std::uint16_t* working, std::int64_t n, const AdamWArgs& args,
+                  cudaStream_t stream, AmaxOut working_amax = {});
 
 // ---- embedding (src/cuda_kernels/cuda_embedding.cu) ----------------------------------------------------
 // out[m, :] = wte[tokens[m], :] + wpe[m % seq_len, :]; out f32 or bf16. A token outside

@@ -98,7 +98,11 @@ HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len
 
 void check_adamw_args(const TensorView& param, const TensorView& grad, const TensorView& m,
                       const TensorView& v, const TensorView& working, AmaxSlot working_amax) {
-  for (const TensorView* t : {&param, &grad, &m, &v}) check_dtype(*t, DType::f32, "adamw tensor");
+  for (const TensorView* t : {&param, &grad}) check_dtype(*t, DType::f32, "adamw param/grad");
+  FP8LAB_CHECK_KIND(ErrorKind::dtype,
+                    m.dtype == v.dtype && (m.dtype == DType::f32 || m.dtype == DType::bf16),
+                    "adamw: moments m {} and v {} must both be f32 or both bf16", m.describe(),
+                    v.describe());
   FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, !working_amax || working.data != nullptr,
                     "adamw: an amax slot for the working copy, but no working copy (param {})",
                     param.describe());

@@ -157,7 +157,9 @@ const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm) {
   FP8LAB_CHECK(control != nullptr, "study config: control '{}' is not an arm", plan.control);
   if (arm.group == control->group) return *control;
   for (const auto& a : plan.arms) {
-    if (a.group == arm.group && a.policy == "bf16" && !a.mlp_recompute && !a.null_arm) return a;
+    if (a.group == arm.group && a.policy == "bf16" && !a.mlp_recompute && !a.null_arm &&
+        a.may_differ_in.empty())
+      return a;
   }
   FP8LAB_FAIL(ErrorKind::invalid_argument, "study config: group '{}' (arm '{}') has no plain bf16 arm to "
               "serve as its reference", arm.group, arm.name);

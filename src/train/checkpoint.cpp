@@ -117,10 +117,7 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& opti
   FP8LAB_CHECK(optimizer.holds_all(),
                "save_checkpoint: the optimizer holds only a shard; gather its moments and pass "
                "them as host vectors");
-  std::vector<float> m(static_cast<std::size_t>(model.parameter_count())), v(m.size());
-  model.backend().download(optimizer.m(), m.data());
-  model.backend().download(optimizer.v(), v.data());
-  return save_checkpoint(dir, model, m, v, meta, keep);
+  return save_checkpoint(dir, model, optimizer.m_host(), optimizer.v_host(), meta, keep);
 }
 
 fs::path save_checkpoint(const fs::path& dir, GptModel& model, const std::vector<float>& m,
@@ -176,8 +173,7 @@ CheckpointMeta load_checkpoint(const fs::path& ckpt, GptModel& model, AdamW* opt
     const std::vector<float> m = read_params(moments, model.layout(), "exp_avg.");
     const std::vector<float> v = read_params(moments, model.layout(), "exp_avg_sq.");
     const std::size_t first = static_cast<std::size_t>(optimizer->shard().begin);
-    model.backend().upload(optimizer->m(), m.data() + first);
-    model.backend().upload(optimizer->v(), v.data() + first);
+    optimizer->set_moments(m.data() + first, v.data() + first);
     optimizer->set_updates(meta.adam_updates);
   }
   FP8LAB_CHECK_KIND(ErrorKind::format, model.parameter_sha256() == meta.params_sha256,

@@ -2,6 +2,7 @@
 #include "fp8lab/optimizer.hpp"
 
 #include "fp8lab/error.hpp"
+#include "fp8lab/fp8_format.hpp"  // bf16 conversions
 
 #include <algorithm>
 #include <cmath>
@@ -39,8 +40,10 @@ AdamW::AdamW(const OptimConfig& optim, GptModel& model, Shard shard)
                "AdamW shard [{}, {}) outside the {} parameters", shard.begin, shard.end,
                model.parameter_count());
   const Shape shape{shard.size()};
-  m_ = model.backend().allocate(MemoryKind::optimizer, DType::f32, shape, "adam.exp_avg");
-  v_ = model.backend().allocate(MemoryKind::optimizer, DType::f32, shape, "adam.exp_avg_sq");
+  FP8LAB_CHECK(optim.moments == DType::f32 || optim.moments == DType::bf16,
+               "AdamW moments in {}: fp32 or bf16 only", dtype_name(optim.moments));
+  m_ = model.backend().allocate(MemoryKind::optimizer, optim.moments, shape, "adam.exp_avg");
+  v_ = model.backend().allocate(MemoryKind::optimizer, optim.moments, shape, "adam.exp_avg_sq");
   model.backend().fill_zero(m_);
   model.backend().fill_zero(v_);
 }
@@ -71,12 +74,42 @@ TensorView AdamW::v(const ParamInfo& p) const {
 
 namespace {
 
-// Elements [begin, end) of a flat f32 buffer as a 1-D view.
+// Elements [begin, end) of a flat buffer as a 1-D view.
 TensorView flat_range(const TensorView& t, std::int64_t begin, std::int64_t end) {
-  return {static_cast<float*>(t.data) + begin, DType::f32, Shape{end - begin}, t.device};
+  return {static_cast<char*>(t.data) + static_cast<std::size_t>(begin) * dtype_size(t.dtype),
+          t.dtype, Shape{end - begin}, t.device};
+}
+
+std::vector<float> to_host_f32(Backend& backend, const TensorView& t) {
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  if (t.dtype == DType::f32) {
+    backend.download(t, out.data());
+    return out;
+  }
+  std::vector<std::uint16_t> bits(out.size());
+  backend.download(t, bits.data());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_to_float(bits[i]);
+  return out;
+}
+
+void from_host_f32(Backend& backend, const TensorView& t, const float* values) {
+  if (t.dtype == DType::f32) return backend.upload(t, values);
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(t.numel()));
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = float_to_bf16(values[i]);
+  backend.upload(t, bits.data());
+  backend.synchronize();  // `bits` dies here
 }
 
 }  // namespace
+
+std::vector<float> AdamW::m_host() const { return to_host_f32(model_.backend(), m_.view()); }
+
+std::vector<float> AdamW::v_host() const { return to_host_f32(model_.backend(), v_.view()); }
+
+void AdamW::set_moments(const float* m, const float* v) {
+  from_host_f32(model_.backend(), m_.view(), m);
+  from_host_f32(model_.backend(), v_.view(), v);
+}
 
 void AdamW::step(float lr, float grad_scale) {
   ++updates_;

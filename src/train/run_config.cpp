@@ -82,6 +82,16 @@ ModelConfig model_config_from_json(const json& j) {
   }
 }
 
+namespace {
+
+DType parse_moments(const std::string& name) {
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, name == "fp32" || name == "bf16",
+                    "optim.moments '{}' must be fp32 or bf16", name);
+  return name == "bf16" ? DType::bf16 : DType::f32;
+}
+
+}  // namespace
+
 json to_json(const RunConfig& c) {
   const OptimConfig& o = c.optim;
   const TrainConfig& t = c.train;
@@ -108,7 +118,8 @@ json to_json(const RunConfig& c) {
                 {"weight_decay", shortest(o.weight_decay)},
                 {"decay_norms", o.decay_norms},
                 {"decay_embeddings", o.decay_embeddings},
-                {"clip_grad_norm", shortest(o.clip_grad_norm)}}},
+                {"clip_grad_norm", shortest(o.clip_grad_norm)},
+                {"moments", o.moments == DType::bf16 ? "bf16" : "fp32"}}},
               {"train",
                {{"steps", t.steps},
                 {"micro_batch", t.micro_batch},
@@ -162,7 +173,8 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
                get_float(o, "weight_decay"),
                o.at("decay_norms").get<bool>(),
                o.at("decay_embeddings").get<bool>(),
-               get_float(o, "clip_grad_norm")};
+               get_float(o, "clip_grad_norm"),
+               parse_moments(o.at("moments").get<std::string>())};
     const json& t = j.at("train");
     TrainConfig& tc = c.train;
     tc.steps = t.at("steps").get<std::int64_t>();

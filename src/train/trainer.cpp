@@ -300,7 +300,8 @@ fs::path Trainer::save_checkpoint() {
   }
   // Every rank joins the gathers of the moment shards; rank 0 writes a checkpoint that does not
   // depend on the world size.
-  const std::vector<float> m = gather_shards(optimizer_->m()), v = gather_shards(optimizer_->v());
+  const std::vector<float> m = gather_shards(optimizer_->m_host()),
+                           v = gather_shards(optimizer_->v_host());
   fs::path dir = run_dir_ / "checkpoints" / fmt::format("step_{:08d}", step_);
   if (writer()) {
     dir = fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, m, v, meta,
@@ -310,17 +311,16 @@ fs::path Trainer::save_checkpoint() {
   return dir;
 }
 
-std::vector<float> Trainer::gather_shards(const TensorView& shard_view) {
+std::vector<float> Trainer::gather_shards(const std::vector<float>& shard) {
   const Shard s = optimizer_->shard();
   const std::int64_t total = model_->parameter_count();
   std::vector<float> host(static_cast<std::size_t>(total));
   // A temporary full-size buffer only while checkpointing: the steady state keeps 1/world.
   Buffer full = backend_.allocate(MemoryKind::workspace, DType::f32, Shape{total}, "zero1.gather");
   if (s.size() > 0) {
-    backend_.download(shard_view, host.data() + s.begin);
     const TensorView mine{static_cast<float*>(full.view().data) + s.begin, DType::f32,
                           Shape{s.size()}, full.view().device};
-    backend_.upload(mine, host.data() + s.begin);
+    backend_.upload(mine, shard.data());
   }
   backend_.synchronize();
   comm_->all_gather(full.view());

@@ -90,38 +90,50 @@ void add_reductions(std::vector<OpRow>& rows) {
 }
 
 void add_adamw(std::vector<OpRow>& rows) {
-  // Three steps, the last with a working copy and its amax slot, weight decay and a clip.
-  rows.push_back(
-      {"adamw_update", "f32_37x173_three_steps", [](OpSession& s, std::uint64_t seed) {
-         const Shape shape{kRows, kCols};
-         const TensorView p = s.in(normal(DType::f32, shape, seed, 1, 0.02f));
-         const TensorView m = s.in(normal(DType::f32, shape, seed, 2, 1e-3f));
-         HostTensor v_host = normal(DType::f32, shape, seed, 3, 1e-3f);
-         for (std::int64_t i = 0; i < v_host.numel(); ++i)
-           v_host.as<float>()[i] = std::abs(v_host.as<float>()[i]);
-         const TensorView v = s.in(v_host);
-         const TensorView working = s.out(DType::bf16, shape);
-         const Buffer slots = allocate_amax_slots(s.backend(), 1, MemoryKind::workspace, "slots");
-         for (int t = 1; t <= 3; ++t) {
-           const TensorView g = s.in(normal(DType::f32, shape, seed, 10 + t, 0.1f));
-           AdamWStep step;
-           step.lr = 1e-3f * static_cast<float>(t);
-           step.weight_decay = t == 3 ? 0.1f : 0.f;
-           step.bias_correction1 = 1.f - std::pow(step.beta1, static_cast<float>(t));
-           step.bias_correction2 = 1.f - std::pow(step.beta2, static_cast<float>(t));
-           step.grad_scale = t == 2 ? 0.5f : 1.f;
-           if (t < 3)
-             s.backend().adamw_update(p, g, m, v, step);
-           else
-             s.backend().adamw_update(p, g, m, v, step, working,
-                                      amax_slot(slots, 0, Fp8Format::e4m3));
-         }
-         return outputs(OpOutput{"param", s.get(p), Bound::exact()},
-                        OpOutput{"m", s.get(m), Bound::exact()},
-                        OpOutput{"v", s.get(v), Bound::exact()},
-                        OpOutput{"working", s.get(working), Bound::exact()},
-                        OpOutput{"working amax", meta_head(s, slots, 0), Bound::exact()});
-       }});
+  // Three steps, the last with a working copy and its amax slot, weight decay and a clip; the
+  // moments in fp32 and in bf16 (OptimConfig::moments), the same arithmetic on both backends.
+  for (DType moments : {DType::f32, DType::bf16}) {
+    rows.push_back(
+        {"adamw_update", std::string(dtype_name(moments)) + "_moments_37x173_three_steps",
+         [moments](OpSession& s, std::uint64_t seed) {
+           const Shape shape{kRows, kCols};
+           const TensorView p = s.in(normal(DType::f32, shape, seed, 1, 0.02f));
+           const TensorView m = s.in(normal(moments, shape, seed, 2, 1e-3f));
+           HostTensor v_host = normal(DType::f32, shape, seed, 3, 1e-3f);
+           for (std::int64_t i = 0; i < v_host.numel(); ++i)
+             v_host.as<float>()[i] = std::abs(v_host.as<float>()[i]);
+           HostTensor v_typed(moments, shape);
+           for (std::int64_t i = 0; i < v_host.numel(); ++i) {
+             if (moments == DType::f32)
+               v_typed.as<float>()[i] = v_host.as<float>()[i];
+             else
+               v_typed.as<std::uint16_t>()[i] = float_to_bf16(v_host.as<float>()[i]);
+           }
+           const TensorView v = s.in(v_typed);
+           const TensorView working = s.out(DType::bf16, shape);
+           const Buffer slots =
+               allocate_amax_slots(s.backend(), 1, MemoryKind::workspace, "slots");
+           for (int t = 1; t <= 3; ++t) {
+             const TensorView g = s.in(normal(DType::f32, shape, seed, 10 + t, 0.1f));
+             AdamWStep step;
+             step.lr = 1e-3f * static_cast<float>(t);
+             step.weight_decay = t == 3 ? 0.1f : 0.f;
+             step.bias_correction1 = 1.f - std::pow(step.beta1, static_cast<float>(t));
+             step.bias_correction2 = 1.f - std::pow(step.beta2, static_cast<float>(t));
+             step.grad_scale = t == 2 ? 0.5f : 1.f;
+             if (t < 3)
+               s.backend().adamw_update(p, g, m, v, step);
+             else
+               s.backend().adamw_update(p, g, m, v, step, working,
+                                        amax_slot(slots, 0, Fp8Format::e4m3));
+           }
+           return outputs(OpOutput{"param", s.get(p), Bound::exact()},
+                          OpOutput{"m", s.get(m), Bound::exact()},
+                          OpOutput{"v", s.get(v), Bound::exact()},
+                          OpOutput{"working", s.get(working), Bound::exact()},
+                          OpOutput{"working amax", meta_head(s, slots, 0), Bound::exact()});
+         }});
+  }
 }
 
 }  // namespace

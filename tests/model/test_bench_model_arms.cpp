@@ -33,8 +33,11 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_TRUE(pointwise.precision.pointwise_recompute);
   EXPECT_FALSE(pointwise.precision.mlp_recompute);
   // The example of `bench model --help`: every modifier, in its place.
-  const ModelBenchArm every =
-      parse_model_bench_arm("fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise");
+  const ModelBenchArm every = parse_model_bench_arm(
+      "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+bf16-moments");
+  EXPECT_EQ(every.moments, DType::bf16);
+  EXPECT_EQ(plain.moments, DType::f32);
+  EXPECT_THROW(parse_model_bench_arm("bf16+bf16-moments+recompute"), Error);
   EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_linears);
   EXPECT_EQ(every.precision.fp8.recipe, Fp8Recipe::blockwise);
   EXPECT_TRUE(every.precision.fp8.bf16_wgrad);
@@ -81,14 +84,14 @@ TEST(BenchModelArms, RecordsTheKernelFamilies) {
 // bf16 working copy (6 bytes), fp32 gradients (4), two fp32 moments (8); FP8 arms add their
 // weights' amax slots (a few hundred bytes).
 TEST(BenchModelArms, ReportsTheTrainingStateBytesPerParameter) {
-  ModelBenchConfig c = tiny_cpu_bench({"bf16", "fp8-mlp"});
+  ModelBenchConfig c = tiny_cpu_bench({"bf16", "fp8-mlp", "bf16+bf16-moments"});
   c.train_step = true;
   const ModelBenchResult r = run_model_bench(c);
   const std::int64_t n = r.parameters;
   ASSERT_GT(n, 0);
   for (const ModelBenchArmResult& a : r.arms) {
     EXPECT_EQ(a.state.gradients, 4 * n) << a.arm;
-    EXPECT_EQ(a.state.optimizer, 8 * n) << a.arm;
+    EXPECT_EQ(a.state.optimizer, (a.arm == "bf16+bf16-moments" ? 4 : 8) * n) << a.arm;
     EXPECT_GE(a.state.parameters, 6 * n) << a.arm;
     EXPECT_LT(a.state.parameters, 6 * n + 4096) << a.arm;
   }
@@ -97,6 +100,8 @@ TEST(BenchModelArms, ReportsTheTrainingStateBytesPerParameter) {
   const nlohmann::json j = model_bench_json(r)["arms"][0]["state_bytes"];
   EXPECT_EQ(j["gradients"], 4 * n);
   EXPECT_DOUBLE_EQ(j["per_parameter"].get<double>(), 18.0);
+  EXPECT_DOUBLE_EQ(model_bench_json(r)["arms"][2]["state_bytes"]["per_parameter"].get<double>(),
+                   14.0);
   EXPECT_NE(model_bench_report(r).find("training state, bf16: 18.00 bytes/parameter (parameters "
                                        "6.00, gradients 4.00, optimizer 8.00)"),
             std::string::npos)

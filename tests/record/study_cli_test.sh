@@ -101,6 +101,11 @@ cat > "$work/pairs.json" <<JSON
           {"name": "null", "policy": "bf16", "null": true, "may_differ_in": ["train.loss_chunk_rows"],
            "train_args": ["--set", "train.loss_chunk_rows=48"]},
           {"name": "block", "policy": "fp8-mlp", "recipe": "blockwise"},
+          {"name": "moments", "policy": "bf16", "variant": "bf16 bf16-moments",
+           "may_differ_in": ["optim.moments"], "train_args": ["--set", "optim.moments=bf16"]},
+          {"name": "moments-s2", "policy": "bf16", "variant": "bf16 bf16-moments", "group": "s2",
+           "may_differ_in": ["optim.moments"],
+           "train_args": ["--set", "train.seed=2", "--set", "optim.moments=bf16"]},
           {"name": "bf16-s2", "policy": "bf16", "group": "s2", "train_args": ["--set", "train.seed=2"]},
           {"name": "null-s2", "policy": "bf16", "null": true, "group": "s2", "may_differ_in": ["train.loss_chunk_rows"],
            "train_args": ["--set", "train.seed=2", "--set", "train.loss_chunk_rows=48"]},
@@ -113,6 +118,19 @@ grep -q "gpu 1\]" "$work/pairs.log" || fail "no arm ran on the second slot"
 grep -q '## Seed pairs' "$work/pairs/results.md" || fail "results.md lacks the seed pairs"
 grep -q '| fp8-mlp blockwise | 2 |' "$work/pairs/results.md" || fail "blockwise pairs missing"
 grep -q '| bf16 null | 2 |' "$work/pairs/results.md" || fail "null pairs missing"
+# A bf16 arm that differs in a listed key (AdamW's moments in bf16) is a candidate, paired with
+# its group's plain bf16 arm even when listed before it.
+grep -q '| bf16 bf16-moments | 2 |' "$work/pairs/results.md" || fail "bf16-moments pairs missing"
+python3 - "$work/pairs" <<'PY' || fail "the bf16-moments arms are not what they say"
+import json, sys
+root = sys.argv[1]
+assert json.load(open(root + "/arms/moments-s2/run/config.json"))["optim"]["moments"] == "bf16"
+r = json.load(open(root + "/results.json"))
+own = {a["arm"]: a["eval_own_policy"]["ce_nats"] for a in r["arms"]}
+m = {v["variant"]: v for v in r["seed_pairs"]}["bf16 bf16-moments"]
+want = [own["moments"] - own["bf16"], own["moments-s2"] - own["bf16-s2"]]
+assert abs(m["d_ce"]["mean"] - sum(want) / 2) < 1e-12, (m, want)
+PY
 grep -q "the protocol's own noise" "$work/pairs/results.md" || fail "no noise floor line"
 # The further scoring: every arm scored again, its own seed-pair section from those files.
 [ -s "$work/pairs/arms/block-s2/score_three-batches.json" ] || fail "an arm lacks its further scoring"
@@ -148,7 +166,7 @@ PY
 # A partial record: an unfinished arm is listed as pending, the rest still rendered.
 rm "$work/pairs/arms/block-s2/DONE"
 "$fp8lab" study "$work/pairs.json" --out "$work/pairs" --record-only > /dev/null
-grep -q 'Partial record: 1 of 6 arms pending' "$work/pairs/results.md" || fail "no pending line"
+grep -q 'Partial record: 1 of 8 arms pending' "$work/pairs/results.md" || fail "no pending line"
 grep -q '| fp8-mlp blockwise | 1 |' "$work/pairs/results.md" || fail "partial pairs wrong"
 # An unknown recipe is refused before anything trains.
 sed 's/"blockwise"/"columnwise"/' "$work/pairs.json" > "$work/badrecipe.json"
@@ -162,13 +180,13 @@ grep -q "columnwise" "$work/badrecipe.log" || fail "no clear message for an unkn
 # pending; the same command without the limit then finishes them, keeping the first.
 "$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after 0.001 > "$work/stop.log" 2>&1 ||
   fail "a study stopped by --stop-after did not exit 0: $(tail -3 "$work/stop.log")"
-grep -q "stopped after .* 5 arms pending" "$work/stop.log" || fail "no stop line: $(tail -3 "$work/stop.log")"
+grep -q "stopped after .* 7 arms pending" "$work/stop.log" || fail "no stop line: $(tail -3 "$work/stop.log")"
 [ -e "$work/stop/arms/bf16/DONE" ] || fail "the first arm did not train under --stop-after"
 [ ! -e "$work/stop/arms/null" ] || fail "an arm started after the limit"
-grep -q 'Partial record: 5 of 6 arms pending' "$work/stop/results.md" || fail "stopped study has no partial record"
+grep -q 'Partial record: 7 of 8 arms pending' "$work/stop/results.md" || fail "stopped study has no partial record"
 "$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after 100000 > "$work/stop2.log" 2>&1 ||
   fail "continuing a stopped study failed: $(tail -3 "$work/stop2.log")"
-grep -q '\[1/6 bf16\] finished earlier: kept' "$work/stop2.log" || fail "the stopped study's arm was not kept"
+grep -q '\[1/8 bf16\] finished earlier: kept' "$work/stop2.log" || fail "the stopped study's arm was not kept"
 ! grep -q 'Partial record' "$work/stop/results.md" || fail "the continued study is still partial"
 if "$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after -5 > /dev/null 2>&1; then
   fail "a negative --stop-after was accepted"

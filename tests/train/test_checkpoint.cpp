@@ -74,6 +74,13 @@ TEST(Checkpoint, ResumeIsBitIdenticalBf16) {
   expect_resume_is_bit_identical(c);
 }
 
+// bf16 moments go to the checkpoint as fp32 and come back exactly.
+TEST(Checkpoint, ResumeIsBitIdenticalWithBf16Moments) {
+  RunConfig c = testing::small_run(testing::fresh_seed());
+  c.optim.moments = DType::bf16;
+  expect_resume_is_bit_identical(c);
+}
+
 TEST(Checkpoint, ResumeIsBitIdenticalFp8MlpWithRecompute) {
   RunConfig c = testing::small_run(testing::fresh_seed());
   c.precision.policy = PrecisionPolicy::fp8_mlp;

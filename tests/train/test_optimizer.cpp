@@ -9,6 +9,7 @@
 
 #include "common/forwarding_backend.hpp"
 #include "common/test_data.hpp"
+#include "fp8lab/fp8_format.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
 #include "train/train_fixtures.hpp"
@@ -73,6 +74,60 @@ TEST(AdamW, MatchesTheScalarReferenceAndExcludesNormsAndEmbeddings) {
   EXPECT_FALSE(with_norms.decays(model.layout().find("wte.weight")));
   EXPECT_FALSE(adam.decays(model.layout().find("blocks.0.ln1.weight")));
   EXPECT_TRUE(adam.decays(model.layout().find("blocks.0.attn.qkv.weight")));
+}
+
+// bf16 moments (OptimConfig::moments): each update computes in fp32 from the stored moments and
+// rounds the new ones once. Against the double reference with exact moments, the weights stay
+// within what the moments' rounding (2^-8 relative a step) can move them, every stored moment
+// is a bf16 value within a rounding of the reference's, the state is half the bytes, and the
+// host copies round-trip exactly.
+TEST(AdamW, Bf16MomentsRoundOncePerUpdate) {
+  const std::uint64_t seed = testing::fresh_seed();
+  RunConfig c = testing::small_run(seed);
+  c.optim.weight_decay = 0.f;
+  c.optim.moments = DType::bf16;
+  auto be = make_cpu_backend();
+  GptModel model(c.model, c.precision, 1, *be);
+  model.init_parameters(seed);
+  const std::int64_t before = be->memory_stats().current(MemoryKind::optimizer);
+  AdamW adam(c.optim, model);
+  EXPECT_EQ(be->memory_stats().current(MemoryKind::optimizer) - before,
+            4 * model.parameter_count());
+  EXPECT_EQ(adam.m().dtype, DType::bf16);
+  const std::vector<float> initial = model.get_parameters();
+  std::vector<double> p(initial.begin(), initial.end());
+  std::vector<double> m(p.size(), 0.0), v(p.size(), 0.0);
+  std::vector<double> m_sizes(p.size(), 0.0);  // sum over the steps of |m|: what was rounded
+  constexpr double lr = 0.01;
+  for (int t = 1; t <= 3; ++t) {
+    const HostTensor g =
+        testing::random_normal(DType::f32, {model.parameter_count()}, seed, 10 + t);
+    be->upload(model.grads(), g.view().data);
+    adam.step(static_cast<float>(lr));
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const double gi = g.as<float>()[i];
+      m[i] = 0.9 * m[i] + 0.1 * gi;
+      v[i] = 0.95 * v[i] + 0.05 * gi * gi;
+      m_sizes[i] += std::fabs(m[i]);
+      const double mh = m[i] / (1 - std::pow(0.9, t)), vh = v[i] / (1 - std::pow(0.95, t));
+      p[i] -= lr * (mh / (std::sqrt(vh) + 1e-8));
+    }
+  }
+  const std::vector<float> got = model.get_parameters(), mh = adam.m_host(), vh = adam.v_host();
+  double max_err = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    max_err = std::max(max_err, std::fabs(got[i] - p[i]));
+    ASSERT_EQ(round_to_bf16(mh[i]), mh[i]) << i;  // stored in bf16
+    ASSERT_EQ(round_to_bf16(vh[i]), vh[i]) << i;
+    // Each update rounds m once (<= 2^-8 of it); earlier roundings decay by beta1 < 1.
+    ASSERT_LE(std::fabs(mh[i] - m[i]), 1.05 * std::ldexp(m_sizes[i], -8) + 1e-12) << i;
+  }
+  // Three updates of about lr each, their moments a few roundings off: a few percent of a step.
+  EXPECT_LT(max_err, 3 * lr * 0.02);
+  // The host copies go back exactly (what a checkpoint and its resume rely on).
+  adam.set_moments(mh.data(), vh.data());
+  EXPECT_EQ(adam.m_host(), mh);
+  EXPECT_EQ(adam.v_host(), vh);
 }
 
 // The trainer folds the norm clip into the update and lets it write the bf16 working weights;
