@@ -23,10 +23,12 @@
  *   on "cuda" (cuBLASLt). A dtype code says what each buffer holds and is checked.
  * - Streams ("cuda"): every call takes the caller's cudaStream_t as `stream` (NULL: the legacy
  *   default stream) and enqueues all its work on that stream, without synchronising: results
- *   are ready in stream order, exactly like a library kernel launched on that stream. The saved
- *   state's device memory is allocated and freed stream-ordered (cudaMallocAsync/cudaFreeAsync)
- *   on the stream of the call. Calls on one fp8lab_linear must be ordered (one stream, or the
- *   caller orders them): the handle owns one cuBLASLt workspace. "cpu" ignores `stream`.
+ *   are ready in stream order, exactly like a library kernel launched on that stream (no event
+ *   pair with a stream of the library's own is needed: it has none). The saved state's device
+ *   memory is allocated and freed stream-ordered on the stream of the call, from a memory pool
+ *   the library keeps per device and, like a caching allocator, never gives back before the
+ *   process ends. Calls on one fp8lab_linear must be ordered (one stream, or the caller orders
+ *   them): the handle owns one cuBLASLt workspace. "cpu" ignores `stream`.
  * - A forward returns a saved state (fp8lab_linear_saved) for its backward: the forward-rounded
  *   FP8 operands and their scales. Backward reads only that, never re-casting x or W. Under the
  *   "bf16" recipe the saved state refers to the caller's x and W instead: keep them alive and

@@ -79,7 +79,8 @@ class Library:
         for name, argtypes in signatures.items():
             fn = getattr(lib, name)
             fn.argtypes, fn.restype = argtypes, ctypes.c_int
-        lib.fp8lab_linear_last_error.argtypes, lib.fp8lab_linear_last_error.restype = [], ctypes.c_char_p
+        lib.fp8lab_linear_last_error.argtypes = []
+        lib.fp8lab_linear_last_error.restype = ctypes.c_char_p
         version = lib.fp8lab_linear_abi_version()
         if version != ABI_VERSION:
             raise ImportError(f"{path} has ABI version {version}, fp8lab_torch.linear speaks "
@@ -176,14 +177,20 @@ class _LinearFunction(torch.autograd.Function):
         ctx.saved = _Saved(handle, ptr, rows)
         if stats_box is not None:
             stats_box.append(ctx.saved)
-        # Under "bf16" the saved state refers to the bf16 x and W: they must outlive it.
-        ctx.operands = (xb, wb) if handle.recipe == "bf16" else ()
+        # Under "bf16" the saved state refers to the bf16 x and W: kept, and checked by autograd
+        # for changes in place before the backward reads them.
+        ctx.save_for_backward(*((xb, wb) if handle.recipe == "bf16" else ()))
         ctx.x_shape, ctx.x_dtype, ctx.w_dtype = x.shape, x.dtype, weight.dtype
         return y.reshape(*x.shape[:-1], n).to(out_dtype)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, dy):
+        if ctx.saved is None:
+            raise RuntimeError("fp8lab_torch.Linear: a second backward through the same forward "
+                               "(retain_graph=True): the saved FP8 operands were freed after "
+                               "the first, as the graph's own buffers are")
+        ctx.saved_tensors  # noqa: B018 - raises if the bf16 operands changed in place
         saved, handle = ctx.saved, ctx.saved.handle
         k, n = handle.in_features, handle.out_features
         dyb = _bf16_operand(dy, saved.rows, n)
@@ -193,7 +200,7 @@ class _LinearFunction(torch.autograd.Function):
             handle.lib.call("fp8lab_linear_backward", handle.ptr, saved.ptr, saved.rows,
                             _ptr(dyb), _BF16, _ptr(dx), _BF16, _ptr(dw), _F32, 0,
                             _stream_of(dy))
-        ctx.saved, ctx.operands = None, ()  # freed now; a second backward is refused by autograd
+        ctx.saved = None  # freed now, not when the graph goes (y may keep it alive a step)
         return dx.reshape(ctx.x_shape).to(ctx.x_dtype), dw.to(ctx.w_dtype), None, None, None
 
 

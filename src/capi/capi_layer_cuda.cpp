@@ -3,15 +3,18 @@
 //
 // Stream: everything is enqueued on the caller's stream, so no event pairs with a stream of our
 // own are needed and the caller's stream order holds by construction. Memory: the saved state
-// is allocated stream-ordered (cudaMallocAsync) on that stream, in two blocks as the backend
-// keeps it: what the backward reads (Xqᵀ, Wqᵀ, their scales, the three Fp8Metas) lives with the
-// saved state, the forward GEMM's own operands (Xq, Wq) are freed as soon as it is queued.
+// is allocated stream-ordered (cudaMallocFromPoolAsync) on that stream, in two blocks as the
+// backend keeps it: what the backward reads (Xqᵀ, Wqᵀ, their scales, the three Fp8Metas) lives with
+// the saved state, the forward GEMM's own operands (Xq, Wq) are freed as soon as it is queued.
 #include "capi/capi_layer.hpp"
 
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "fp8lab/cuda_check.hpp"
@@ -24,16 +27,42 @@ namespace {
 
 cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
 
-// One stream-ordered device allocation; freed on `stream` (the stream of its last use).
+// The pool of the saved states on the current device, made once and kept for the process's
+// life. Not the device's default pool: that one hands its memory back to the driver at every
+// synchronisation (release threshold 0), so a training loop that synchronises each step would
+// map fresh pages for every forward. This one keeps what it has, as a caching allocator does.
+cudaMemPool_t saved_state_pool() {
+  static std::mutex mutex;
+  static std::map<int, cudaMemPool_t> pools;
+  int device = 0;
+  FP8LAB_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  if (const auto it = pools.find(device); it != pools.end()) return it->second;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  FP8LAB_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+  std::uint64_t keep_all = UINT64_MAX;
+  FP8LAB_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+  pools.emplace(device, pool);
+  return pool;
+}
+
+// One stream-ordered device allocation from saved_state_pool(); freed on `stream` (the stream
+// of its last use).
 class StreamBlock {
  public:
   StreamBlock() = default;
   StreamBlock(std::size_t bytes, cudaStream_t on, const std::string& what) : stream(on) {
     if (bytes == 0) return;
-    const cudaError_t status = cudaMallocAsync(&base_, bytes, on);
+    const cudaError_t status = cudaMallocFromPoolAsync(&base_, bytes, saved_state_pool(), on);
     if (status == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
-      FP8LAB_FAIL(ErrorKind::out_of_memory, "{}: cudaMallocAsync of {} bytes failed", what, bytes);
+      FP8LAB_FAIL(ErrorKind::out_of_memory, "{}: cudaMallocFromPoolAsync of {} bytes failed", what,
+                  bytes);
     }
     FP8LAB_CUDA_CHECK(status);
   }
@@ -75,8 +104,8 @@ class Carver {
 };
 
 // The views of the saved state's two blocks (see the top of the file).
-void carve_kept(Carver& c, const LinearFp8Sizes& z, std::int64_t m, std::int64_t k,
-                std::int64_t n, LinearSavedCuda& s) {
+void carve_kept(Carver& c, const LinearFp8Sizes& z, std::int64_t m, std::int64_t k, std::int64_t n,
+                LinearSavedCuda& s) {
   s.meta = static_cast<Fp8Meta*>(c.take(3 * sizeof(Fp8Meta)));
   if (z.xq_t) s.xq_t = c.tensor(DType::e4m3, {k, m});
   s.wq_t = c.tensor(DType::e4m3, {k, n});
@@ -144,8 +173,8 @@ class CudaSaved final : public SavedState {
 class CudaLayer final : public CapiLayer {
  public:
   explicit CudaLayer(LayerSpec spec) : CapiLayer(std::move(spec)) {
-    config_.mode = spec_.precision == LinearPrecision::fp8 ? LinearCudaMode::fp8_fused
-                                                           : LinearCudaMode::bf16;
+    config_.mode =
+        spec_.precision == LinearPrecision::fp8 ? LinearCudaMode::fp8_fused : LinearCudaMode::bf16;
     config_.name = spec_.name;
     config_.fp8 = spec_.fp8;
   }
@@ -229,8 +258,8 @@ Device cuda_pointer_device(const void* p, const char* what) {
   int current = 0;
   FP8LAB_CUDA_CHECK(cudaGetDevice(&current));
   FP8LAB_CHECK(attr.device == current,
-               "{} ({}) is memory of CUDA device {}, the layer runs on the current device {}",
-               what, p, attr.device, current);
+               "{} ({}) is memory of CUDA device {}, the layer runs on the current device {}", what,
+               p, attr.device, current);
   return Device::cuda;
 }
 

@@ -53,7 +53,8 @@ int guarded(Body&& body) noexcept {
     body();
     return FP8LAB_LINEAR_OK;
   } catch (const Error& e) {
-    return fail(status_for(e.kind()), fmt::format("{}: {}", error_kind_name(e.kind()), e.message()));
+    return fail(status_for(e.kind()),
+                fmt::format("{}: {}", error_kind_name(e.kind()), e.message()));
   } catch (const std::bad_alloc&) {
     return fail(FP8LAB_LINEAR_E_OUT_OF_MEMORY, "out of memory: a host allocation failed");
   } catch (const std::exception& e) {
@@ -93,8 +94,8 @@ DType dtype_of_code(int code, const char* what) {
     case FP8LAB_LINEAR_F32: return DType::f32;
     case FP8LAB_LINEAR_BF16: return DType::bf16;
     default:
-      FP8LAB_FAIL(ErrorKind::dtype, "{}_dtype {} is not a dtype code ({} f32, {} bf16)", what,
-                  code, FP8LAB_LINEAR_F32, FP8LAB_LINEAR_BF16);
+      FP8LAB_FAIL(ErrorKind::dtype, "{}_dtype {} is not a dtype code ({} f32, {} bf16)", what, code,
+                  FP8LAB_LINEAR_F32, FP8LAB_LINEAR_BF16);
   }
 }
 
@@ -163,8 +164,8 @@ int fp8lab_linear_create(const char* backend, const char* recipe, int64_t in_fea
     // A legal row count: what in and out alone cannot do fails now, not at the first forward.
     if (checks_fp8_dims(*handle->layer)) {
       const LayerSpec& s = handle->layer->spec();
-      check_fp8_linear_dims(s.fp8, fp8_recipe_alignment(s.fp8.recipe), in_features,
-                            out_features, s.name);
+      check_fp8_linear_dims(s.fp8, fp8_recipe_alignment(s.fp8.recipe), in_features, out_features,
+                            s.name);
     }
     *out = handle.release();
   });
@@ -184,7 +185,8 @@ int fp8lab_linear_forward(fp8lab_linear* linear, int64_t rows, const void* x, in
     const CapiLayer& layer = *linear->layer;
     const std::int64_t k = layer.spec().in_features, n = layer.spec().out_features;
     FP8LAB_CHECK_KIND(ErrorKind::shape, rows > 0, "rows {} must be positive", rows);
-    if (checks_fp8_dims(layer)) check_fp8_linear_dims(layer.spec().fp8, rows, k, n, layer.spec().name);
+    if (checks_fp8_dims(layer))
+      check_fp8_linear_dims(layer.spec().fp8, rows, k, n, layer.spec().name);
     const ForwardArgs args{wrap(layer, x, x_dtype, DType::bf16, {rows, k}, "x"),
                            wrap(layer, w, w_dtype, DType::bf16, {n, k}, "w"),
                            wrap(layer, y, y_dtype, DType::bf16, {rows, n}, "y")};
@@ -218,8 +220,7 @@ int fp8lab_linear_backward(fp8lab_linear* linear, fp8lab_linear_saved* saved, in
                       dtype_name(dw_type));
     const BackwardArgs args{wrap(layer, dy, dy_dtype, DType::bf16, {rows, n}, "dy"),
                             wrap(layer, dx, dx_dtype, DType::bf16, {rows, k}, "dx"),
-                            wrap(layer, dw, dw_dtype, dw_type, {n, k}, "dw"),
-                            accumulate_dw != 0};
+                            wrap(layer, dw, dw_dtype, dw_type, {n, k}, "dw"), accumulate_dw != 0};
     linear->layer->backward(*saved->state, args, stream);
   });
 }

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
-#include <initializer_list>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -26,7 +26,8 @@ namespace fp8lab::testing {
 inline std::string last_error() { return fp8lab_linear_last_error(); }
 
 // A failed call: its status, and a message containing every fragment.
-inline void expect_error(int status, int want_status, std::initializer_list<const char*> fragments) {
+inline void expect_error(int status, int want_status,
+                         std::initializer_list<const char*> fragments) {
   EXPECT_EQ(status, want_status) << last_error();
   const std::string message = last_error();
   for (const char* f : fragments) EXPECT_NE(message.find(f), std::string::npos) << message;
@@ -184,11 +185,9 @@ struct AbiStats {
 
 inline AbiStats read_stats(const fp8lab_linear_saved* saved) {
   AbiStats s;
-  EXPECT_EQ(fp8lab_linear_scales(saved, s.scales.data(), FP8LAB_LINEAR_STATS_LEN),
-            FP8LAB_LINEAR_OK)
+  EXPECT_EQ(fp8lab_linear_scales(saved, s.scales.data(), FP8LAB_LINEAR_STATS_LEN), FP8LAB_LINEAR_OK)
       << last_error();
-  EXPECT_EQ(fp8lab_linear_counts(saved, s.counts.data(), FP8LAB_LINEAR_STATS_LEN),
-            FP8LAB_LINEAR_OK)
+  EXPECT_EQ(fp8lab_linear_counts(saved, s.counts.data(), FP8LAB_LINEAR_STATS_LEN), FP8LAB_LINEAR_OK)
       << last_error();
   return s;
 }

@@ -67,10 +67,10 @@ TEST_P(CapiCpuRecipes, GiveTheBackendsBitsAndTheLayersStatistics) {
   const LinearHandle linear = make_linear("cpu", recipe, k, n);
   HostTensor y(DType::bf16, {m, n}), dx(DType::bf16, {m, k}), dw(DType::f32, {n, k});
   fp8lab_linear_saved* saved = nullptr;
-  ASSERT_EQ(fp8lab_linear_forward(linear.get(), m, p.x.as<void>(), FP8LAB_LINEAR_BF16,
-                                  p.w.as<void>(), FP8LAB_LINEAR_BF16, y.as<void>(),
-                                  FP8LAB_LINEAR_BF16, nullptr, &saved),
-            FP8LAB_LINEAR_OK)
+  ASSERT_EQ(
+      fp8lab_linear_forward(linear.get(), m, p.x.as<void>(), FP8LAB_LINEAR_BF16, p.w.as<void>(),
+                            FP8LAB_LINEAR_BF16, y.as<void>(), FP8LAB_LINEAR_BF16, nullptr, &saved),
+      FP8LAB_LINEAR_OK)
       << last_error();
   const testing::SavedHandle keep(saved);
   const testing::AbiStats before_backward = testing::read_stats(saved);
@@ -176,20 +176,20 @@ TEST(CapiLinearErrors, ForwardNamesTheBadArgument) {
                                      c.p.w.as<void>(), FP8LAB_LINEAR_BF16, c.y.as<void>(),
                                      FP8LAB_LINEAR_BF16, nullptr, &saved),
                FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"x is NULL"});
-  expect_error(fp8lab_linear_forward(c.linear.get(), c.m, x, FP8LAB_LINEAR_BF16, nullptr,
-                                     FP8LAB_LINEAR_BF16, c.y.as<void>(), FP8LAB_LINEAR_BF16,
-                                     nullptr, &saved),
-               FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"w is NULL"});
+  expect_error(
+      fp8lab_linear_forward(c.linear.get(), c.m, x, FP8LAB_LINEAR_BF16, nullptr, FP8LAB_LINEAR_BF16,
+                            c.y.as<void>(), FP8LAB_LINEAR_BF16, nullptr, &saved),
+      FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"w is NULL"});
   expect_error(c.forward(&saved, c.m, x + 1), FP8LAB_LINEAR_E_INVALID_ARGUMENT,
                {"x (", "not aligned to 2 bytes"});
   expect_error(c.forward(&saved, c.m, x, 7), FP8LAB_LINEAR_E_DTYPE,
                {"x_dtype 7 is not a dtype code"});
   expect_error(c.forward(&saved, c.m, x, FP8LAB_LINEAR_F32), FP8LAB_LINEAR_E_DTYPE,
                {"x_dtype 0 (f32)", "x must be bf16"});
-  expect_error(fp8lab_linear_forward(c.linear.get(), c.m, x, FP8LAB_LINEAR_BF16, c.p.w.as<void>(),
-                                     FP8LAB_LINEAR_BF16, c.y.as<void>(), FP8LAB_LINEAR_F32,
-                                     nullptr, &saved),
-               FP8LAB_LINEAR_E_DTYPE, {"y_dtype 0 (f32)", "y must be bf16"});
+  expect_error(
+      fp8lab_linear_forward(c.linear.get(), c.m, x, FP8LAB_LINEAR_BF16, c.p.w.as<void>(),
+                            FP8LAB_LINEAR_BF16, c.y.as<void>(), FP8LAB_LINEAR_F32, nullptr, &saved),
+      FP8LAB_LINEAR_E_DTYPE, {"y_dtype 0 (f32)", "y must be bf16"});
   expect_error(c.forward(&saved, 0), FP8LAB_LINEAR_E_SHAPE, {"rows 0 must be positive"});
   EXPECT_EQ(saved, nullptr);
 }
@@ -232,14 +232,14 @@ TEST(CapiLinearErrors, BackwardNamesTheBadArgument) {
                {"rows 32 differs from the forward's 48 rows"});
   expect_error(c.backward(c.linear.get(), saved.get(), c.m, dy + 1),
                FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"dy (", "not aligned to 2 bytes"});
-  expect_error(c.backward(c.linear.get(), saved.get(), c.m, dy, nullptr, 5),
-               FP8LAB_LINEAR_E_DTYPE, {"dw_dtype 5 is not a dtype code"});
+  expect_error(c.backward(c.linear.get(), saved.get(), c.m, dy, nullptr, 5), FP8LAB_LINEAR_E_DTYPE,
+               {"dw_dtype 5 is not a dtype code"});
   expect_error(c.backward(c.linear.get(), saved.get(), c.m, dy, nullptr, FP8LAB_LINEAR_BF16, 1),
                FP8LAB_LINEAR_E_DTYPE, {"dw_dtype 1 (bf16)", "accumulate_dw needs an f32 dw"});
-  expect_error(fp8lab_linear_backward(c.linear.get(), saved.get(), c.m, dy, FP8LAB_LINEAR_BF16,
-                                      nullptr, FP8LAB_LINEAR_BF16, c.dw.as<void>(),
-                                      FP8LAB_LINEAR_F32, 0, nullptr),
-               FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"dx is NULL"});
+  expect_error(
+      fp8lab_linear_backward(c.linear.get(), saved.get(), c.m, dy, FP8LAB_LINEAR_BF16, nullptr,
+                             FP8LAB_LINEAR_BF16, c.dw.as<void>(), FP8LAB_LINEAR_F32, 0, nullptr),
+      FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"dx is NULL"});
   // Still usable after all that.
   EXPECT_EQ(c.backward(c.linear.get(), saved.get()), FP8LAB_LINEAR_OK) << last_error();
 }

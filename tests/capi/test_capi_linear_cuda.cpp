@@ -39,8 +39,8 @@ TEST_P(CapiCudaRecipes, GiveTheBackendsBitsAndTheCpuStatistics) {
   const testing::RecipeCase& rc = testing::recipe_case(recipe);
   const testing::LinearProblem p(m, k, n, testing::fresh_seed());
   const CallerStream caller;
-  const testing::AbiStats cuda = testing::expect_abi_matches_backend(
-      "cuda", rc, p, caller.stream, [&] { caller.wait(); });
+  const testing::AbiStats cuda =
+      testing::expect_abi_matches_backend("cuda", rc, p, caller.stream, [&] { caller.wait(); });
   const testing::AbiStats cpu = testing::expect_abi_matches_backend("cpu", rc, p, nullptr, [] {});
   EXPECT_EQ(cuda.scales, cpu.scales) << "amax, scale, inv_scale of x, W, dY";
   // The grouped casts count over both layouts on the GPU: only tensorwise counts compare.
@@ -79,10 +79,10 @@ TEST(CapiCudaErrors, PointersMustBeWhereTheBackendComputes) {
                FP8LAB_LINEAR_E_SHAPE, {"M (tokens) is 24", "16"});
 
   const LinearHandle on_cpu = make_linear("cpu", "tensorwise", k, n);
-  expect_error(fp8lab_linear_forward(on_cpu.get(), m, p.x.as<void>(), FP8LAB_LINEAR_BF16,
-                                     dw.view().data, FP8LAB_LINEAR_BF16, hy.as<void>(),
-                                     FP8LAB_LINEAR_BF16, nullptr, &saved),
-               FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"w (", "is CUDA device memory", "backend cpu"});
+  expect_error(
+      fp8lab_linear_forward(on_cpu.get(), m, p.x.as<void>(), FP8LAB_LINEAR_BF16, dw.view().data,
+                            FP8LAB_LINEAR_BF16, hy.as<void>(), FP8LAB_LINEAR_BF16, nullptr, &saved),
+      FP8LAB_LINEAR_E_INVALID_ARGUMENT, {"w (", "is CUDA device memory", "backend cpu"});
   EXPECT_EQ(saved, nullptr);
 }
 
@@ -97,9 +97,9 @@ TEST(CapiCudaErrors, NonFiniteInputRaisesTheFlagOfItsTensor) {
   const CallerStream caller;
   const LinearHandle linear = make_linear("cuda", "tensorwise", k, n);
   fp8lab_linear_saved* saved = nullptr;
-  ASSERT_EQ(fp8lab_linear_forward(linear.get(), m, x.view().data, FP8LAB_LINEAR_BF16,
-                                  w.view().data, FP8LAB_LINEAR_BF16, y.view().data,
-                                  FP8LAB_LINEAR_BF16, caller.stream, &saved),
+  ASSERT_EQ(fp8lab_linear_forward(linear.get(), m, x.view().data, FP8LAB_LINEAR_BF16, w.view().data,
+                                  FP8LAB_LINEAR_BF16, y.view().data, FP8LAB_LINEAR_BF16,
+                                  caller.stream, &saved),
             FP8LAB_LINEAR_OK)
       << last_error();
   const testing::SavedHandle keep(saved);

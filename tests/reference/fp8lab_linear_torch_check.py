@@ -215,6 +215,11 @@ def check_bad_input(device):
     else:
         expect_raises(ValueError, ["cpu", "cuda"], lambda: layer(torch.ones(16, 80)),
                       "a cpu x for a cuda weight")
+    y = fp8lab_torch.Linear(80, 112, device=device)(torch.ones(16, 80, device=device,
+                                                               requires_grad=True))
+    y.sum().backward(retain_graph=True)
+    expect_raises(RuntimeError, ["second backward", "retain_graph"], lambda: y.sum().backward(),
+                  "a second backward through one forward")
     missing = "/nonexistent/libfp8lab_linear.so"
     saved_env = os.environ.get("FP8LAB_LINEAR_LIBRARY")
     os.environ["FP8LAB_LINEAR_LIBRARY"] = missing
