@@ -85,9 +85,7 @@ LayerSpec spec_for_recipe(std::string_view recipe) {
 
 // Whether the layer must refuse dimensions its recipe cannot tile (fp8_recipe_alignment):
 // every FP8 recipe on both backends (the CPU GEMM keeps cuBLASLt's multiples of 16).
-bool checks_fp8_dims(const CapiLayer& layer) {
-  return layer.spec().precision == LinearPrecision::fp8;
-}
+bool checks_fp8_dims(const LayerSpec& spec) { return spec.precision == LinearPrecision::fp8; }
 
 DType dtype_of_code(int code, const char* what) {
   switch (code) {
@@ -159,14 +157,12 @@ int fp8lab_linear_create(const char* backend, const char* recipe, int64_t in_fea
                       out_features);
     spec.in_features = in_features;
     spec.out_features = out_features;
+    // With a legal row count: what in and out alone cannot do fails now, not at a forward.
+    if (checks_fp8_dims(spec))
+      check_fp8_linear_dims(spec.fp8, fp8_recipe_alignment(spec.fp8.recipe), in_features,
+                            out_features, spec.name);
     auto handle = std::make_unique<fp8lab_linear>();
     handle->layer = b == "cpu" ? make_cpu_layer(std::move(spec)) : make_cuda_layer(std::move(spec));
-    // A legal row count: what in and out alone cannot do fails now, not at the first forward.
-    if (checks_fp8_dims(*handle->layer)) {
-      const LayerSpec& s = handle->layer->spec();
-      check_fp8_linear_dims(s.fp8, fp8_recipe_alignment(s.fp8.recipe), in_features, out_features,
-                            s.name);
-    }
     *out = handle.release();
   });
 }
@@ -185,7 +181,7 @@ int fp8lab_linear_forward(fp8lab_linear* linear, int64_t rows, const void* x, in
     const CapiLayer& layer = *linear->layer;
     const std::int64_t k = layer.spec().in_features, n = layer.spec().out_features;
     FP8LAB_CHECK_KIND(ErrorKind::shape, rows > 0, "rows {} must be positive", rows);
-    if (checks_fp8_dims(layer))
+    if (checks_fp8_dims(layer.spec()))
       check_fp8_linear_dims(layer.spec().fp8, rows, k, n, layer.spec().name);
     const ForwardArgs args{wrap(layer, x, x_dtype, DType::bf16, {rows, k}, "x"),
                            wrap(layer, w, w_dtype, DType::bf16, {n, k}, "w"),
