@@ -250,6 +250,13 @@ class Linear(torch.nn.Module):
         self.track_stats = False
         self._last_saved = None
 
+    def __getstate__(self):
+        # copy.deepcopy and pickling: the library's handles belong to this object alone (a copy
+        # would destroy them twice); the copy makes its own on its first forward.
+        state = self.__dict__.copy()
+        state["_handles"], state["_last_saved"] = {}, None
+        return state
+
     def reset_parameters(self):
         torch.nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))  # nn.Linear's
 

@@ -12,17 +12,18 @@
   4. bad input raises ValueError/TypeError naming the value; a missing library names its path;
   5. training: a small GPT (fp8lab_torch.FpLabGPT, d_model 128, 2 layers) whose MLP linears are
      fp8lab_torch.Linear tracks the same model with its own fp32 linears over 40 AdamW steps:
-     every step's loss within 5% (FP8 recipes) or 1.5% (bf16) of the first loss of the
-     reference, the mean of the last 10 losses within 8% (FP8) or 1% (bf16) of the reference's,
-     and the loss falling by more than half. Measured on seeds 1-5: at most 2.6% and 3.5% (FP8),
-     0.7% and 0.3% (bf16); with the MLP weights frozen instead (a backward that gave no dW)
-     14-22% and 42-105%, so the bounds tell a working layer from a broken one.
+     every step's loss within 8% (FP8 recipes) or 3% (bf16) of the first loss of the
+     reference, the mean of the last 10 losses within 20% (FP8) or 5% (bf16) of the
+     reference's, and the loss falling by more than half. Measured on 30 seeds: at most 4.6% and
+     8.9% (FP8), 0.9% and 1.5% (bf16); with the MLP weights frozen instead (a backward that gave
+     no dW; 3 seeds) 14-22% and 42-105%, so the bounds tell a working layer from a broken one.
 
 Run by CTest (fp8lab_linear_torch; exits 77, a skip, without torch) as
   python3 tests/reference/fp8lab_linear_torch_check.py --library build/libfp8lab_linear.so
 and on the GPU machine with --device cuda.
 """
 import argparse
+import copy
 import ctypes
 import os
 import random
@@ -175,6 +176,10 @@ def check_drop_in(device, gen):
     _, dxb, dwb = through_module(layer_bf16, x.bfloat16(), dy.bfloat16())
     check(dxb.dtype == torch.bfloat16 and dwb.dtype == torch.bfloat16,
           f"bf16 x and weight: dX {dxb.dtype}, dW {dwb.dtype} (the parameter's dtype)")
+    twin = copy.deepcopy(layer)
+    yt, dxt, dwt = through_module(twin, x3, dy.reshape(3, 16, n))
+    check(twin._handles is not layer._handles and torch.equal(yt, y) and torch.equal(dxt, dx)
+          and torch.equal(dwt, dw), "copy.deepcopy: a layer of its own, the same bits")
     if device == "cuda":
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -276,10 +281,10 @@ def check_training(device, seed):
     reference = fp8lab_torch.FpLabGPT(cfg).to(device)
     reference.init_weights(seed)
     ref_losses = train(reference, batches, steps)
-    for recipe, (step_bound, tail_bound) in (("bf16", (0.015, 0.01)),
-                                             ("tensorwise", (0.05, 0.08)),
-                                             ("rowwise", (0.05, 0.08)),
-                                             ("blockwise", (0.05, 0.08))):
+    for recipe, (step_bound, tail_bound) in (("bf16", (0.03, 0.05)),
+                                             ("tensorwise", (0.08, 0.20)),
+                                             ("rowwise", (0.08, 0.20)),
+                                             ("blockwise", (0.08, 0.20))):
         model = fp8lab_torch.FpLabGPT(cfg).to(device)
         model.init_weights(seed)
         losses = train(mlp_with(model, recipe), batches, steps)
