@@ -15,6 +15,7 @@ features to be multiples of 16 (blockwise: 128).
 The library: $FP8LAB_LINEAR_LIBRARY when set (the path of libfp8lab_linear.so), else the build
 next to this package, <repo>/build/libfp8lab_linear.so (`ninja -C build fp8lab_linear`).
 """
+import contextlib
 import ctypes
 import math
 import os
@@ -157,6 +158,11 @@ def _bf16_operand(t, rows, cols):
     return t if t.data_ptr() % 16 == 0 else t.clone()
 
 
+def _current_device(device):
+    """Makes a CUDA device the current one (the library works on the current device)."""
+    return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+
+
 def _ptr(t):
     return ctypes.c_void_p(t.data_ptr())
 
@@ -171,7 +177,7 @@ class _LinearFunction(torch.autograd.Function):
         xb, wb = _bf16_operand(x, rows, k), _bf16_operand(weight, n, k)
         y = torch.empty(rows, n, dtype=torch.bfloat16, device=x.device)
         ptr = ctypes.c_void_p()
-        with torch.cuda.device(x.device) if x.is_cuda else _nothing():
+        with _current_device(x.device):
             handle.lib.call("fp8lab_linear_forward", handle.ptr, rows, _ptr(xb), _BF16, _ptr(wb),
                             _BF16, _ptr(y), _BF16, _stream_of(x), ctypes.byref(ptr))
         ctx.saved = _Saved(handle, ptr, rows)
@@ -196,22 +202,12 @@ class _LinearFunction(torch.autograd.Function):
         dyb = _bf16_operand(dy, saved.rows, n)
         dx = torch.empty(saved.rows, k, dtype=torch.bfloat16, device=dy.device)
         dw = torch.empty(n, k, dtype=torch.float32, device=dy.device)
-        with torch.cuda.device(dy.device) if dy.is_cuda else _nothing():
+        with _current_device(dy.device):
             handle.lib.call("fp8lab_linear_backward", handle.ptr, saved.ptr, saved.rows,
                             _ptr(dyb), _BF16, _ptr(dx), _BF16, _ptr(dw), _F32, 0,
                             _stream_of(dy))
         ctx.saved = None  # freed now, not when the graph goes (y may keep it alive a step)
         return dx.reshape(ctx.x_shape).to(ctx.x_dtype), dw.to(ctx.w_dtype), None, None, None
-
-
-class _nothing:
-    """A context manager that does nothing (the CPU has no current device to set)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _autocast_dtype(device_type):
@@ -268,7 +264,7 @@ class Linear(torch.nn.Module):
         key = str(device)
         if key not in self._handles:
             lib = library()
-            with torch.cuda.device(device) if device.type == "cuda" else _nothing():
+            with _current_device(device):
                 self._handles[key] = _Handle(lib, device.type, self.recipe, self.in_features,
                                              self.out_features)
         return self._handles[key]
