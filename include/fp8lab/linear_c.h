@@ -18,9 +18,10 @@
  *   until that thread's next call.
  * - Memory is the caller's: x, W, y, dY, dX, dW are contiguous row-major buffers that the caller
  *   owns: host pointers for backend "cpu", device pointers of the current CUDA device for
- *   "cuda" (checked with cudaPointerGetAttributes, and host memory is refused on "cuda" and
- *   device memory on "cpu"). Pointers must be aligned to their element size, and to 16 bytes
- *   on "cuda" (cuBLASLt). A dtype code says what each buffer holds and is checked.
+ *   "cuda", checked with cudaPointerGetAttributes: host memory is refused on "cuda", and device
+ *   memory on "cpu" wherever a CUDA driver and device are present to tell. Pointers must be
+ *   aligned to their element size, and to 16 bytes on "cuda" (cuBLASLt). A dtype code says
+ *   what each buffer holds and is checked.
  * - Streams ("cuda"): every call takes the caller's cudaStream_t as `stream` (NULL: the legacy
  *   default stream) and enqueues all its work on that stream, without synchronising: results
  *   are ready in stream order, exactly like a library kernel launched on that stream (no event
