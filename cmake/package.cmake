@@ -15,6 +15,14 @@ install(TARGETS fp8lab_lib fp8lab_deps EXPORT fp8labTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS fp8lab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The FP8 linear behind its C ABI (include/fp8lab/linear_c.h) installs as libfp8lab_linear.so
+# and exports as fp8lab::linear; its C++ inside stays private.
+set_target_properties(fp8lab_linear PROPERTIES EXPORT_NAME linear)
+target_include_directories(fp8lab_linear INTERFACE
+                           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+install(TARGETS fp8lab_linear EXPORT fp8labTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/include/fp8lab/linear_c.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fp8lab)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/fp8lab ${PROJECT_BINARY_DIR}/include/fp8lab
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
 

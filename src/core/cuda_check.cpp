@@ -23,7 +23,8 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
 
 void check_launch(const char* kernel, const char* file, int line) {
   cudaError_t status = cudaGetLastError();
-  if (status == cudaSuccess && environment().cuda_sync_after_launch) status = cudaDeviceSynchronize();
+  if (status == cudaSuccess && environment().cuda_sync_after_launch)
+    status = cudaDeviceSynchronize();
   if (status != cudaSuccess) [[unlikely]] {
     throw_error(ErrorKind::cuda,
                 fmt::format("kernel {} failed: {} ({})", kernel, cudaGetErrorName(status),

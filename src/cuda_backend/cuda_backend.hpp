@@ -23,6 +23,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -169,6 +171,11 @@ class CudaBackend final : public Backend {
   int* flag_first_nonfinite();
   double* flag_loss_sum();
   long long* flag_counted();
+
+  // A family asked for by name that has no kernel for a head dimension runs the next one down
+  // (cuda_attention_dispatch.cu); the backend says so once per direction and head dimension.
+  void note_attention_fallback(bool forward, int head_dim);
+  std::set<std::pair<bool, int>> attention_fallbacks_noted_;
 
   KernelOptions kernels_;
   cudaStream_t stream_ = nullptr;

@@ -1,6 +1,8 @@
 // CudaBackend: embedding, RMSNorm, attention and GELU. Each op checks its views here (the .cu
 // launchers see raw pointers only), takes scratch from the pool and checks the launch.
 #if defined(FP8LAB_HAVE_CUDA)
+#include <cstdio>
+
 #include "core/cuda_check.hpp"
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
@@ -148,6 +150,18 @@ void CudaBackend::rmsnorm_backward_and_convert(const TensorView& x, const Tensor
   check_launch("rmsnorm_backward_and_convert", __FILE__, __LINE__);
 }
 
+void CudaBackend::note_attention_fallback(bool forward, int head_dim) {
+  const AttentionKernels asked = kernels_.attention;
+  if (asked == AttentionKernels::automatic) return;
+  const AttentionKernels runs = forward ? cuda_ops::attention_forward_family(asked, head_dim)
+                                        : cuda_ops::attention_backward_family(asked, head_dim);
+  if (runs == asked || !attention_fallbacks_noted_.insert({forward, head_dim}).second) return;
+  std::fprintf(stderr,
+               "fp8lab: kernels.attention=%s has no %s kernel for head dim %d here; running %s\n",
+               attention_kernels_name(asked), forward ? "forward" : "backward", head_dim,
+               attention_kernels_name(runs));
+}
+
 void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_len,
                                     const TensorView& out, const TensorView& lse,
                                     AmaxSlot out_amax) {
@@ -155,6 +169,7 @@ void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_
   const HeadGeometry g = check_attention_args(qkv, n_heads, seq_len, lse);
   check_bf16(out, "attention out");
   check_shape(out, {qkv.shape[0], qkv.shape[1] / 3}, "attention out");
+  note_attention_fallback(true, g.head_dim);
   cuda_ops::attention_forward(qkv.data, out.data, lse.as<float>(), g.batch, g.seq, g.heads,
                               g.head_dim, stream_, amax_out(out_amax), kernels_.attention);
   check_launch("attention_forward", __FILE__, __LINE__);
@@ -171,6 +186,7 @@ void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& ou
   }
   check_bf16(dqkv, "attention dqkv");
   check_shape(dqkv, qkv.shape, "attention dqkv");
+  note_attention_fallback(false, g.head_dim);
   PoolBlock scratch(
       this, cuda_ops::attention_backward_workspace_bytes(g.batch, g.seq, g.heads),
       MemoryKind::workspace, "attention backward Di");

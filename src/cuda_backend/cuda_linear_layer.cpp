@@ -3,11 +3,10 @@
 //   dgrad    dX[M,K] = dYq[M,N]  · (Wqᵀ[K,N])ᵀ
 //   wgrad    dW[N,K] = dYqᵀ[N,M] · (Xqᵀ[K,M])ᵀ
 #if defined(FP8LAB_HAVE_CUDA)
-#include "fp8lab/linear_cuda.hpp"
-
 #include "core/cuda_check.hpp"
 #include "core/cuda_memory.hpp"
 #include "fp8/fp8_grouped_cuda.hpp"
+#include "fp8lab/linear_cuda.hpp"
 #include "gemm/gemm_cuda.hpp"
 
 namespace fp8lab {
@@ -157,9 +156,18 @@ LinearFp8Sizes linear_fp8_sizes(const Fp8Options& fp8, std::int64_t m, std::int6
     return mode == ScaleMode::tensor ? 0 : ScaleLayout{mode, rows, cols}.count();
   };
   const bool t = !fp8.bf16_wgrad;  // the transposed x and dY exist for an FP8 wgrad only
-  return {m * k,           t ? k * m : 0,    n * k,           k * n,
-          count(xs.q, m, k), t ? count(xs.qt, k, m) : 0, count(ws.q, n, k), count(ws.qt, k, n),
-          m * n,           t ? n * m : 0,    count(ds.q, m, n), t ? count(ds.qt, n, m) : 0};
+  return {m * k,
+          t ? k * m : 0,
+          n * k,
+          k * n,
+          count(xs.q, m, k),
+          t ? count(xs.qt, k, m) : 0,
+          count(ws.q, n, k),
+          count(ws.qt, k, n),
+          m * n,
+          t ? n * m : 0,
+          count(ds.q, m, n),
+          t ? count(ds.qt, n, m) : 0};
 }
 
 LinearSavedCuda alloc_linear_saved_cuda(DeviceArena& arena, LinearCudaMode mode, std::int64_t m,
@@ -248,8 +256,8 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
     cast_one_layout(x, Fp8Format::e4m3, meta + kMetaX, saved.xq, stream,
                     cast_work(config, kMetaX, x_amax));
   else
-    cast_both_layouts(config.mode, x, Fp8Format::e4m3, meta + kMetaX, saved.xq, saved.xq_t,
-                      stream, cast_work(config, kMetaX, x_amax));
+    cast_both_layouts(config.mode, x, Fp8Format::e4m3, meta + kMetaX, saved.xq, saved.xq_t, stream,
+                      cast_work(config, kMetaX, x_amax));
   if (ov) {
     announce(config, "linear_forward fp8: W wait");
     FP8LAB_CUDA_CHECK(cudaStreamWaitEvent(stream, ov->join, 0));
@@ -259,8 +267,7 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
   const OperandScaling xs = operand_scaling(config.fp8.recipe, Fp8Role::x);
   const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
   gemm.matmul(fp8_arg(saved.xq, saved.xq_inv, xs.q, meta + kMetaX),
-              fp8_arg(saved.wq, saved.wq_inv, ws.q, meta + kMetaW), y,
-              {}, stream);
+              fp8_arg(saved.wq, saved.wq_inv, ws.q, meta + kMetaW), y, {}, stream);
 }
 
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
@@ -277,7 +284,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
     check_rank(saved.w, 2, (name + " saved w").c_str());
     const std::int64_t m = saved.x.shape[0], k = saved.x.shape[1], n = saved.w.shape[0];
     check_backward_views(dy, dx, dw, m, k, n, name);
-    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);       // dX = dY · W
+    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);        // dX = dY · W
     gemm.matmul({dy, false}, {saved.x, false}, dw, dw_bf16, stream);  // dW = dYᵀ · x
     return;
   }
@@ -308,13 +315,13 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   Fp8Meta* meta = saved.meta;
   announce(config, "linear_backward fp8: dY cast");
   if (is_grouped)
-    cast_grouped(config, dy, Fp8Role::dy,
-                 {scratch.dyq, scratch.dyq_inv, fp8_wgrad ? scratch.dyq_t : TensorView{},
-                  scratch.dyq_t_inv},
-                 meta + kMetaDy, kMetaDy, stream);
+    cast_grouped(
+        config, dy, Fp8Role::dy,
+        {scratch.dyq, scratch.dyq_inv, fp8_wgrad ? scratch.dyq_t : TensorView{}, scratch.dyq_t_inv},
+        meta + kMetaDy, kMetaDy, stream);
   else if (fp8_wgrad)
-    cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq,
-                      scratch.dyq_t, stream, cast_work(config, kMetaDy, dy_amax));
+    cast_both_layouts(config.mode, dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, scratch.dyq_t,
+                      stream, cast_work(config, kMetaDy, dy_amax));
   else
     cast_one_layout(dy, Fp8Format::e5m2, meta + kMetaDy, scratch.dyq, stream,
                     cast_work(config, kMetaDy, dy_amax));
@@ -323,8 +330,7 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   const OperandScaling ws = operand_scaling(config.fp8.recipe, Fp8Role::w);
   announce(config, "linear_backward fp8: dX GEMM");
   gemm.matmul(fp8_arg(scratch.dyq, scratch.dyq_inv, ds.q, meta + kMetaDy),
-              fp8_arg(saved.wq_t, saved.wq_t_inv, ws.qt, meta + kMetaW), dx,
-              {}, stream);
+              fp8_arg(saved.wq_t, saved.wq_t_inv, ws.qt, meta + kMetaW), dx, {}, stream);
   announce(config, "linear_backward fp8: dW GEMM");
   if (fp8_wgrad)
     gemm.matmul(fp8_arg(scratch.dyq_t, scratch.dyq_t_inv, ds.qt, meta + kMetaDy),

@@ -15,11 +15,11 @@
 #include <optional>
 
 #include "core/cuda_check.hpp"
-#include "fp8lab/fp8_cuda.hpp"
-#include "gemm/gemm_cuda.hpp"
-#include "fp8lab/linear_cuda.hpp"
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
+#include "fp8lab/fp8_cuda.hpp"
+#include "fp8lab/linear_cuda.hpp"
+#include "gemm/gemm_cuda.hpp"
 #include "nn/op_shapes.hpp"
 
 namespace fp8lab::cuda {
@@ -119,11 +119,11 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   }
   const LinearFp8Sizes z = linear_fp8_sizes(ctx->config.fp8, m, k, n);
   const std::string what = ctx->config.name + " saved FP8 operands";
-  ctx->kept = PoolBlock(this,
-                        Carver::size(u(z.xq_t)) + Carver::size(u(z.wq_t)) +
-                            Carver::size(3 * sizeof(Fp8Meta)) + Carver::size(f32_bytes(z.xq_t_inv)) +
-                            Carver::size(f32_bytes(z.wq_t_inv)),
-                        MemoryKind::activations, what.c_str());
+  ctx->kept = PoolBlock(
+      this,
+      Carver::size(u(z.xq_t)) + Carver::size(u(z.wq_t)) + Carver::size(3 * sizeof(Fp8Meta)) +
+          Carver::size(f32_bytes(z.xq_t_inv)) + Carver::size(f32_bytes(z.wq_t_inv)),
+      MemoryKind::activations, what.c_str());
   // Two workspaces, the big one first: Xq alone may fit memory lent by lend_idle.
   PoolBlock transient_x(this, Carver::size(u(z.xq)) + Carver::size(f32_bytes(z.xq_inv)),
                         MemoryKind::workspace, "linear forward Xq");
@@ -194,8 +194,7 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
 
 std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(
     LinearMode mode, const TensorView& x, const TensorView& w, const TensorView& pre,
-    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax,
-    AmaxSlot w_amax) {
+    const TensorView& y, std::string_view name, AmaxSlot x_amax, AmaxSlot y_amax, AmaxSlot w_amax) {
   // An amax of y (an FP8 consumer) would need a pass over y anyway: the separate GELU kernel
   // reduces it as it stores.
   if (mode != LinearMode::bf16 || y_amax)

@@ -1,8 +1,8 @@
 // The residual add fused into the RMSNorm that reads its sum (cuda_kernels/cuda_ops_launch.hpp,
 // Backend::add_rmsnorm_forward): sum = x + branch (f32), y = RMSNorm(sum), one warp per row as
-// the plain forward (cuda_kernels/rmsnorm_rows.cuh). The first pass over a row adds, stores the sum and
-// sums its squares; the second reads the sum back (in L1/L2) for y. Per element that moves
-// x (4 bytes) + branch (2) in and sum (4) + y (2) out, against 16 bytes for add_f32 followed by
+// the plain forward (cuda_kernels/rmsnorm_rows.cuh). The first pass over a row adds, stores the sum
+// and sums its squares; the second reads the sum back (in L1/L2) for y. Per element that moves x (4
+// bytes) + branch (2) in and sum (4) + y (2) out, against 16 bytes for add_f32 followed by
 // rmsnorm_forward, which reads the sum back from memory.
 #include <cuda_runtime.h>
 

@@ -1,9 +1,10 @@
-// Elementwise kernels, the two reductions and AdamW of the CUDA backend (cuda_kernels/cuda_ops_launch.hpp);
-// GELU is in cuda_gelu.cu.
+// Elementwise kernels, the two reductions and AdamW of the CUDA backend
+// (cuda_kernels/cuda_ops_launch.hpp); GELU is in cuda_gelu.cu.
 //
 // All of these are memory bound and run over tensors of 100M+ elements, so they move 16 bytes
 // per load where every pointer is 16-byte aligned (8 elements a step: one uint4 of bf16, two
-// float4 of f32, cuda_kernels/elementwise_access.cuh), with grid-stride loops and a scalar loop for the tail.
+// float4 of f32, cuda_kernels/elementwise_access.cuh), with grid-stride loops and a scalar loop for
+// the tail.
 //
 // Matching the CPU reference bit for bit where possible: the CPU backend is built for baseline
 // x86-64 (no FMA), so it rounds after every multiply and add. nvcc contracts a*b+c into one FMA
@@ -323,8 +324,7 @@ void adamw_update(float* param, const float* grad, void* m, void* v, ElemType mo
   dispatch_type(moments, [&](auto type) {
     using M = decltype(type);
     adamw_kernel<M><<<lane_pair_blocks<kQuad>(n, vec), kThreads, 0, stream>>>(
-        param, grad, static_cast<M*>(m), static_cast<M*>(v), working, n, vec, args,
-        working_amax);
+        param, grad, static_cast<M*>(m), static_cast<M*>(v), working, n, vec, args, working_amax);
   });
 }
 

@@ -1,4 +1,5 @@
-// Token + position embedding, forward and backward, of the CUDA backend (cuda_kernels/cuda_ops_launch.hpp).
+// Token + position embedding, forward and backward, of the CUDA backend
+// (cuda_kernels/cuda_ops_launch.hpp).
 //
 // The backward must sum the dout rows of each token into dwte[token] without float atomics (whose
 // order, and so whose rounding, changes run to run). The rows are grouped by token with a stable
@@ -8,13 +9,12 @@
 // in order, te[j] += g): dwte and dwpe match the CPU backend bit for bit.
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 
-#include <cstdint>
-
-#include "fp8lab/fp8_format.hpp"
 #include "cuda_kernels/cuda_ops_launch.hpp"
 #include "cuda_kernels/elementwise_access.cuh"  // bf16_bits, kThreads, load1/store1, dispatch_type
+#include "fp8lab/fp8_format.hpp"
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -105,10 +105,10 @@ std::size_t align_up(std::size_t n) { return (n + 255) & ~std::size_t{255}; }
 
 // The workspace, carved in this order from a 256-byte aligned base.
 struct Layout {
-  std::size_t keys[2], rows[2];  // the sort's double buffers: token keys, row indices
-  std::size_t run_tokens;        // [vocab]: the tokens that occur, in no particular order
+  std::size_t keys[2], rows[2];    // the sort's double buffers: token keys, row indices
+  std::size_t run_tokens;          // [vocab]: the tokens that occur, in no particular order
   std::size_t run_begin, run_end;  // [vocab]: each occurring token's range in the sorted rows
-  std::size_t run_count;         // one int
+  std::size_t run_count;           // one int
   std::size_t cub_temp;
   std::size_t cub_bytes;
   std::size_t total;
@@ -195,8 +195,8 @@ __global__ void __launch_bounds__(kThreads)
   const int col_blocks = (d + 32 * kCols - 1) / (32 * kCols);
   const std::int64_t work = static_cast<std::int64_t>(*run_count) * col_blocks;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) +
-                           (threadIdx.x >> 5);
+  for (std::int64_t item =
+           static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + (threadIdx.x >> 5);
        item < work; item += warps) {
     const std::int64_t run = item / col_blocks;
     const int col = static_cast<int>(item - run * col_blocks) * 32 * kCols + lane * kCols;
@@ -296,8 +296,8 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
                         int d_model, int vocab, void* workspace, cudaStream_t stream) {
   if (rows <= 0 || d_model <= 0 || seq_len <= 0) return;
   const Layout l = layout(rows, vocab);
-  char* base = reinterpret_cast<char*>(
-      (reinterpret_cast<std::uintptr_t>(workspace) + 255) & ~std::uintptr_t{255});
+  char* base = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(workspace) + 255) &
+                                       ~std::uintptr_t{255});
   auto at = [&](std::size_t offset) { return base + offset - 256; };  // layout starts at 256
   auto* keys0 = reinterpret_cast<SortKey*>(at(l.keys[0]));
   auto* keys1 = reinterpret_cast<SortKey*>(at(l.keys[1]));
@@ -324,8 +324,8 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
   std::size_t cub_bytes = l.cub_bytes;
   // CUB fails only when the workspace is smaller than it asked for, which cannot happen: the
   // size comes from the same query (embedding_backward_workspace_bytes).
-  if (cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, sorted, static_cast<int>(rows),
-                                      0, key_bits(vocab), stream) != cudaSuccess) {
+  if (cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys, sorted, static_cast<int>(rows), 0,
+                                      key_bits(vocab), stream) != cudaSuccess) {
     return;
   }
   cudaMemsetAsync(run_count, 0, sizeof(int), stream);
@@ -343,9 +343,9 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
   dispatch_type(dout_type, [&](auto gt) {
     using G = decltype(gt);
     if (vec) {
-      dwte_kernel<G, kColsPerLane><<<grid, kThreads, 0, stream>>>(
-          static_cast<const G*>(dout), sorted.Current(), run_tokens, run_begin, run_end,
-          run_count, dwte_accum, d_model);
+      dwte_kernel<G, kColsPerLane>
+          <<<grid, kThreads, 0, stream>>>(static_cast<const G*>(dout), sorted.Current(), run_tokens,
+                                          run_begin, run_end, run_count, dwte_accum, d_model);
     } else {
       dwte_kernel<G, 1><<<grid, kThreads, 0, stream>>>(static_cast<const G*>(dout),
                                                        sorted.Current(), run_tokens, run_begin,

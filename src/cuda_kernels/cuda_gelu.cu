@@ -2,8 +2,8 @@
 //
 // 0.5 v (1 + tanh u) is evaluated as v * sigmoid(2u), u = sqrt(2/pi) (v + 0.044715 v^3): one
 // exp2 and one reciprocal in hardware (MUFU.EX2, MUFU.RCP, ~2^-22 relative each). Mirroring the
-// CPU reference's 1 - 2 / (exp(2u) + 1) with its unfused roundings (src/cpu_backend/cpu_gelu.cpp) took
-// ~35 instructions per element and left the kernels compute-bound at ~3 TB/s; the values now
+// CPU reference's 1 - 2 / (exp(2u) + 1) with its unfused roundings (src/cpu_backend/cpu_gelu.cpp)
+// took ~35 instructions per element and left the kernels compute-bound at ~3 TB/s; the values now
 // differ from the CPU's by about the CPU's own rounding error (its 1 + tanh cancels for
 // negative v), within the bounds tests/cuda/test_cuda_ops.cpp derives.
 //

@@ -1,6 +1,7 @@
-// Kernel launchers of the CUDA backend's inference ops (src/cuda_attention/cuda_attention_cached.cu), called
-// by CudaBackend (src/cuda_backend/cuda_inference_ops.cpp), which validates the views first and checks the
-// launch. A plain header for the reason cuda_kernels/cuda_ops_launch.hpp gives (nvcc cannot compile fmt).
+// Kernel launchers of the CUDA backend's inference ops
+// (src/cuda_attention/cuda_attention_cached.cu), called by CudaBackend
+// (src/cuda_backend/cuda_inference_ops.cpp), which validates the views first and checks the launch.
+// A plain header for the reason cuda_kernels/cuda_ops_launch.hpp gives (nvcc cannot compile fmt).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -38,7 +38,7 @@ struct AmaxOut {
   bool deferred = false;
 };
 
-// ---- elementwise (src/cuda_kernels/cuda_elementwise.cu) ------------------------------------------------
+// ---- elementwise (src/cuda_kernels/cuda_elementwise.cu) -----------------------------------------
 // dst = src, element types may differ (f32 -> bf16 rounds to nearest even).
 void convert(const void* src, ElemType src_type, void* dst, ElemType dst_type, std::int64_t n,
              cudaStream_t stream, AmaxOut amax = {});
@@ -76,7 +76,7 @@ void adamw_update(float* param, const float* grad, void* m, void* v, ElemType mo
                   std::uint16_t* working, std::int64_t n, const AdamWArgs& args,
                   cudaStream_t stream, AmaxOut working_amax = {});
 
-// ---- embedding (src/cuda_kernels/cuda_embedding.cu) ----------------------------------------------------
+// ---- embedding (src/cuda_kernels/cuda_embedding.cu) ---------------------------------------------
 // out[m, :] = wte[tokens[m], :] + wpe[m % seq_len, :]; out f32 or bf16. A token outside
 // [0, vocab) writes zeros for its row and records min(row index) + 1 in *bad_token (device int,
 // 0 = none; the backend zeroes it and reads it at its next synchronisation point).
@@ -90,7 +90,7 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
                         float* dwte_accum, float* dwpe_accum, std::int64_t rows, int seq_len,
                         int d_model, int vocab, void* workspace, cudaStream_t stream);
 
-// ---- RMSNorm (src/cuda_kernels/cuda_rmsnorm.cu, cuda_add_rmsnorm.cu) -----------------------------------
+// ---- RMSNorm (src/cuda_kernels/cuda_rmsnorm.cu, cuda_add_rmsnorm.cu) ----------------------------
 // y = x * rstd * w, rstd[m] = 1 / sqrt(mean(x[m]^2) + eps); w, rstd f32.
 void rmsnorm_forward(const void* x, ElemType x_type, const float* w, float eps, void* y,
                      ElemType y_type, float* rstd, std::int64_t rows, int d_model,
@@ -108,8 +108,7 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
 void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
                                   const void* dy, ElemType dy_type, void* dx_accum,
                                   ElemType dx_type, float* dw_accum, bool accumulate_dw,
-                                  void* dx_copy,
-                                  ElemType copy_type, std::int64_t rows, int d_model,
+                                  void* dx_copy, ElemType copy_type, std::int64_t rows, int d_model,
                                   void* workspace, cudaStream_t stream, AmaxOut copy_amax = {});
 // add_f32(x, branch -> sum), then rmsnorm_forward(sum -> y, rstd, amax): the same bits in one
 // pass over the rows (src/cuda_kernels/cuda_add_rmsnorm.cu). sum overlaps no other argument.
@@ -117,7 +116,7 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
                          const float* w, float eps, void* y, ElemType y_type, float* rstd,
                          std::int64_t rows, int d_model, cudaStream_t stream, AmaxOut amax = {});
 
-// ---- attention (src/cuda_attention/cuda_attention_dispatch.cu and the kernels it picks) ------------------
+// ---- attention (src/cuda_attention/cuda_attention_dispatch.cu and the kernels it picks) ---------
 // Causal flash attention in bf16 with fp32 softmax statistics, O(T) memory (never a [T, T]
 // matrix). qkv [B*T, 3*H*hd] bf16 (q | k | v, heads of hd columns); out [B*T, H*hd] bf16;
 // lse [B, H, T] f32 (natural log of the row's sum of exp(score), scores scaled by 1/sqrt(hd)).
@@ -139,10 +138,9 @@ std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_hea
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                         void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
                         void* workspace, cudaStream_t stream,
-                        AttentionKernels kernels = AttentionKernels::automatic,
-                        AmaxOut amax = {});
+                        AttentionKernels kernels = AttentionKernels::automatic, AmaxOut amax = {});
 
-// ---- classifier (src/cuda_kernels/cuda_cross_entropy.cu) -----------------------------------------------
+// ---- classifier (src/cuda_kernels/cuda_cross_entropy.cu) ----------------------------------------
 // One chunk of the tied LM head's loss. logits [rows, vocab] (f32 or bf16, from the GEMM) are
 // turned in place into grad_scale * (softmax - onehot(target)) stored as bf16 into dlogits
 // (may alias logits only when logits is bf16), and loss[r] = logsumexp - logit[target] (f32,
@@ -157,7 +155,7 @@ void cross_entropy_rows(const void* logits, ElemType logits_type, const std::int
 void loss_reduce(const float* loss, const std::int32_t* targets, int ignore_index, std::int64_t n,
                  double* sums, long long* counts, cudaStream_t stream);
 
-// ---- fused residual add (src/cuda_kernels/cuda_backend_kernels.cu) --------------------------------------
+// ---- fused residual add (src/cuda_kernels/cuda_backend_kernels.cu) ------------------------------
 // out = a + b in fp32 (a, out f32; b f32 or bf16): the residual stream's next buffer in one pass.
 void add_f32(const float* a, const void* b, ElemType b_type, float* out, std::int64_t n,
              cudaStream_t stream);

@@ -1,5 +1,5 @@
-// RMSNorm forward and backward of the CUDA backend (cuda_kernels/cuda_ops_launch.hpp); the arithmetic of
-// the CPU reference, src/cpu_backend/cpu_rmsnorm.cpp:
+// RMSNorm forward and backward of the CUDA backend (cuda_kernels/cuda_ops_launch.hpp); the
+// arithmetic of the CPU reference, src/cpu_backend/cpu_rmsnorm.cpp:
 //   rstd = 1 / sqrt(sum(x^2) / D + eps)   (sum in f64, rstd rounded to f32)
 //   y    = x * (rstd * w)
 //   dot  = sum_j dy_j w_j x_j              (f64)
@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "cuda_kernels/cuda_ops_launch.hpp"
-#include "cuda_kernels/elementwise_access.cuh"  // load1/store1, load_n/store_n (kVec = 8), dispatch_type
+#include "cuda_kernels/elementwise_access.cuh"  // load/store (kVec = 8), dispatch_type
 #include "cuda_kernels/rmsnorm_rows.cuh"
 
 namespace fp8lab::cuda_ops {
@@ -35,7 +35,7 @@ using rmsnorm::warp_allsum;
 // 1024 chunks: many CTAs (short waves' tails) for a partial buffer of at most 32 KiB x 1024.
 constexpr std::int64_t kMaxChunks = 1024;
 
-// ---- forward: one warp per row (cuda_kernels/rmsnorm_rows.cuh) ------------------------------------------
+// ---- forward: one warp per row (cuda_kernels/rmsnorm_rows.cuh) ----------------------------------
 
 // Every thread reaches finish_amax, which synchronises the block.
 template <typename X, typename Y, bool kVectors>
@@ -86,7 +86,9 @@ __device__ __forceinline__ float dx_coef(double dot, float r, int d) {
                    static_cast<float>(d));
 }
 
-__device__ __forceinline__ float accumulate_value(float old, float add) { return __fadd_rn(old, add); }
+__device__ __forceinline__ float accumulate_value(float old, float add) {
+  return __fadd_rn(old, add);
+}
 
 // Sums kRows doubles per thread over the block; every thread gets the totals. Warp sums in a
 // fixed butterfly, then the warps' sums added in warp order: the same bits every run.
@@ -353,9 +355,9 @@ VecShape backward_shape(int d, const void* x, const void* dy, const void* dx, co
 // The row kernels of one backward (rows > 0, d > 0), then the dw reduction.
 template <typename DX, bool kCopy>
 void launch_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
-                     const void* dy, ElemType dy_type, DX* dx, float* dw_accum,
-                     bool accumulate_dw, std::int64_t rows, int d, VecShape shape,
-                     void* workspace, DxCopy copy, cudaStream_t stream) {
+                     const void* dy, ElemType dy_type, DX* dx, float* dw_accum, bool accumulate_dw,
+                     std::int64_t rows, int d, VecShape shape, void* workspace, DxCopy copy,
+                     cudaStream_t stream) {
   const Chunking ch = chunking(rows);
   auto* partial = static_cast<float*>(workspace);
   dispatch_type(x_type, [&](auto xt) {
@@ -431,16 +433,15 @@ void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const floa
   dispatch_type(dx_type, [&](auto dt) {
     using DX = decltype(dt);
     launch_backward<DX, false>(x, x_type, w, rstd, dy, dy_type, static_cast<DX*>(dx_accum),
-                               dw_accum, accumulate_dw, rows, d_model, shape, workspace,
-                               DxCopy{}, stream);
+                               dw_accum, accumulate_dw, rows, d_model, shape, workspace, DxCopy{},
+                               stream);
   });
 }
 
 void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
                                   const void* dy, ElemType dy_type, void* dx_accum,
                                   ElemType dx_type, float* dw_accum, bool accumulate_dw,
-                                  void* dx_copy,
-                                  ElemType copy_type, std::int64_t rows, int d_model,
+                                  void* dx_copy, ElemType copy_type, std::int64_t rows, int d_model,
                                   void* workspace, cudaStream_t stream, AmaxOut copy_amax) {
   const VecShape shape = backward_shape(d_model, x, dy, dx_accum, w, workspace);
   // The fused kernels store the copy from the registers that hold the new dx: the f32 residual
@@ -451,8 +452,8 @@ void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w
                      copy_type == ElemType::bf16 &&
                      (shape.groups_per_thread == 0 || aligned16(dx_copy));
   if (!fused) {
-    rmsnorm_backward(x, x_type, w, rstd, dy, dy_type, dx_accum, dx_type, dw_accum,
-                     accumulate_dw, rows, d_model, workspace, stream);
+    rmsnorm_backward(x, x_type, w, rstd, dy, dy_type, dx_accum, dx_type, dw_accum, accumulate_dw,
+                     rows, d_model, workspace, stream);
     convert(dx_accum, dx_type, dx_copy, copy_type, rows * d_model, stream, copy_amax);
     return;
   }

@@ -1,18 +1,18 @@
-// Element access shared by the CUDA backend's memory-bound kernels (src/cuda_kernels/cuda_elementwise.cu,
-// cuda_gelu.cu, cuda_rmsnorm.cu): f32 or bf16 tensors loaded as fp32, 8 elements (16 bytes of
-// bf16, 32 of f32) per vector step where pointers are 16-byte aligned, stores rounded once to
-// nearest even. Every store returns the amax key of what it stored (src/fp8/amax_device.cuh),
-// so a kernel that produces an FP8 linear's input can reduce its amax on the way (AmaxOut);
-// kernels that do not want it ignore the value and the compiler drops the work.
+// Element access shared by the CUDA backend's memory-bound kernels
+// (src/cuda_kernels/cuda_elementwise.cu, cuda_gelu.cu, cuda_rmsnorm.cu): f32 or bf16 tensors loaded
+// as fp32, 8 elements (16 bytes of bf16, 32 of f32) per vector step where pointers are 16-byte
+// aligned, stores rounded once to nearest even. Every store returns the amax key of what it stored
+// (src/fp8/amax_device.cuh), so a kernel that produces an FP8 linear's input can reduce its amax on
+// the way (AmaxOut); kernels that do not want it ignore the value and the compiler drops the work.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "cuda_kernels/cuda_ops_launch.hpp"
 #include "fp8/amax_device.cuh"
 #include "fp8lab/fp8_format.hpp"
-#include "cuda_kernels/cuda_ops_launch.hpp"
 
 namespace fp8lab::cuda_ops {
 

@@ -24,11 +24,11 @@
 #include <string>
 #include <tuple>
 
+#include "cuda_attention/tensor_map.hpp"  // tma_available
+#include "cuda_kernels/cuda_ops_launch.hpp"
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_cuda.hpp"
-#include "cuda_kernels/cuda_ops_launch.hpp"
-#include "cuda_attention/tensor_map.hpp"  // tma_available
 
 namespace fp8lab {
 namespace {
@@ -40,7 +40,6 @@ using testing::poisoned_device;
 
 constexpr double kBoundOut = 1e-2, kBoundGrad = 1e-2, kBoundLse = 1e-3, kAbsFloor = 1e-4;
 constexpr double kBoundAlgos = 1e-3;
-
 
 // Columns [col0, col0 + width) of every row of two [rows, cols] tensors: relative Frobenius error
 // (with an absolute floor), and the worst element, for a diagnosable failure log.
@@ -125,8 +124,7 @@ struct DeviceAttention {
   DeviceTensor qkv, dout, workspace;
 
   DeviceAttention(const AttentionShape& shape, AttentionKernels a, const HostTensor& h_qkv,
-                  const HostTensor& h_dout,
-                  AttentionKernels fwd = AttentionKernels::automatic)
+                  const HostTensor& h_dout, AttentionKernels fwd = AttentionKernels::automatic)
       : s(shape),
         algo(a),
         fwd_algo(fwd),
@@ -154,7 +152,8 @@ struct DeviceAttention {
 
 void check_attention(const AttentionShape& s, AttentionKernels algo,
                      AttentionKernels fwd = AttentionKernels::automatic) {
-  SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + ", forward " + attention_kernels_name(fwd));
+  SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + ", forward " +
+               attention_kernels_name(fwd));
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
@@ -246,10 +245,8 @@ void check_forward_against_mma_sync(const AttentionShape& s) {
   const Shape lse_shape{s.batch, s.heads, s.seq};
   const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
   const HostTensor dout = testing::random_normal(DType::bf16, out_shape, seed, 2);
-  const DeviceAttention wgmma(s, AttentionKernels::mma_sync, qkv, dout,
-                              AttentionKernels::wgmma);
-  const DeviceAttention mma(s, AttentionKernels::mma_sync, qkv, dout,
-                            AttentionKernels::mma_sync);
+  const DeviceAttention wgmma(s, AttentionKernels::mma_sync, qkv, dout, AttentionKernels::wgmma);
+  const DeviceAttention mma(s, AttentionKernels::mma_sync, qkv, dout, AttentionKernels::mma_sync);
   DeviceTensor d_out = poisoned_device(DType::bf16, out_shape);
   DeviceTensor d_lse = poisoned_device(DType::f32, lse_shape);
   DeviceTensor d_ref_out = poisoned_device(DType::bf16, out_shape);
@@ -277,9 +274,9 @@ void check_forward_against_mma_sync(const AttentionShape& s) {
 
 // Forward `algo` against forward `ref` on the same inputs: the same bytes of out and lse, and
 // the same producer-fused amax of out (each into a zeroed meta of its own).
-void check_forward_identical(const AttentionShape& s, AttentionKernels algo,
-                             AttentionKernels ref) {
-  SCOPED_TRACE(s.describe() + " forward " + attention_kernels_name(algo) + " vs " + attention_kernels_name(ref));
+void check_forward_identical(const AttentionShape& s, AttentionKernels algo, AttentionKernels ref) {
+  SCOPED_TRACE(s.describe() + " forward " + attention_kernels_name(algo) + " vs " +
+               attention_kernels_name(ref));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
   const Shape lse_shape{s.batch, s.heads, s.seq};
@@ -311,7 +308,8 @@ void check_forward_identical(const AttentionShape& s, AttentionKernels algo,
 // and the same producer-fused amax of it (each into a zeroed meta of its own).
 void check_backward_identical(const AttentionShape& s, AttentionKernels algo,
                               AttentionKernels ref) {
-  SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + " vs " + attention_kernels_name(ref));
+  SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + " vs " +
+               attention_kernels_name(ref));
   const std::uint64_t seed = testing::fresh_seed();
   const Shape qkv_shape{s.rows(), 3 * s.d_model()}, out_shape{s.rows(), s.d_model()};
   const HostTensor qkv = testing::random_normal(DType::bf16, qkv_shape, seed, 1);
@@ -380,6 +378,29 @@ TEST(CudaAttentionDispatch, PicksTheFastestBuiltFamilyAndFallsBackDownTheTable) 
   }
 }
 
+// A family named in KernelOptions that has no kernel for the head dimension runs the next one
+// down, and the backend says so once (per direction and head dimension), on stderr.
+TEST(CudaAttentionDispatch, ABackendSaysOnceWhenItsNamedFamilyFallsBack) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  auto gpu = make_cuda_backend(KernelOptions{AttentionKernels::wgmma_ws});
+  const AttentionShape s{1, 2, 40, 32};
+  const DeviceTensor qkv = to_device(
+      testing::random_normal(DType::bf16, {s.rows(), 3 * s.d_model()}, testing::fresh_seed(), 1)
+          .view());
+  DeviceTensor out(DType::bf16, {s.rows(), s.d_model()}),
+      lse(DType::f32, {s.batch, s.heads, s.seq});
+  ::testing::internal::CaptureStderr();
+  gpu->attention_forward(qkv.view(), s.heads, s.seq, out.view(), lse.view());
+  gpu->attention_forward(qkv.view(), s.heads, s.seq, out.view(), lse.view());
+  gpu->synchronize();
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("kernels.attention=wgmma-ws has no forward kernel for head dim 32 here; "
+                      "running mma-sync"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("running"), said.rfind("running")) << "said more than once: " << said;
+}
+
 // The default kernels (the warp-specialised forward for hd 128, the wgmma forward for hd 64, the
 // warp-specialised backward for both; mma.sync forward and the two-pass backward for hd 32).
 class CudaAttention : public ::testing::TestWithParam<AttentionParam> {};
@@ -414,8 +435,7 @@ TEST_P(CudaAttentionBackward, WgmmaMatchesCpuReference) {
 TEST_P(CudaAttentionBackward, WgmmaForwardMatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma,
-                  AttentionKernels::wgmma);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma, AttentionKernels::wgmma);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaForwardMatchesMmaSync) {
@@ -429,8 +449,7 @@ TEST_P(CudaAttentionBackward, WgmmaForwardMatchesMmaSync) {
 TEST_P(CudaAttentionBackward, WgmmaWsForwardMatchesCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const auto [head_dim, seq] = GetParam();
-  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma,
-                  AttentionKernels::wgmma_ws);
+  check_attention(shape_for(head_dim, seq), AttentionKernels::wgmma, AttentionKernels::wgmma_ws);
 }
 
 TEST_P(CudaAttentionBackward, WgmmaWsForwardEqualsWgmma) {
@@ -490,10 +509,8 @@ TEST(CudaAttentionLong, WgmmaAtModelShape) {
   check_attention({1, 1, 1000, 128}, AttentionKernels::wgmma, AttentionKernels::wgmma);
   check_forward_against_mma_sync({16, 8, 2048, 64});
   check_forward_against_mma_sync({4, 8, 2048, 128});
-  check_forward_identical({4, 8, 2048, 128}, AttentionKernels::wgmma_ws,
-                          AttentionKernels::wgmma);
-  check_forward_identical({3, 5, 1000, 128}, AttentionKernels::wgmma_ws,
-                          AttentionKernels::wgmma);
+  check_forward_identical({4, 8, 2048, 128}, AttentionKernels::wgmma_ws, AttentionKernels::wgmma);
+  check_forward_identical({3, 5, 1000, 128}, AttentionKernels::wgmma_ws, AttentionKernels::wgmma);
   for (const AttentionShape& s : {AttentionShape{16, 8, 2048, 64}, AttentionShape{4, 8, 2048, 128},
                                   AttentionShape{3, 5, 1000, 64}, AttentionShape{3, 5, 1000, 128}})
     check_backward_identical(s, AttentionKernels::wgmma_ws, AttentionKernels::wgmma);

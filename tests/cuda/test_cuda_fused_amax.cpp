@@ -24,12 +24,12 @@
 #include "cuda/cuda_test_util.hpp"
 #include "cuda/linear_nonfinite_report.hpp"
 #include "cuda/model_ab.hpp"
+#include "cuda_kernels/cuda_ops_launch.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "fp8lab/model.hpp"
 #include "fp8lab/optimizer.hpp"
 #include "model/model_fixtures.hpp"
-#include "cuda_kernels/cuda_ops_launch.hpp"
 
 namespace fp8lab {
 namespace {
@@ -127,8 +127,8 @@ class CudaFusedAmax : public ::testing::Test {
         << what << ": the cast of the deferred slot";
     const Fp8Meta from_keys = read_meta(m), from_final = read_meta(m + 1);
     EXPECT_EQ(std::memcmp(&from_keys, &from_final, sizeof(Fp8Meta)), 0)
-        << what << ": cast meta\n  from keys      " << describe(from_keys)
-        << "\n  from finalised " << describe(from_final);
+        << what << ": cast meta\n  from keys      " << describe(from_keys) << "\n  from finalised "
+        << describe(from_final);
     ++checked_deferred;
   }
 
@@ -224,8 +224,8 @@ struct AttentionInputs {
   // The backward of an explicit kernel family (the backend runs its KernelOptions' family).
   void backward(AttentionKernels algo, const TensorView& dqkv, AmaxSlot slot) const {
     const DeviceTensor workspace(
-        DType::u8, {static_cast<std::int64_t>(cuda_ops::attention_backward_workspace_bytes(
-                       a.batch, a.seq, a.heads))});
+        DType::u8, {static_cast<std::int64_t>(
+                       cuda_ops::attention_backward_workspace_bytes(a.batch, a.seq, a.heads))});
     cuda_ops::attention_backward(qkv.view().data, out.view().data, lse.view().as<const float>(),
                                  dout.view().data, dqkv.data, a.batch, a.seq, a.heads, a.head_dim,
                                  workspace.view().data, nullptr, algo,
@@ -238,8 +238,7 @@ struct AttentionInputs {
 // Where the wgmma kernels are not built (hd 32) they would run the two-pass kernels again.
 std::vector<AttentionKernels> backward_algos(int head_dim) {
   if (head_dim == 32) return {AttentionKernels::mma_sync};
-  return {AttentionKernels::mma_sync, AttentionKernels::wgmma,
-          AttentionKernels::wgmma_ws};
+  return {AttentionKernels::mma_sync, AttentionKernels::wgmma, AttentionKernels::wgmma_ws};
 }
 
 // out (attn.proj's x) and d_qkv (qkv's dY) through the backend and through every backward
@@ -281,8 +280,8 @@ TEST_F(CudaFusedAmax, AttentionWritesTheMetaAmaxScaleWouldWrite) {
                                       a.heads, a.seq, dqkv, s);
             });
       for (AttentionKernels algo : backward_algos(a.head_dim)) {
-        check(std::string("attention backward ") + attention_kernels_name(algo) + " " + tag, dqkv_case,
-              Fp8Format::e5m2,
+        check(std::string("attention backward ") + attention_kernels_name(algo) + " " + tag,
+              dqkv_case, Fp8Format::e5m2,
               [&](const TensorView& dqkv, AmaxSlot s) { in.backward(algo, dqkv, s); });
       }
     }
@@ -329,8 +328,8 @@ TEST_F(CudaFusedAmax, AttentionBackwardAmaxCoversDqDkAndDv) {
       if (setup.scaled >= 0) scale_part(qkv, setup.scaled, d, 64.f);
       const AttentionInputs in(*gpu, a, qkv, dout);
       for (AttentionKernels algo : backward_algos(hd)) {
-        const std::string what = std::string("attention backward ") + attention_kernels_name(algo) + " " +
-                                 a.describe() + ", largest in part " +
+        const std::string what = std::string("attention backward ") + attention_kernels_name(algo) +
+                                 " " + a.describe() + ", largest in part " +
                                  std::to_string(setup.largest);
         const HostTensor dqkv =
             check(what, {{m, 3 * d}, 0, DType::bf16}, Fp8Format::e5m2,

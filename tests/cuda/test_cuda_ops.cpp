@@ -1,6 +1,6 @@
 // The CUDA backend's elementwise, reduction, AdamW, RMSNorm (plain and fused with the residual
-// add or the dY convert) and embedding launchers (src/cuda_kernels/cuda_ops_launch.hpp) against the CPU
-// reference backend on the same inputs.
+// add or the dY convert) and embedding launchers (src/cuda_kernels/cuda_ops_launch.hpp) against the
+// CPU reference backend on the same inputs.
 //
 // Bounds, from the arithmetic of the two implementations:
 // - bit-exact: convert, add, scale, AdamW (every operation IEEE-rounded in the same order on both
@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "cuda_kernels/cuda_ops_launch.hpp"
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_format.hpp"
-#include "cuda_kernels/cuda_ops_launch.hpp"
 
 namespace fp8lab {
 namespace {
@@ -42,7 +42,9 @@ ElemType elem(DType t) { return t == DType::f32 ? ElemType::f32 : ElemType::bf16
 class DevBuf {
  public:
   DevBuf(const HostTensor& h, std::int64_t offset = 0)
-      : dtype_(h.dtype()), shape_(h.shape()), offset_(offset),
+      : dtype_(h.dtype()),
+        shape_(h.shape()),
+        offset_(offset),
         storage_(h.dtype(), Shape{h.numel() + offset + 1}) {
     fill_bytes_cuda(storage_.view(), 0xFF);
     FP8LAB_CUDA_CHECK(cudaMemcpy(ptr(), h.view().data, h.nbytes(), cudaMemcpyHostToDevice));
@@ -102,8 +104,10 @@ void expect_close(const HostTensor& got, const HostTensor& want,
   double worst_ratio = 0.0;
   const std::size_t esize = dtype_size(want.dtype());
   for (std::int64_t i = 0; i < want.numel(); ++i) {
-    const auto* g = static_cast<const char*>(got.view().data) + i * static_cast<std::int64_t>(esize);
-    const auto* w = static_cast<const char*>(want.view().data) + i * static_cast<std::int64_t>(esize);
+    const auto* g =
+        static_cast<const char*>(got.view().data) + i * static_cast<std::int64_t>(esize);
+    const auto* w =
+        static_cast<const char*>(want.view().data) + i * static_cast<std::int64_t>(esize);
     if (std::memcmp(g, w, esize) == 0) {
       ++identical;
       continue;
@@ -143,14 +147,14 @@ HostTensor random_tensor(DType dtype, Shape shape, std::uint64_t seed, std::uint
   if (specials != Specials::none && dtype == DType::f32) {
     const std::int64_t n = t.numel();
     float* p = t.as<float>();
-    const float values[] = {std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(),
-                            specials == Specials::all ? std::numeric_limits<float>::quiet_NaN()
-                                                      : 0.0f,
-                            bits_float(0x3F808000u),  // a bf16 tie, rounds to even (down)
-                            bits_float(0x3F818000u),  // a bf16 tie, rounds up
-                            bits_float(0x7F7FFFFFu),  // fp32 max: rounds to bf16 inf
-                            1e-40f};                  // subnormal
+    const float values[] = {
+        std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity(),
+        specials == Specials::all ? std::numeric_limits<float>::quiet_NaN() : 0.0f,
+        bits_float(0x3F808000u),  // a bf16 tie, rounds to even (down)
+        bits_float(0x3F818000u),  // a bf16 tie, rounds up
+        bits_float(0x7F7FFFFFu),  // fp32 max: rounds to bf16 inf
+        1e-40f};                  // subnormal
     for (std::int64_t k = 0; k < 7 && k < n; ++k) p[(k * 7919) % n] = values[k];
   }
   return t;
@@ -236,8 +240,8 @@ TEST(CudaOps, SumOfSquaresMatchesCpuAndIsDeterministic) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
-  DeviceTensor workspace(DType::u8, {static_cast<std::int64_t>(
-                                        cuda_ops::sum_of_squares_workspace_bytes())});
+  DeviceTensor workspace(DType::u8,
+                         {static_cast<std::int64_t>(cuda_ops::sum_of_squares_workspace_bytes())});
   DeviceTensor out(DType::f64, {3});
   for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{4097},
                          std::int64_t{(1 << 22) + 5}}) {
@@ -284,8 +288,8 @@ TEST(CudaOps, AllFiniteFlags) {
             }
             const DevBuf d(t, offset);
             const int garbage = 7;
-            FP8LAB_CUDA_CHECK(cudaMemcpy(flag.view().data, &garbage, sizeof(int),
-                                         cudaMemcpyHostToDevice));
+            FP8LAB_CUDA_CHECK(
+                cudaMemcpy(flag.view().data, &garbage, sizeof(int), cudaMemcpyHostToDevice));
             cuda_ops::all_finite(d.ptr(), elem(dt), n, flag.view().as<int>(), nullptr);
             finish("all_finite");
             int got = -1;
@@ -451,9 +455,8 @@ struct NormShape {
 // the scalar ones. Row counts cover more rows than the backward's 1024 chunks, teams left idle in
 // a chunk's last step, and several steps per team (4099 x 2048: 5 rows per chunk, 2 teams;
 // 12000 x 512: 12 rows per chunk, 8 one-warp teams, the second step half idle).
-const NormShape kNormShapes[] = {{1, 8},     {37, 768},  {130, 2048}, {1500, 64},
-                                 {9, 100},   {5, 2056},  {3, 4104},   {700, 13},
-                                 {4099, 2048}, {12000, 512}};
+const NormShape kNormShapes[] = {{1, 8},    {37, 768}, {130, 2048}, {1500, 64},   {9, 100},
+                                 {5, 2056}, {3, 4104}, {700, 13},   {4099, 2048}, {12000, 512}};
 
 // rstd: f64 sums in another order, then one f32 rounding: at most an ulp apart. y: rstd's ulp
 // through two products, and one bf16 rounding either side of a boundary.
@@ -486,8 +489,8 @@ TEST(CudaOps, RmsnormForwardMatchesCpu) {
       cpu->rmsnorm_forward(x.view(), w.view(), 1e-5f, want_y.view(), want_r.view());
       const DevBuf dx(x), dw(w), dy(testing::poisoned(yt, {s.rows, s.d})),
           dr(testing::poisoned(DType::f32, {s.rows}));
-      cuda_ops::rmsnorm_forward(dx.ptr(), elem(xt), dw.as<const float>(), 1e-5f, dy.ptr(),
-                                elem(yt), dr.as<float>(), s.rows, s.d, nullptr);
+      cuda_ops::rmsnorm_forward(dx.ptr(), elem(xt), dw.as<const float>(), 1e-5f, dy.ptr(), elem(yt),
+                                dr.as<float>(), s.rows, s.d, nullptr);
       finish("rmsnorm_forward");
       std::ostringstream what;
       what << "rmsnorm_forward " << dtype_name(xt) << "->" << dtype_name(yt) << " [" << s.rows
@@ -574,7 +577,10 @@ TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
           nans.as<float>()[j] = std::numeric_limits<float>::quiet_NaN();
         }
         for (int run = 0; run < 4; ++run) {
-          const DevBuf gdx(dx0), gdw(run < 2 ? dw0 : run == 2 ? zeros : nans),
+          const DevBuf gdx(dx0),
+              gdw(run < 2    ? dw0
+                  : run == 2 ? zeros
+                             : nans),
               gcopy(testing::poisoned(DType::bf16, shape));
           const bool accumulate = run < 3;
           fill_bytes_cuda(workspace.view(), 0xFF);  // partials must be written, not assumed zero
@@ -659,8 +665,8 @@ struct EmbedShape {
   int seq, d, vocab;
 };
 // d % 4 == 0 takes the vector kernels; d = 30 the scalar ones.
-const EmbedShape kEmbedShapes[] = {{3, 5, 64, 50}, {2, 7, 30, 11}, {4, 16, 128, 50304},
-                                   {8, 1024, 768, 50304}, {1, 1, 4, 3}};
+const EmbedShape kEmbedShapes[] = {
+    {3, 5, 64, 50}, {2, 7, 30, 11}, {4, 16, 128, 50304}, {8, 1024, 768, 50304}, {1, 1, 4, 3}};
 
 // Tokens with many repeats (a few hot ids), a long run of one id, and spread ids.
 HostTensor make_tokens(std::int64_t rows, int vocab, std::uint64_t seed) {

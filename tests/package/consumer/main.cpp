@@ -1,9 +1,11 @@
 // Uses the installed fp8lab package on the CPU: the version header against the package's version,
 // a preset resolved and overridden through the public config API, and fp8lab's typed error for an
-// unknown preset. Exits non-zero, saying what differed, on any mismatch.
+// unknown preset; and the C ABI's shared library (fp8lab::linear) at the header's ABI version.
+// Exits non-zero, saying what differed, on any mismatch.
 #include <cstdio>
 #include <fp8lab/config.hpp>
 #include <fp8lab/error.hpp>
+#include <fp8lab/linear_c.h>
 #include <fp8lab/version.hpp>
 #include <string>
 #include <string_view>
@@ -42,6 +44,9 @@ int main() {
     threw = std::string(e.what()).find("no-such-preset") != std::string::npos;
   }
   expect(threw, "an unknown preset did not throw an fp8lab::Error naming it");
+
+  expect(fp8lab_linear_abi_version() == FP8LAB_LINEAR_ABI_VERSION,
+         "libfp8lab_linear.so's ABI version is not its header's");
 
   if (failures == 0)
     std::printf("fp8lab_consumer: fp8lab %s works from its package\n", fp8lab::kVersion);
