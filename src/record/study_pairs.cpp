@@ -23,6 +23,14 @@ double student_t975(int df) {
   return z + (z * z * z + z) / (4 * d) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * d * d);
 }
 
+int pairs_to_resolve(double sd, double half_width, int most) {
+  FP8LAB_CHECK(sd >= 0 && half_width > 0, "pairs_to_resolve: sd {} and half width {}", sd,
+               half_width);
+  for (int n = 2; n <= most; ++n)
+    if (student_t975(n - 1) * sd / std::sqrt(static_cast<double>(n)) <= half_width) return n;
+  return 0;
+}
+
 Interval mean_interval(const std::vector<double>& values) {
   Interval r;
   r.n = static_cast<int>(values.size());
@@ -53,12 +61,15 @@ constexpr double kGoalGap = 0.005;   // the mean ΔCE a recipe must reach
 std::string verdict_of(const VariantSummary& s, const VariantSummary* null) {
   const Interval& c = s.ce;
   if (c.n < 2) return fmt::format("one seed pair (ΔCE {:+.4f}): an interval needs two or more", c.mean);
-  if (s.null_arm)
+  if (s.null_arm) {
+    const int needed = pairs_to_resolve(c.sd, kGoalGap);
     return fmt::format(
         "the protocol's own noise: two BF16 runs differing only in summation order differ by "
         "{:+.4f} on average (sd {:.4f}); with {} pairs, mean gaps within ±{:.4f} nats are not "
-        "resolved",
-        c.mean, c.sd, c.n, c.hi - c.mean);
+        "resolved; at this sd, ±{:.3f} needs {}",
+        c.mean, c.sd, c.n, c.hi - c.mean, kGoalGap,
+        needed > 0 ? fmt::format("{} pairs", needed) : std::string("more than 1000 pairs"));
+  }
   std::string v;
   if (c.hi < 0)
     v = fmt::format("better than BF16: the interval {:+.4f} to {:+.4f} lies below 0", c.lo, c.hi);
@@ -168,8 +179,12 @@ nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries) {
     auto interval = [](const Interval& i) {
       return nlohmann::json{{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo95", i.lo}, {"hi95", i.hi}};
     };
-    out.push_back({{"variant", s.variant}, {"null", s.null_arm}, {"pairs", pairs},
-                   {"d_ce", interval(s.ce)}, {"d_bpb", interval(s.bpb)}, {"verdict", s.verdict}});
+    nlohmann::json entry = {{"variant", s.variant}, {"null", s.null_arm}, {"pairs", pairs},
+                            {"d_ce", interval(s.ce)}, {"d_bpb", interval(s.bpb)},
+                            {"verdict", s.verdict}};
+    // For a null arm: how many pairs a protocol this noisy needs to resolve the goal's gap.
+    if (s.null_arm && s.ce.n >= 2) entry["pairs_for_goal"] = pairs_to_resolve(s.ce.sd, kGoalGap);
+    out.push_back(entry);
   }
   return out;
 }

@@ -27,6 +27,9 @@ struct Interval {
 Interval mean_interval(const std::vector<double>& values);
 // The 0.975 quantile of Student's t with `df` degrees of freedom (df >= 1).
 double student_t975(int df);
+// The fewest pairs n (>= 2) whose 95% interval of the mean, at sample sd `sd`, is no wider than
+// ±half_width: t975(n - 1) sd / sqrt(n) <= half_width. 0 when more than `most` would be needed.
+int pairs_to_resolve(double sd, double half_width, int most = 1000);
 
 struct VariantSummary {
   std::string variant;

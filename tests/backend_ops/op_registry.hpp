@@ -38,7 +38,10 @@ struct OpOutput {
 // 0xFF, NaN in the float dtypes) so an element an op forgets to write fails its bound.
 class OpSession {
  public:
-  explicit OpSession(Backend& backend) : backend_(backend) {}
+  // offset: every tensor of the session starts that many elements into its allocation, so an
+  // offset of 1 takes the kernels' unaligned (scalar) paths.
+  explicit OpSession(Backend& backend, std::int64_t offset = 0)
+      : backend_(backend), offset_(offset) {}
   Backend& backend() { return backend_; }
   TensorView in(const HostTensor& host);
   TensorView out(DType dtype, const Shape& shape);
@@ -47,6 +50,7 @@ class OpSession {
 
  private:
   Backend& backend_;
+  std::int64_t offset_;
   std::vector<Buffer> buffers_;
 };
 
@@ -74,6 +78,8 @@ struct OpRow {
   std::string name;  // the case: shapes and dtypes, e.g. "M37_D96_bf16"
   OpRun run;
   bool per_attention_family = false;  // on CUDA, once per AttentionKernels family
+  // The tensors one element into their allocations (OpSession's offset): unaligned views.
+  bool unaligned = false;
   // Non-empty: the CUDA backend refuses the case (an fp8lab::Error whose message holds this).
   std::string cuda_refuses;
 };

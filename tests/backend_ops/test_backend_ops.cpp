@@ -56,7 +56,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 bool gpu_here() { return choose_backend("auto").name == "cuda"; }
 
 std::vector<OpOutput> run_on(Backend& backend, const OpRow& row, std::uint64_t seed) {
-  OpSession session(backend);
+  OpSession session(backend, row.unaligned ? 1 : 0);
   return row.run(session, seed);
 }
 

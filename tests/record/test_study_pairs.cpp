@@ -68,9 +68,31 @@ TEST(StudyPairs, TheGoalNeedsANullArmThatResolvesIt) {
   EXPECT_EQ(s[0].verdict.find("meets the goal"), std::string::npos) << s[0].verdict;
   EXPECT_NE(s[0].verdict.find("the protocol cannot yet see 0.005"), std::string::npos) << s[0].verdict;
   EXPECT_NE(s[0].verdict.find("±0.0306"), std::string::npos) << s[0].verdict;
+  // How many pairs this null's sd (0.0123) needs for ±0.005: t975(25) 0.0123 / sqrt(26) =
+  // 0.00498, where 25 pairs give 0.00509.
+  EXPECT_NE(s[1].verdict.find("at this sd, ±0.005 needs 26 pairs"), std::string::npos)
+      << s[1].verdict;
+  EXPECT_EQ(seed_pairs_json(s)[1]["pairs_for_goal"], 26);
+  EXPECT_FALSE(seed_pairs_json(s)[0].contains("pairs_for_goal"));
   const auto alone = summarise_pairs(block);
   EXPECT_EQ(alone[0].verdict.find("meets the goal"), std::string::npos) << alone[0].verdict;
   EXPECT_NE(alone[0].verdict.find("no null arm"), std::string::npos) << alone[0].verdict;
+}
+
+// The pairs a protocol needs: the smallest n whose interval half-width t975(n-1) sd / sqrt(n)
+// reaches the target, 0 past the limit.
+TEST(StudyPairs, PairsToResolveIsTheSmallestSufficientCount) {
+  for (const double sd : {0.001, 0.004, 0.0123, 0.03}) {
+    const int n = pairs_to_resolve(sd, 0.005);
+    ASSERT_GE(n, 2) << sd;
+    EXPECT_LE(student_t975(n - 1) * sd / std::sqrt(static_cast<double>(n)), 0.005) << sd;
+    if (n > 2) {
+      EXPECT_GT(student_t975(n - 2) * sd / std::sqrt(static_cast<double>(n - 1)), 0.005) << sd;
+    }
+  }
+  // Two pairs: 12.706 * 0.001 / sqrt(2) = 0.0090 > 0.005; three: 4.303 * 0.001 / sqrt(3) = 0.0025.
+  EXPECT_EQ(pairs_to_resolve(0.001, 0.005), 3);
+  EXPECT_EQ(pairs_to_resolve(1.0, 0.005, 1000), 0);  // would need ~150,000
 }
 
 TEST(StudyPairs, OverlappingIntervalsAreNotRanked) {
