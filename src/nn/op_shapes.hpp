@@ -1,4 +1,4 @@
-// Shape checks shared by the backends' ops (src/nn/cpu_*.cpp, src/nn/cuda_*.cpp): what an op's
+// Shape checks shared by the backends' ops (src/cpu_backend/, src/cuda_backend/): what an op's
 // arguments must look like whatever the device. Each backend adds its own dtype and device
 // checks (f32 or bf16 activations on the CPU, bf16 attention on the GPU, ...).
 #pragma once

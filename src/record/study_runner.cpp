@@ -1,6 +1,7 @@
 // `fp8lab study`: trains and scores each arm as a child process of the same fp8lab binary.
 // An arm is finished when arms/<arm>/DONE exists; anything less is resumed (train --resume picks
 // up the arm's latest checkpoint), so an interrupted study never loses a finished arm.
+#include "fp8lab/config.hpp"
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
 #include "fp8lab/output_dir.hpp"
@@ -95,8 +96,10 @@ std::string capture_child(const std::vector<std::string>& args, const fs::path& 
 }
 
 // The resolved config of a run without what an arm may differ in: its precision, the keys a null
-// arm names, and for a resource arm (time and memory only) its step count.
-json comparable_config(json c, const StudyArm& arm) {
+// arm names, and for a resource arm (time and memory only) its step count. Read through
+// RunConfig first, so that a config written before a key existed shows that key's default.
+json comparable_config(const json& written, const StudyArm& arm) {
+  json c = to_json(run_config_from_json(written));
   c.erase("precision");
   if (arm.resource_only && c.contains("train")) c["train"].erase("steps");
   for (const auto& key : arm.may_differ_in) {

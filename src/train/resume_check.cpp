@@ -1,11 +1,11 @@
 // The resume config check (see train/resume_check.hpp).
 #include "train/resume_check.hpp"
 
-#include "fp8lab/error.hpp"
-#include "fp8lab/json_read.hpp"
-
 #include <algorithm>
 #include <array>
+
+#include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
 
 namespace fp8lab {
 namespace {
@@ -15,9 +15,11 @@ using nlohmann::json;
 // Neither changes a weight: they decide how far to train, what is logged or validated, and
 // how many checkpoints stay on disk. (train.steps moves the end of a schedule whose
 // optim.decay_steps is 0; docs/training.md says so.)
-constexpr std::array<std::string_view, 6> kResumeMayChange = {
+// The cadence keys, and the attention kernel family (every family gives the same bits).
+constexpr std::array<std::string_view, 7> kResumeMayChange = {
     "train.steps",        "train.log_every",        "train.eval_every",
-    "train.eval_batches", "train.checkpoint_every", "train.keep_checkpoints"};
+    "train.eval_batches", "train.checkpoint_every", "train.keep_checkpoints",
+    "kernels.attention"};
 
 // Leaves of a config's JSON form as ("a.b", value); the form nests at most two levels.
 void flatten(const json& j, const std::string& prefix,
@@ -77,9 +79,9 @@ void check_resume_config(const RunConfig& checkpoint, const RunConfig& now,
   }
   FP8LAB_CHECK(refused.empty(),
                "--resume: the config differs from checkpoint '{}' in keys a resumed run may not "
-               "change: {}. Only train.steps and the logging, validation and checkpoint cadence "
+               "change: {}. Only train.steps, the logging, validation and checkpoint cadence "
                "(train.log_every, eval_every, eval_batches, checkpoint_every, keep_checkpoints) "
-               "may change; train into a new --out to change anything else",
+               "and kernels.attention may change; train into a new --out to change anything else",
                checkpoint_name, refused);
 }
 
