@@ -196,13 +196,9 @@ __device__ __forceinline__ void load_quads(const bf16_bits* p, std::int64_t i, s
     const uint2 a = *reinterpret_cast<const uint2*>(p + i);  // 4 bf16, little end first
     const uint2 b = *reinterpret_cast<const uint2*>(p + j);
     const std::uint32_t w[4] = {a.x, a.y, b.x, b.y};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      v[2 * k] = __uint_as_float(w[k] << 16);
-      v[2 * k + 1] = __uint_as_float(w[k] & 0xFFFF0000u);
-    }
+    unpack_bf16x8(w, v);  // kQuadPair == kVec
   } else {
-    v[0] = __uint_as_float(static_cast<std::uint32_t>(p[i]) << 16);
+    v[0] = load1(p + i);
   }
 }
 

@@ -71,16 +71,21 @@ __device__ __forceinline__ void load_n(const float* p, float (&v)[W]) {
   }
 }
 
+// Eight bf16 packed two to a word (the lower address in the low half) widened to fp32, exactly.
+__device__ __forceinline__ void unpack_bf16x8(const std::uint32_t (&w)[4], float (&v)[kVec]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    v[2 * i] = bits_float(w[i] << 16);
+    v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
+  }
+}
+
 template <int W>
 __device__ __forceinline__ void load_n(const bf16_bits* p, float (&v)[W]) {
   if constexpr (W == kVec) {
     const uint4 a = *reinterpret_cast<const uint4*>(p);
     const std::uint32_t w[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      v[2 * i] = bits_float(w[i] << 16);
-      v[2 * i + 1] = bits_float(w[i] & 0xFFFF0000u);
-    }
+    unpack_bf16x8(w, v);
   } else {
 #pragma unroll
     for (int i = 0; i < W; ++i) v[i] = bf16_to_float(p[i]);

@@ -99,17 +99,14 @@ void add_adamw(std::vector<OpRow>& rows) {
            const Shape shape{kRows, kCols};
            const TensorView p = s.in(normal(DType::f32, shape, seed, 1, 0.02f));
            const TensorView m = s.in(normal(moments, shape, seed, 2, 1e-3f));
-           HostTensor v_host = normal(DType::f32, shape, seed, 3, 1e-3f);
-           for (std::int64_t i = 0; i < v_host.numel(); ++i)
-             v_host.as<float>()[i] = std::abs(v_host.as<float>()[i]);
-           HostTensor v_typed(moments, shape);
-           for (std::int64_t i = 0; i < v_host.numel(); ++i) {
+           HostTensor v_host = normal(moments, shape, seed, 3, 1e-3f);
+           for (std::int64_t i = 0; i < v_host.numel(); ++i) {  // v, a mean of squares: >= 0
              if (moments == DType::f32)
-               v_typed.as<float>()[i] = v_host.as<float>()[i];
+               v_host.as<float>()[i] = std::abs(v_host.as<float>()[i]);
              else
-               v_typed.as<std::uint16_t>()[i] = float_to_bf16(v_host.as<float>()[i]);
+               v_host.as<std::uint16_t>()[i] &= 0x7FFF;
            }
-           const TensorView v = s.in(v_typed);
+           const TensorView v = s.in(v_host);
            const TensorView working = s.out(DType::bf16, shape);
            const Buffer slots =
                allocate_amax_slots(s.backend(), 1, MemoryKind::workspace, "slots");
