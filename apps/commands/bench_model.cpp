@@ -72,7 +72,7 @@ void add_bench_model(CLI::App& bench) {
   model->add_option("--seq-len", c.seq_len, "override the preset's T (0: keep)");
   model->add_option("--set", c.sets,
                     "model.KEY=VALUE overrides of the preset and kernels.KEY=VALUE choices "
-                    "(kernels.attention=auto|mma-sync|wgmma|wgmma-ws), as in train");
+                    "(kernels.attention=auto|mma-sync|wgmma|wgmma-ws|cudnn), as in train");
   model
       ->add_option("--arms", args->arms,
                    "bf16, fp8-mlp or fp8-linears; an FP8 one optionally +rowwise or +blockwise "

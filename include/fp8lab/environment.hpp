@@ -21,6 +21,9 @@ struct EnvironmentSettings {
   // FP8LAB_NCCL_LIBRARY: the NCCL library to load, and no other; empty: libnccl.so.2, then
   // libnccl.so.
   std::string nccl_library;
+  // FP8LAB_CUDNN_LIBRARY: the cuDNN library for kernels.attention=cudnn, and no other; empty:
+  // libcudnn.so.9, then libcudnn.so.
+  std::string cudnn_library;
   // FP8LAB_SOURCE_COMMIT: "<40 hex>" or "<40 hex> dirty", the commit a binary carried to another
   // machine was built from; empty: ask git in the source tree.
   std::string source_commit;

@@ -1,10 +1,11 @@
 // Which kernels a backend runs where more than one family can do the same op.
 //
-// Every family of an op gives the same bits (tests/cuda/test_cuda_attention.cpp checks it), so
-// the choice changes speed alone. It is made once, when the backend is built (make_backend in
-// fp8lab/backend.hpp), from the run's configuration (RunConfig::kernels, JSON section "kernels",
-// written to run.json), never from the environment. docs/cuda-backend.md, "Attention", has the
-// table of which family runs at which head dimension.
+// Every own family of an op gives the same bits (tests/cuda/test_cuda_attention.cpp checks it),
+// so choosing among them changes speed alone; cuDNN's attention is other arithmetic, within the
+// same bounds of the CPU reference, and is only run when asked for. The choice is made once, when
+// the backend is built (make_backend in fp8lab/backend.hpp), from the run's configuration
+// (RunConfig::kernels, JSON section "kernels", written to run.json), never from the environment.
+// docs/cuda-backend.md, "Attention", has the table of which family runs at which head dimension.
 #pragma once
 
 #include <cstdint>
@@ -17,10 +18,16 @@ namespace fp8lab {
 //   wgmma:    Hopper warpgroup MMA with cp.async tiles, hd 64 and 128.
 //   wgmma_ws: wgmma fed by TMA through mbarrier stages with warp specialisation; forward at
 //             hd 128, backward at hd 64 and 128.
+//   cudnn:    cuDNN's fused scaled-dot-product attention through its graph API, loaded at run
+//             time (libcudnn.so.9, or the file FP8LAB_CUDNN_LIBRARY names); hd 32, 64 and 128;
+//             deterministic (its deterministic backward); not bit-identical to the own families.
 // A family not built for a head dimension, or a TMA family on a driver without tensor-map
-// encoding, runs the next one down the list (wgmma_ws, wgmma, mma_sync).
-enum class AttentionKernels : std::uint8_t { automatic, mma_sync, wgmma, wgmma_ws };
-const char* attention_kernels_name(AttentionKernels k);  // "auto", "mma-sync", "wgmma", "wgmma-ws"
+// encoding, runs the next one down the list (wgmma_ws, wgmma, mma_sync); cudnn without the
+// library, or with a cuDNN that cannot build the graph, runs `automatic`'s choice, with one line
+// on stderr saying why.
+enum class AttentionKernels : std::uint8_t { automatic, mma_sync, wgmma, wgmma_ws, cudnn };
+// "auto", "mma-sync", "wgmma", "wgmma-ws", "cudnn"
+const char* attention_kernels_name(AttentionKernels k);
 AttentionKernels parse_attention_kernels(std::string_view name);  // throws naming the bad string
 
 struct KernelOptions {

@@ -22,6 +22,7 @@ EnvironmentSettings environment_from(const EnvLookup& lookup) {
   EnvironmentSettings s;
   s.gpt2_vocab_dir = text("FP8LAB_GPT2_VOCAB");
   s.nccl_library = text("FP8LAB_NCCL_LIBRARY");
+  s.cudnn_library = text("FP8LAB_CUDNN_LIBRARY");
   s.source_commit = text("FP8LAB_SOURCE_COMMIT");
   s.cuda_sync_after_launch = text("FP8LAB_CUDA_SYNC") == "1";
   return s;

@@ -4,6 +4,9 @@
 // that cannot run (head dimension, no TMA, or a tensor map the driver rejects) passes the call
 // down to the next one, so the mma.sync family, built for every supported head dimension, is
 // the reference and the last fallback. Measured order: docs/cuda-backend.md, "Attention".
+// cuDNN's attention stands before the table: asked for by name only (its bits are not the own
+// families'), it runs where its library loads and builds the graph, and otherwise the call
+// goes to the table as `automatic` (cudnn_attention.cpp prints why, once).
 #include <array>
 
 #include "cuda_attention/attention_kernels.hpp"
@@ -77,10 +80,28 @@ bool dispatch(const KernelRow<Launch> (&table)[N], AttentionKernels requested, i
   return false;
 }
 
-// The backward's workspace: Di = rowsum(dO_i * O_i), [B, H, T] f32, the same for every family.
+// The own backward's workspace: Di = rowsum(dO_i * O_i), [B, H, T] f32, the same for every
+// own family.
 std::size_t row_dot_bytes(int batch, int seq_len, int n_heads) {
   return static_cast<std::size_t>(batch) * static_cast<std::size_t>(n_heads) *
          static_cast<std::size_t>(seq_len) * sizeof(float);
+}
+
+// The head dimensions the cudnn family takes (cuDNN takes any multiple of 8 up to 256; these
+// are the ones the model checks for, attention_supports_head_dim).
+bool cudnn_takes(int head_dim) { return head_dim == 32 || head_dim == 64 || head_dim == 128; }
+
+template <typename Launch, std::size_t N>
+AttentionKernels resolve_with_cudnn(const KernelRow<Launch> (&table)[N], AttentionKernels requested,
+                                    int head_dim) {
+  if (requested != AttentionKernels::cudnn) return resolve(table, requested, head_dim);
+  if (cudnn_takes(head_dim) && cudnn_attention_unavailable().empty())
+    return AttentionKernels::cudnn;
+  return resolve(table, AttentionKernels::automatic, head_dim);
+}
+
+std::int64_t elements(int rows_of_batch, int seq_len, std::int64_t width) {
+  return static_cast<std::int64_t>(rows_of_batch) * seq_len * width;
 }
 
 }  // namespace
@@ -90,23 +111,43 @@ bool attention_supports_head_dim(int head_dim) {
 }
 
 AttentionKernels attention_forward_family(AttentionKernels requested, int head_dim) {
-  return resolve(kForward, requested, head_dim);
+  return resolve_with_cudnn(kForward, requested, head_dim);
 }
 
 AttentionKernels attention_backward_family(AttentionKernels requested, int head_dim) {
-  return resolve(kBackward, requested, head_dim);
+  return resolve_with_cudnn(kBackward, requested, head_dim);
+}
+
+std::size_t attention_workspace_bytes(bool forward, AttentionKernels kernels, int batch,
+                                      int seq_len, int n_heads, int head_dim) {
+  std::size_t bytes = forward ? 0 : row_dot_bytes(batch, seq_len, n_heads);
+  // The own kernels' Di stays affordable beside cuDNN's: a call cuDNN refuses at run time
+  // falls back to them with the same workspace.
+  if (kernels == AttentionKernels::cudnn && batch > 0 && seq_len > 0 && n_heads > 0 &&
+      cudnn_takes(head_dim) && cudnn_attention_unavailable().empty()) {
+    const std::size_t cudnn =
+        cudnn_attention_workspace_bytes(forward, batch, seq_len, n_heads, head_dim);
+    bytes = bytes > cudnn ? bytes : cudnn;
+  }
+  return bytes;
 }
 
 // An unsupported head_dim launches nothing: CudaBackend checks attention_supports_head_dim.
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
-                       int head_dim, cudaStream_t stream, AmaxOut amax, AttentionKernels kernels) {
+                       int head_dim, cudaStream_t stream, AmaxOut amax, AttentionKernels kernels,
+                       void* workspace) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
+  if (kernels == AttentionKernels::cudnn) {
+    if (cudnn_takes(head_dim) && attention_forward_cudnn(qkv, out, lse, batch, seq_len, n_heads,
+                                                         head_dim, workspace, stream)) {
+      const std::int64_t n =
+          elements(batch, seq_len, static_cast<std::int64_t>(n_heads) * head_dim);
+      return amax_only(out, ElemType::bf16, n, stream, amax);
+    }
+    kernels = AttentionKernels::automatic;
+  }
   dispatch(kForward, kernels, head_dim, qkv, out, lse, batch, seq_len, n_heads, head_dim, stream,
            amax);
-}
-
-std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads) {
-  return row_dot_bytes(batch, seq_len, n_heads);
 }
 
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
@@ -114,6 +155,15 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
                         void* workspace, cudaStream_t stream, AttentionKernels kernels,
                         AmaxOut amax) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
+  if (kernels == AttentionKernels::cudnn) {
+    if (cudnn_takes(head_dim) && attention_backward_cudnn(qkv, out, lse, dout, dqkv, batch, seq_len,
+                                                          n_heads, head_dim, workspace, stream)) {
+      const std::int64_t n =
+          elements(batch, seq_len, 3 * static_cast<std::int64_t>(n_heads) * head_dim);
+      return amax_only(dqkv, ElemType::bf16, n, stream, amax);
+    }
+    kernels = AttentionKernels::automatic;
+  }
   auto* row_dot = static_cast<float*>(workspace);
   attention_backward_row_dot(out, dout, row_dot, batch, seq_len, n_heads, head_dim, stream);
   const float* dot = row_dot;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/cuda_check.hpp"
+#include "cuda_attention/attention_kernels.hpp"  // cudnn_attention_unavailable
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
 #include "nn/op_shapes.hpp"
@@ -156,6 +157,11 @@ void CudaBackend::note_attention_fallback(bool forward, int head_dim) {
   const AttentionKernels runs = forward ? cuda_ops::attention_forward_family(asked, head_dim)
                                         : cuda_ops::attention_backward_family(asked, head_dim);
   if (runs == asked || !attention_fallbacks_noted_.insert({forward, head_dim}).second) return;
+  if (asked == AttentionKernels::cudnn && !cuda_ops::cudnn_attention_unavailable().empty()) {
+    std::fprintf(stderr, "fp8lab: kernels.attention=cudnn: %s; running %s\n",
+                 cuda_ops::cudnn_attention_unavailable().c_str(), attention_kernels_name(runs));
+    return;
+  }
   std::fprintf(stderr,
                "fp8lab: kernels.attention=%s has no %s kernel for head dim %d here; running %s\n",
                attention_kernels_name(asked), forward ? "forward" : "backward", head_dim,
@@ -170,8 +176,13 @@ void CudaBackend::attention_forward(const TensorView& qkv, int n_heads, int seq_
   check_bf16(out, "attention out");
   check_shape(out, {qkv.shape[0], qkv.shape[1] / 3}, "attention out");
   note_attention_fallback(true, g.head_dim);
+  const std::size_t bytes = cuda_ops::attention_workspace_bytes(true, kernels_.attention, g.batch,
+                                                                g.seq, g.heads, g.head_dim);
+  PoolBlock scratch;
+  if (bytes > 0) scratch = PoolBlock(this, bytes, MemoryKind::workspace, "attention workspace");
   cuda_ops::attention_forward(qkv.data, out.data, lse.as<float>(), g.batch, g.seq, g.heads,
-                              g.head_dim, stream_, amax_out(out_amax), kernels_.attention);
+                              g.head_dim, stream_, amax_out(out_amax), kernels_.attention,
+                              scratch.get());
   check_launch("attention_forward", __FILE__, __LINE__);
 }
 
@@ -187,9 +198,10 @@ void CudaBackend::attention_backward(const TensorView& qkv, const TensorView& ou
   check_bf16(dqkv, "attention dqkv");
   check_shape(dqkv, qkv.shape, "attention dqkv");
   note_attention_fallback(false, g.head_dim);
-  PoolBlock scratch(
-      this, cuda_ops::attention_backward_workspace_bytes(g.batch, g.seq, g.heads),
-      MemoryKind::workspace, "attention backward Di");
+  PoolBlock scratch(this,
+                    cuda_ops::attention_workspace_bytes(false, kernels_.attention, g.batch, g.seq,
+                                                        g.heads, g.head_dim),
+                    MemoryKind::workspace, "attention backward workspace");
   cuda_ops::attention_backward(qkv.data, out.data, lse.as<const float>(), dout.data, dqkv.data,
                                g.batch, g.seq, g.heads, g.head_dim, scratch.get(), stream_,
                                kernels_.attention, amax_out(dqkv_amax));

@@ -149,6 +149,23 @@ __global__ void __launch_bounds__(kThreads)
   if (__syncthreads_or(bad) != 0 && threadIdx.x == 0) *all_finite_out = 0;
 }
 
+// ---- amax_only ---------------------------------------------------------------------------------
+// The amax of a tensor another library wrote (cuDNN's attention), handed in as a producer would.
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    amax_only_kernel(const T* __restrict__ t, std::int64_t n, bool vec, AmaxOut amax) {
+  std::uint32_t key = 0;
+  for_each_element(n, vec, [&](std::int64_t i, auto width) {
+    constexpr int W = decltype(width)::value;
+    float v[W];
+    load_n<W>(t + i, v);
+#pragma unroll
+    for (int k = 0; k < W; ++k) key = max(key, detail::amax_key(v[k]));
+  });
+  finish_amax(key, amax);
+}
+
 // ---- AdamW, the CPU backend's arithmetic (CpuBackend::adamw_update) ---------------------------
 //   m = b1 m + (1 - b1) g;  v = b2 v + ((1 - b2) g) g;
 //   p -= lr (m / bc1 / (sqrt(v / bc2) + eps) + wd p)
@@ -308,6 +325,17 @@ void all_finite(const void* t, ElemType type, std::int64_t n, int* all_finite_ou
     using T = decltype(tag);
     all_finite_kernel<T><<<elementwise_blocks(n, vec), kThreads, 0, stream>>>(
         static_cast<const T*>(t), n, vec, all_finite_out);
+  });
+}
+
+void amax_only(const void* t, ElemType type, std::int64_t n, cudaStream_t stream, AmaxOut amax) {
+  if (amax.meta == nullptr) return;
+  const std::int64_t count = n > 0 ? n : 0;
+  const bool vec = aligned16(t);
+  dispatch_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    amax_only_kernel<T><<<elementwise_blocks(count, vec), kThreads, 0, stream>>>(
+        static_cast<const T*>(t), count, vec, amax);
   });
 }
 

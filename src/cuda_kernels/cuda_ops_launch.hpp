@@ -47,6 +47,9 @@ void add_inplace(void* dst, ElemType dst_type, const void* src, ElemType src_typ
                  cudaStream_t stream);
 void scale_inplace_f32(float* t, float factor, std::int64_t n, cudaStream_t stream);
 
+// The amax of t handed into `amax` as a producer kernel would (all of t, n >= 0; nothing
+// without a meta): for outputs another library wrote.
+void amax_only(const void* t, ElemType type, std::int64_t n, cudaStream_t stream, AmaxOut amax);
 // Sum of squares of an f32 tensor accumulated in f64, written to *out (device). Deterministic:
 // fixed grid, per-block partials in `workspace`, reduced in order by one block.
 std::size_t sum_of_squares_workspace_bytes();
@@ -122,19 +125,23 @@ void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_typ
 // lse [B, H, T] f32 (natural log of the row's sum of exp(score), scores scaled by 1/sqrt(hd)).
 // head_dim 32, 64 or 128; any seq_len >= 1. `amax`: the producer-fused amax of out (all of it).
 // `kernels` names the family (fp8lab/kernel_options.hpp); one it is not built for runs the next
-// one down. All families give the same bits.
+// one down. All own families give the same bits; cudnn gives cuDNN's (within the same bounds).
+// `workspace`: attention_workspace_bytes(true, ...) bytes (none for the own families).
 bool attention_supports_head_dim(int head_dim);
 // The family that runs for a request at head_dim (after `automatic` and the fallbacks).
 AttentionKernels attention_forward_family(AttentionKernels requested, int head_dim);
 AttentionKernels attention_backward_family(AttentionKernels requested, int head_dim);
 void attention_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
                        int head_dim, cudaStream_t stream, AmaxOut amax = {},
-                       AttentionKernels kernels = AttentionKernels::automatic);
-// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics). The
-// workspace (Di, [B, H, T] f32) is the same for every family. `amax`: the producer-fused amax
-// of all of dqkv, reduced over the kernels that write its parts and finalised once, after the
-// last of them.
-std::size_t attention_backward_workspace_bytes(int batch, int seq_len, int n_heads);
+                       AttentionKernels kernels = AttentionKernels::automatic,
+                       void* workspace = nullptr);
+// dqkv [B*T, 3*H*hd] bf16 (overwritten), bit-identical run to run (no float atomics; cuDNN's
+// deterministic backward). The workspace: Di ([B, H, T] f32) for the own families, or what
+// cuDNN's graph needs. `amax`: the producer-fused amax of all of dqkv, reduced over the kernels
+// that write its parts and finalised once, after the last of them.
+// Workspace bytes of one direction for `kernels` (for cudnn this builds cuDNN's graph, once).
+std::size_t attention_workspace_bytes(bool forward, AttentionKernels kernels, int batch,
+                                      int seq_len, int n_heads, int head_dim);
 void attention_backward(const void* qkv, const void* out, const float* lse, const void* dout,
                         void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
                         void* workspace, cudaStream_t stream,

@@ -365,15 +365,21 @@ std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   } else {
     write_text(plan_file, plan.source.dump(2) + "\n");
   }
-  // References first (the control, then each group's bf16 arm): every other arm is checked
-  // against its reference as soon as it has trained.
-  std::vector<std::size_t> order, rest;
+  // Group by group, the control's first, each group's reference (its bf16 arm) before the arms
+  // compared with it, in config order: every arm is checked against its reference as soon as it
+  // has trained, and a study cut short (--stop-after) leaves whole groups, every pair in them
+  // complete, rather than every reference and few pairs.
+  std::vector<std::size_t> references, order;
   for (std::size_t i = 0; i < plan.arms.size(); ++i) {
-    const bool is_reference = &study_reference(plan, plan.arms[i]) == &plan.arms[i];
-    if (plan.arms[i].name == plan.control) order.insert(order.begin(), i);
-    else (is_reference ? order : rest).push_back(i);
+    if (&study_reference(plan, plan.arms[i]) != &plan.arms[i]) continue;
+    if (plan.arms[i].name == plan.control) references.insert(references.begin(), i);
+    else references.push_back(i);
   }
-  order.insert(order.end(), rest.begin(), rest.end());
+  for (std::size_t r : references) {
+    order.push_back(r);
+    for (std::size_t i = 0; i < plan.arms.size(); ++i)
+      if (i != r && &study_reference(plan, plan.arms[i]) == &plan.arms[r]) order.push_back(i);
+  }
   StopAfter stop;
   stop.limit_s = o.stop_after_s;
   const std::size_t pending = run_arms(plan, order, o, stop);

@@ -38,7 +38,8 @@ std::vector<Case> all_cases() {
       continue;
     }
     for (AttentionKernels k : {AttentionKernels::automatic, AttentionKernels::mma_sync,
-                               AttentionKernels::wgmma, AttentionKernels::wgmma_ws}) {
+                               AttentionKernels::wgmma, AttentionKernels::wgmma_ws,
+                               AttentionKernels::cudnn}) {
       std::string name = std::string("cuda_") + attention_kernels_name(k);
       for (char& c : name)
         if (c == '-') c = '_';

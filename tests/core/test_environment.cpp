@@ -22,14 +22,17 @@ TEST(Environment, SettingsComeFromTheVariablesTheLookupReturns) {
   const EnvironmentSettings none = environment_from(lookup_of({}));
   EXPECT_TRUE(none.gpt2_vocab_dir.empty());
   EXPECT_TRUE(none.nccl_library.empty());
+  EXPECT_TRUE(none.cudnn_library.empty());
   EXPECT_TRUE(none.source_commit.empty());
   EXPECT_FALSE(none.cuda_sync_after_launch);
   const EnvironmentSettings all = environment_from(lookup_of({{"FP8LAB_GPT2_VOCAB", "/v"},
                                                               {"FP8LAB_NCCL_LIBRARY", "/n.so"},
+                                                              {"FP8LAB_CUDNN_LIBRARY", "/c.so"},
                                                               {"FP8LAB_SOURCE_COMMIT", "abc dirty"},
                                                               {"FP8LAB_CUDA_SYNC", "1"}}));
   EXPECT_EQ(all.gpt2_vocab_dir, "/v");
   EXPECT_EQ(all.nccl_library, "/n.so");
+  EXPECT_EQ(all.cudnn_library, "/c.so");
   EXPECT_EQ(all.source_commit, "abc dirty");
   EXPECT_TRUE(all.cuda_sync_after_launch);
   // Only "1" turns synchronisation on.

@@ -24,10 +24,12 @@
 #include <string>
 #include <tuple>
 
-#include "cuda_attention/tensor_map.hpp"  // tma_available
+#include "cuda_attention/attention_kernels.hpp"  // cudnn_attention_unavailable
+#include "cuda_attention/tensor_map.hpp"         // tma_available
 #include "cuda_kernels/cuda_ops_launch.hpp"
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
+#include "fp8lab/environment.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 
 namespace fp8lab {
@@ -130,13 +132,22 @@ struct DeviceAttention {
         fwd_algo(fwd),
         qkv(to_device(h_qkv.view())),
         dout(to_device(h_dout.view())),
-        workspace(poisoned_device(
-            DType::u8, {static_cast<std::int64_t>(cuda_ops::attention_backward_workspace_bytes(
-                           s.batch, s.seq, s.heads))})) {}
+        workspace(poisoned_device(DType::u8, {workspace_bytes(shape, a, fwd)})) {}
+
+  // One workspace for both directions: the larger of the two.
+  static std::int64_t workspace_bytes(const AttentionShape& s, AttentionKernels bwd,
+                                      AttentionKernels fwd) {
+    const std::size_t f =
+        cuda_ops::attention_workspace_bytes(true, fwd, s.batch, s.seq, s.heads, s.head_dim);
+    const std::size_t b =
+        cuda_ops::attention_workspace_bytes(false, bwd, s.batch, s.seq, s.heads, s.head_dim);
+    return static_cast<std::int64_t>(std::max(f, b));
+  }
 
   void forward(DeviceTensor& out, DeviceTensor& lse) const {
     cuda_ops::attention_forward(qkv.view().data, out.view().data, lse.view().as<float>(), s.batch,
-                                s.seq, s.heads, s.head_dim, nullptr, {}, fwd_algo);
+                                s.seq, s.heads, s.head_dim, nullptr, {}, fwd_algo,
+                                workspace.view().data);
     FP8LAB_LAUNCH_CHECK("attention_forward");
   }
   // The scratch is poisoned first: a run must not depend on what an earlier one left there.
@@ -380,10 +391,9 @@ TEST(CudaAttentionDispatch, PicksTheFastestBuiltFamilyAndFallsBackDownTheTable) 
 
 // A family named in KernelOptions that has no kernel for the head dimension runs the next one
 // down, and the backend says so once (per direction and head dimension), on stderr.
-TEST(CudaAttentionDispatch, ABackendSaysOnceWhenItsNamedFamilyFallsBack) {
-  FP8LAB_SKIP_WITHOUT_GPU();
-  auto gpu = make_cuda_backend(KernelOptions{AttentionKernels::wgmma_ws});
-  const AttentionShape s{1, 2, 40, 32};
+// What a backend built with `kernels` prints on stderr over two attention forwards at `s`.
+std::string stderr_of_two_forwards(const KernelOptions& kernels, const AttentionShape& s) {
+  auto gpu = make_cuda_backend(kernels);
   const DeviceTensor qkv = to_device(
       testing::random_normal(DType::bf16, {s.rows(), 3 * s.d_model()}, testing::fresh_seed(), 1)
           .view());
@@ -393,7 +403,13 @@ TEST(CudaAttentionDispatch, ABackendSaysOnceWhenItsNamedFamilyFallsBack) {
   gpu->attention_forward(qkv.view(), s.heads, s.seq, out.view(), lse.view());
   gpu->attention_forward(qkv.view(), s.heads, s.seq, out.view(), lse.view());
   gpu->synchronize();
-  const std::string said = ::testing::internal::GetCapturedStderr();
+  return ::testing::internal::GetCapturedStderr();
+}
+
+TEST(CudaAttentionDispatch, ABackendSaysOnceWhenItsNamedFamilyFallsBack) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::string said =
+      stderr_of_two_forwards(KernelOptions{AttentionKernels::wgmma_ws}, {1, 2, 40, 32});
   EXPECT_NE(said.find("kernels.attention=wgmma-ws has no forward kernel for head dim 32 here; "
                       "running mma-sync"),
             std::string::npos)
@@ -515,6 +531,71 @@ TEST(CudaAttentionLong, WgmmaAtModelShape) {
                                   AttentionShape{3, 5, 1000, 64}, AttentionShape{3, 5, 1000, 128}})
     check_backward_identical(s, AttentionKernels::wgmma_ws, AttentionKernels::wgmma);
   check_against_two_pass({4, 8, 2048, 128}, AttentionKernels::wgmma_ws, 3);
+}
+
+// ---- cuDNN's attention (kernels.attention=cudnn) ------------------------------------------------
+
+#define FP8LAB_SKIP_WITHOUT_CUDNN()                            \
+  do {                                                         \
+    if (!cuda_ops::cudnn_attention_unavailable().empty())      \
+      GTEST_SKIP() << "cuDNN's attention cannot run here: "    \
+                   << cuda_ops::cudnn_attention_unavailable(); \
+  } while (0)
+
+// Within the own kernels' bounds of the CPU reference, and its bits repeated run to run (its
+// deterministic backward); tails of query and key tiles at every head dimension.
+TEST(CudnnAttention, MatchesCpuReferenceAndRepeatsItsBits) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  FP8LAB_SKIP_WITHOUT_CUDNN();
+  const auto K = AttentionKernels::cudnn;
+  check_attention({2, 4, 256, 64}, K, K);
+  check_attention({1, 2, 1000, 128}, K, K);
+  check_attention({2, 3, 333, 32}, K, K);
+  check_attention({3, 2, 1, 64}, K, K);
+}
+
+// cuDNN's Stats are the own kernels' lse: either direction may run in cuDNN with the other in
+// the own kernels (as when cuDNN refuses one direction's graph).
+TEST(CudnnAttention, MixesWithTheOwnKernelsThroughTheLse) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  FP8LAB_SKIP_WITHOUT_CUDNN();
+  check_attention({1, 2, 1000, 128}, AttentionKernels::automatic, AttentionKernels::cudnn);
+  check_attention({1, 2, 1000, 64}, AttentionKernels::cudnn, AttentionKernels::automatic);
+}
+
+TEST(CudnnAttentionLong, AtModelShapes) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  FP8LAB_SKIP_WITHOUT_CUDNN();
+  check_attention({4, 8, 2048, 64}, AttentionKernels::cudnn, AttentionKernels::cudnn);
+  check_attention({2, 8, 2048, 128}, AttentionKernels::cudnn, AttentionKernels::cudnn);
+}
+
+// A library that does not load: the family resolves to the own kernels, the reason names the
+// file, and a backend asked for cudnn says so once and runs them (no GPU needed to resolve).
+TEST(CudnnAttention, AMissingLibraryNamesTheFileAndRunsTheOwnKernels) {
+  const EnvironmentSettings saved = environment();
+  EnvironmentSettings missing = saved;
+  missing.cudnn_library = "/nonexistent/fp8lab-test/libcudnn.so.9";
+  install_environment(missing);
+  const std::string why = cuda_ops::cudnn_attention_unavailable();
+  EXPECT_NE(why.find("/nonexistent/fp8lab-test/libcudnn.so.9"), std::string::npos) << why;
+  EXPECT_NE(why.find("FP8LAB_CUDNN_LIBRARY"), std::string::npos) << why;
+  for (int hd : {32, 64, 128}) {
+    EXPECT_EQ(cuda_ops::attention_forward_family(AttentionKernels::cudnn, hd),
+              cuda_ops::attention_forward_family(AttentionKernels::automatic, hd));
+    EXPECT_EQ(cuda_ops::attention_backward_family(AttentionKernels::cudnn, hd),
+              cuda_ops::attention_backward_family(AttentionKernels::automatic, hd));
+  }
+  if (cuda_available(nullptr)) {
+    const std::string said =
+        stderr_of_two_forwards(KernelOptions{AttentionKernels::cudnn}, {1, 2, 40, 64});
+    EXPECT_NE(said.find("kernels.attention=cudnn: cannot load the cuDNN library"),
+              std::string::npos)
+        << said;
+    EXPECT_EQ(said.find("running"), said.rfind("running")) << "said more than once: " << said;
+  }
+  install_environment(saved);
+  EXPECT_EQ(cuda_ops::cudnn_attention_unavailable().find("/nonexistent"), std::string::npos);
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 //   output bytes do not change. A deferred slot (AmaxSlot::deferred) gets only the keys, no ticket,
 //   and a cast reading it writes the bytes and meta of a cast handed the finalised slot. The
 //   attention backward's d_qkv comes from two kernels under every algorithm (two-pass, wgmma,
-//   wgmma-ws): each is checked, with inputs that put the largest value in each of dq, dk and dv;
+//   wgmma-ws; cuDNN's, with the dispatch's amax pass after it): each is checked, with inputs that
+//   put the largest value in each of dq, dk and dv;
 // - an FP8 linear handed the slot reports a non-finite input with the same error, naming
 //   "<name>.x" / "<name>.dy";
 // - the whole model with W's amax from AdamW's update gives the loss bits, gradient bytes and
@@ -223,9 +224,9 @@ struct AttentionInputs {
 
   // The backward of an explicit kernel family (the backend runs its KernelOptions' family).
   void backward(AttentionKernels algo, const TensorView& dqkv, AmaxSlot slot) const {
-    const DeviceTensor workspace(
-        DType::u8, {static_cast<std::int64_t>(
-                       cuda_ops::attention_backward_workspace_bytes(a.batch, a.seq, a.heads))});
+    const DeviceTensor workspace(DType::u8,
+                                 {static_cast<std::int64_t>(cuda_ops::attention_workspace_bytes(
+                                     false, algo, a.batch, a.seq, a.heads, a.head_dim))});
     cuda_ops::attention_backward(qkv.view().data, out.view().data, lse.view().as<const float>(),
                                  dout.view().data, dqkv.data, a.batch, a.seq, a.heads, a.head_dim,
                                  workspace.view().data, nullptr, algo,
@@ -236,9 +237,12 @@ struct AttentionInputs {
 };
 
 // Where the wgmma kernels are not built (hd 32) they would run the two-pass kernels again.
+// cuDNN's backward writes no amax itself: the dispatch's amax pass over its dqkv is checked here
+// (where the library is missing, the own kernels run instead).
 std::vector<AttentionKernels> backward_algos(int head_dim) {
-  if (head_dim == 32) return {AttentionKernels::mma_sync};
-  return {AttentionKernels::mma_sync, AttentionKernels::wgmma, AttentionKernels::wgmma_ws};
+  if (head_dim == 32) return {AttentionKernels::mma_sync, AttentionKernels::cudnn};
+  return {AttentionKernels::mma_sync, AttentionKernels::wgmma, AttentionKernels::wgmma_ws,
+          AttentionKernels::cudnn};
 }
 
 // out (attn.proj's x) and d_qkv (qkv's dY) through the backend and through every backward
@@ -256,6 +260,8 @@ TEST_F(CudaFusedAmax, AttentionWritesTheMetaAmaxScaleWouldWrite) {
   // once and must not be counted among the committing ones.
   cases.push_back({65543, 1, 1, 32});
   cases.push_back({65543, 1, 1, 64});
+  const std::unique_ptr<Backend> cudnn_gpu =
+      make_cuda_backend(KernelOptions{AttentionKernels::cudnn});
   for (const AttentionShape& a : cases) {
     for (float poison : {0.f, kNaN, kInf}) {
       const std::int64_t m = a.rows(), d = a.d_model();
@@ -273,6 +279,11 @@ TEST_F(CudaFusedAmax, AttentionWritesTheMetaAmaxScaleWouldWrite) {
       check("attention forward " + tag, out_case, Fp8Format::e4m3,
             [&](const TensorView& out, AmaxSlot s) {
               gpu->attention_forward(in.qkv.view(), a.heads, a.seq, out, in.lse.view(), s);
+            });
+      // cuDNN's forward (the own kernels where its library is missing): the dispatch's amax pass.
+      check("attention forward cudnn " + tag, out_case, Fp8Format::e4m3,
+            [&](const TensorView& out, AmaxSlot s) {
+              cudnn_gpu->attention_forward(in.qkv.view(), a.heads, a.seq, out, in.lse.view(), s);
             });
       check("attention backward (backend) " + tag, dqkv_case, Fp8Format::e5m2,
             [&](const TensorView& dqkv, AmaxSlot s) {

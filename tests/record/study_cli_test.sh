@@ -196,6 +196,15 @@ PY
   fail "continuing a stopped study failed: $(tail -3 "$work/stop2.log")"
 grep -q '\[1/8 bf16\] finished earlier: kept' "$work/stop2.log" || fail "the stopped study's arm was not kept"
 ! grep -q 'Partial record' "$work/stop/results.md" || fail "the continued study is still partial"
+# Group by group, each reference first: a study cut short leaves whole groups of pairs.
+python3 - "$work/stop2.log" <<'PY' || fail "the arms did not run group by group: $(grep -o '\[[0-9]*/8 [a-z0-9-]*\]' "$work/stop2.log" | uniq | tr '\n' ' ')"
+import re, sys
+seen = []
+for name in re.findall(r"\[\d+/8 ([a-z0-9-]+)\]", open(sys.argv[1]).read()):
+    if name not in seen:
+        seen.append(name)
+assert seen == ["bf16", "null", "block", "moments", "bf16-s2", "moments-s2", "null-s2", "block-s2"], seen
+PY
 if "$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after -5 > /dev/null 2>&1; then
   fail "a negative --stop-after was accepted"
 fi
