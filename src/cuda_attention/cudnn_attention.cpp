@@ -239,7 +239,7 @@ void note_once(State& st, const std::string& why) {
 
 // The plan for a call, built on first use; null when cuDNN cannot run it (reason printed once).
 // Call with st.mu held.
-const Plan* plan_for(State& st, const Shape4& s, bool forward, cudnnHandle_t* handle) {
+Plan* plan_for(State& st, const Shape4& s, bool forward, cudnnHandle_t* handle) {
   if (!loaded().why_not.empty()) return nullptr;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
@@ -248,7 +248,11 @@ const Plan* plan_for(State& st, const Shape4& s, bool forward, cudnnHandle_t* ha
   if (it == st.plans.end()) {
     Plan plan;
     std::string why;
-    if (cudnnHandle_t h = handle_for(st, device, &why); h != nullptr) {
+    if (s.seq < 2 || s.batch > 65535 || s.heads > 65535) {
+      // cuDNN refuses a one-token sequence in the backward, and its launch puts B and H in
+      // grid dimensions of at most 65535.
+      why = "outside cuDNN's fused attention (T >= 2, B and H <= 65535)";
+    } else if (cudnnHandle_t h = handle_for(st, device, &why); h != nullptr) {
       try {
         why = build(plan, h, s, forward);
       } catch (const std::exception& e) {
@@ -281,14 +285,17 @@ bool run(const Shape4& s, bool forward, std::unordered_map<std::int64_t, void*> 
   State& st = state();
   std::lock_guard lock(st.mu);
   cudnnHandle_t handle = nullptr;
-  const Plan* plan = plan_for(st, s, forward, &handle);
+  Plan* plan = plan_for(st, s, forward, &handle);
   if (plan == nullptr) return false;
   if (plan->workspace > 0 && workspace == nullptr) return false;
   if (fe::detail::set_stream(handle, stream) != CUDNN_STATUS_SUCCESS) return false;
   fe::error_t status = plan->graph->execute(handle, pack, workspace);
   if (!status.is_good()) {
-    note_once(st, std::string(forward ? "forward" : "backward") +
-                      " failed to run: " + status_text(status));
+    // Not tried again for this shape: every later call runs the own kernels, as this one does.
+    plan->why_not = std::string(forward ? "forward" : "backward") +
+                    " failed to run: " + status_text(status);
+    plan->graph.reset();
+    note_once(st, plan->why_not);
     return false;
   }
   return true;

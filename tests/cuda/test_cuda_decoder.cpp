@@ -12,6 +12,7 @@
 #include "cuda/cuda_test_util.hpp"
 #include "cuda/model_ab.hpp"
 #include "fp8lab/decoder.hpp"
+#include "fp8lab/error.hpp"
 #include "fp8lab/inference_checkpoint.hpp"
 #include "fp8lab/model.hpp"
 #include "fp8lab/trainer.hpp"
@@ -82,7 +83,8 @@ TEST(CudaDecoder, LogitsMatchTheCpu) {
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
   auto gpu = make_cuda_backend();
-  for (const std::int64_t m : {1, 7}) {
+  // The decoder pads its rows to a multiple of 8 (gpt_decoder.cpp): the GEMM's contract.
+  for (const std::int64_t m : {8, 24}) {
     const HostTensor x = testing::random_normal(DType::bf16, {m, 128}, seed, 4);
     const HostTensor w = testing::random_normal(DType::bf16, {50304, 128}, seed, 5, 0.1f);
     HostTensor ref = testing::poisoned(DType::f32, {m, 50304});
@@ -94,6 +96,18 @@ TEST(CudaDecoder, LogitsMatchTheCpu) {
     std::fprintf(stderr, "[measured] logits M=%lld: rel error %.3g\n", static_cast<long long>(m),
                  e);
     EXPECT_LT(e, 1e-5);  // fp32 sums of 128 exact bf16 products, in another order
+  }
+  // One unpadded row is refused with the dimensions named, not computed wrong.
+  const HostTensor x1 = testing::random_normal(DType::bf16, {1, 128}, seed, 6);
+  const HostTensor w1 = testing::random_normal(DType::bf16, {50304, 128}, seed, 7, 0.1f);
+  Buffer gx = upload(*gpu, x1, "x"), gw = upload(*gpu, w1, "w"),
+         gl = upload(*gpu, testing::poisoned(DType::f32, {1, 50304}), "logits");
+  try {
+    gpu->lm_head_logits(gx, gw, gl);
+    ADD_FAILURE() << "an lm_head_logits over one row was not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("M=1 N=50304 K=128 must be multiples of 8"), std::string::npos)
+        << e.message();
   }
 }
 
