@@ -278,6 +278,23 @@ struct StopAfter {
   }
 };
 
+// Whether `next` is the `previous` plan with arms appended: every other key and every earlier
+// arm the same.
+bool adds_arms_only(const json& previous, const json& next) {
+  if (!previous.is_object() || !next.is_object() || !previous.contains("arms") ||
+      !next.contains("arms"))
+    return false;
+  const json& before = previous["arms"];
+  const json& after = next["arms"];
+  if (!before.is_array() || !after.is_array() || after.size() <= before.size()) return false;
+  for (std::size_t i = 0; i < before.size(); ++i)
+    if (before[i] != after[i]) return false;
+  json rest_before = previous, rest_after = next;
+  rest_before.erase("arms");
+  rest_after.erase("arms");
+  return rest_before == rest_after;
+}
+
 // Returns the number of arms left waiting (non-zero only when `stop` ended the run early).
 std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order,
                      const StudyRunOptions& o, StopAfter& stop) {
@@ -354,14 +371,22 @@ std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   claim.written_by_older_fp8lab = [](const fs::path& d) { return fs::exists(d / "study.json"); };
   const OutputDirectory lock(o.out, "study", claim);
   fs::create_directories(o.out / "arms");
-  // A study directory belongs to one plan: resuming with a different config is refused.
+  // A study directory belongs to one plan: resuming with a different config is refused, but for
+  // arms added at the end of the list (more seed groups, another variant), which then train
+  // beside the finished ones and join the record.
   const fs::path plan_file = o.out / "study.json";
   if (fs::exists(plan_file)) {
     const json previous = read_json(plan_file);
-    FP8LAB_CHECK(previous == plan.source,
-                 "'{}' holds a study with another config; use a new --out "
-                 "directory (differences: {})",
-                 o.out.string(), json_excerpt(json::diff(previous, plan.source), 400));
+    if (previous != plan.source) {
+      FP8LAB_CHECK(adds_arms_only(previous, plan.source),
+                   "'{}' holds a study with another config; a config may only add arms at the "
+                   "end of its list (else use a new --out directory; differences: {})",
+                   o.out.string(), json_excerpt(json::diff(previous, plan.source), 400));
+      const std::size_t added = plan.source["arms"].size() - previous["arms"].size();
+      std::printf("the config adds %zu arm%s to the study in '%s'\n", added,
+                  added == 1 ? "" : "s", o.out.string().c_str());
+      write_text(plan_file, plan.source.dump(2) + "\n");
+    }
   } else {
     write_text(plan_file, plan.source.dump(2) + "\n");
   }

@@ -74,6 +74,29 @@ if "$fp8lab" study "$work/other.json" --out "$work/out" > "$work/other.log" 2>&1
 fi
 grep -q "another config" "$work/other.log" || fail "no clear message for a foreign study directory"
 
+# A config that only adds arms at the end grows the study: the finished arms are kept, the new
+# seed group trains beside them and joins the record; one that also reorders the arms is refused.
+python3 - "$work/study.json" "$work/grown.json" "$work/reordered.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["arms"] += [{"name": "bf16-seed9", "policy": "bf16", "group": "seed9", "train_args": ["--set", "train.seed=9"]},
+              {"name": "fp8-mlp-seed9", "policy": "fp8-mlp", "group": "seed9", "train_args": ["--set", "train.seed=9"]}]
+json.dump(s, open(sys.argv[2], "w"))
+s["arms"][3], s["arms"][4] = s["arms"][4], s["arms"][3]
+json.dump(s, open(sys.argv[3], "w"))
+PY
+cp -r "$work/out" "$work/grown"
+"$fp8lab" study "$work/grown.json" --out "$work/grown" > "$work/grown.log" 2>&1 ||
+  fail "a config adding arms was refused: $(tail -3 "$work/grown.log")"
+grep -q "the config adds 2 arms" "$work/grown.log" || fail "no line saying the config adds arms"
+grep -q '\[1/7 bf16\] finished earlier: kept' "$work/grown.log" || fail "the grown study retrained the control"
+[ -e "$work/grown/arms/fp8-mlp-seed9/DONE" ] || fail "the added arm did not train"
+grep -q '| fp8-mlp tensorwise | 3 |' "$work/grown/results.md" || fail "the added pair is not in the record"
+if "$fp8lab" study "$work/reordered.json" --out "$work/grown" > "$work/reordered.log" 2>&1; then
+  fail "a config reordering the arms was accepted"
+fi
+grep -q "only add arms at the end" "$work/reordered.log" || fail "no clear message for reordered arms"
+
 # An arm whose seed differs does not start from the control's weights: the study aborts.
 python3 - "$work/study.json" "$work/bad.json" <<'PY'
 import json, sys

@@ -89,7 +89,7 @@ TEST(RunConfig, KernelFamiliesAreConfigNotEnvironment) {
   RunConfig c = run_preset("tiny");
   EXPECT_EQ(c.kernels.attention, AttentionKernels::automatic);
   EXPECT_EQ(to_json(c)["kernels"]["attention"], "auto");
-  for (const char* name : {"mma-sync", "wgmma", "wgmma-ws", "auto"}) {
+  for (const char* name : {"mma-sync", "wgmma", "wgmma-ws", "cudnn", "auto"}) {
     apply_override(c, std::string("kernels.attention=") + name);
     EXPECT_STREQ(attention_kernels_name(c.kernels.attention), name);
     EXPECT_EQ(run_config_from_json(to_json(c)), c);
@@ -99,10 +99,10 @@ TEST(RunConfig, KernelFamiliesAreConfigNotEnvironment) {
   old.erase("kernels");
   EXPECT_EQ(run_config_from_json(old).kernels.attention, AttentionKernels::automatic);
   try {
-    apply_override(c, "kernels.attention=cudnn");
+    apply_override(c, "kernels.attention=flash3");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(e.message().find("'cudnn'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("'flash3'"), std::string::npos) << e.message();
     EXPECT_NE(e.message().find("mma-sync, wgmma, wgmma-ws or cudnn"), std::string::npos) << e.message();
   }
   EXPECT_EQ(c.kernels.attention, AttentionKernels::wgmma);  // a refused value changes nothing
