@@ -48,13 +48,18 @@ void add_adds_and_scale(std::vector<OpRow>& rows) {
                       return outputs(OpOutput{"dst", s.get(dst), Bound::exact()});
                     }});
   }
-  rows.push_back({"add", "f32_plus_bf16", [](OpSession& s, std::uint64_t seed) {
-                    const TensorView a = s.in(normal(DType::f32, {kRows, kCols}, seed, 1));
-                    const TensorView b = s.in(normal(DType::bf16, {kRows, kCols}, seed, 2));
-                    const TensorView out = s.out(DType::f32, {kRows, kCols});
-                    s.backend().add(a, b, out);
-                    return outputs(OpOutput{"out", s.get(out), Bound::exact()});
-                  }});
+  // The fused residual add: the CPU's add is convert then add_inplace, so CUDA's one pass must
+  // give those bits (the vector path here, the scalar one in the offset twin).
+  for (DType b_type : {DType::f32, DType::bf16}) {
+    rows.push_back({"add", "f32_plus_" + std::string(dtype_name(b_type)),
+                    [b_type](OpSession& s, std::uint64_t seed) {
+                      const TensorView a = s.in(normal(DType::f32, {kRows, kCols}, seed, 1));
+                      const TensorView b = s.in(normal(b_type, {kRows, kCols}, seed, 2));
+                      const TensorView out = s.out(DType::f32, {kRows, kCols});
+                      s.backend().add(a, b, out);
+                      return outputs(OpOutput{"out", s.get(out), Bound::exact()});
+                    }});
+  }
   rows.push_back({"scale_inplace", "f32_37x173", [](OpSession& s, std::uint64_t seed) {
                     const TensorView t = s.in(normal(DType::f32, {kRows, kCols}, seed, 1));
                     s.backend().scale_inplace(t, 0.3183f);
