@@ -2,6 +2,12 @@
 // reference: a second CPU backend must give the same bytes (determinism), the CUDA backend
 // (under each attention kernel family, for the attention rows) must meet each output's bound.
 // And every Backend op must have a row: a new op without one fails here.
+//
+// What stays in tests/cuda/ checks more than an op's outputs against the CPU's at one shape:
+// the bytes of the FP8 casts and scales a linear saves (test_cuda_linear, test_cuda_recipes),
+// sizes past a grid's sweep and special values (test_cuda_ops), fused against separate ops
+// (test_cuda_add_rmsnorm, test_cuda_linear_gelu), families against each other and many shapes
+// (test_cuda_attention), the producers' amax slots (test_cuda_fused_amax) and whole models.
 #include <gtest/gtest.h>
 
 #include <fstream>
