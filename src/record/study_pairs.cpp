@@ -170,6 +170,43 @@ std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries,
   return md;
 }
 
+std::string noise_by_scoring_markdown(const std::vector<ScoringSummaries>& scorings) {
+  if (scorings.size() < 2) return "";
+  std::vector<std::vector<std::string>> rows;
+  const ScoringSummaries* quietest = nullptr;
+  double quietest_sd = 0;
+  for (const ScoringSummaries& sc : scorings) {
+    const VariantSummary* null = nullptr;
+    for (const VariantSummary& s : sc.summaries)
+      if (s.null_arm && (null == nullptr || s.ce.n > null->ce.n)) null = &s;
+    if (null == nullptr || null->ce.n < 2) continue;
+    const Interval& c = null->ce;
+    const int needed = pairs_to_resolve(c.sd, kGoalGap);
+    rows.push_back({sc.name.empty() ? "main (`eval_args`)" : "`" + sc.name + "`",
+                    std::to_string(c.n), fmt::format("{:+.4f}", c.mean), fmt::format("{:.4f}", c.sd),
+                    fmt::format("±{:.4f}", c.hi - c.mean),
+                    needed > 0 ? std::to_string(needed) : std::string("> 1000")});
+    if (quietest == nullptr || c.sd < quietest_sd) {
+      quietest = &sc;
+      quietest_sd = c.sd;
+    }
+  }
+  if (rows.empty()) return "";
+  std::string md =
+      "\n## The protocol's noise, by scoring\n\nThe null arm's pairs under each way of scoring "
+      "the same trained arms: their mean and sd, the ± within which a mean gap is not resolved "
+      "with these pairs (95%), and the pairs ±" +
+      fmt::format("{:.3f}", kGoalGap) + " nats would take at that sd.\n\n";
+  md += markdown_table({"scoring", "null pairs", "mean ΔCE", "sd", "unresolved within",
+                        fmt::format("pairs for ±{:.3f}", kGoalGap)},
+                       rows);
+  if (rows.size() >= 2)
+    md += fmt::format("\nThe quietest scoring here: {} (sd {:.4f}).\n",
+                      quietest->name.empty() ? "the main one" : "`" + quietest->name + "`",
+                      quietest_sd);
+  return md;
+}
+
 nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries) {
   nlohmann::json out = nlohmann::json::array();
   for (const VariantSummary& s : summaries) {

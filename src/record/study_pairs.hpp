@@ -49,4 +49,16 @@ std::string seed_pairs_markdown(const std::vector<VariantSummary>& summaries,
                                 const std::string& score = "", const std::string& score_args = "");
 nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries);
 
+// One way of scoring the arms (the main one, named "" here, or a further scoring) and its
+// summaries.
+struct ScoringSummaries {
+  std::string name;
+  std::vector<VariantSummary> summaries;
+};
+// "The protocol's noise, by scoring" in results.md: per scoring the null arm's pairs, their mean
+// and sd, the ± within which a mean gap is not resolved with those pairs, and the pairs ±0.005
+// would take at that sd; then the quietest scoring. Empty unless two scorings exist and some
+// null arm has two pairs.
+std::string noise_by_scoring_markdown(const std::vector<ScoringSummaries>& scorings);
+
 }  // namespace fp8lab::record

@@ -264,13 +264,16 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   md += record::seed_pairs_markdown(summaries);
   if (!summaries.empty()) md += "\n![ΔCE per seed pair](delta_ce.svg)\n";
   json score_json = json::object();
+  std::vector<record::ScoringSummaries> scorings{{"", summaries}};
   for (std::size_t k = 0; k < plan.scores.size(); ++k) {
     const auto score_summaries = record::summarise_pairs(score_pairs[k]);
     std::string args;
     for (const auto& arg : plan.scores[k].eval_args) args += (args.empty() ? "" : " ") + arg;
     md += record::seed_pairs_markdown(score_summaries, plan.scores[k].name, args);
     score_json[plan.scores[k].name] = record::seed_pairs_json(score_summaries);
+    scorings.push_back({plan.scores[k].name, score_summaries});
   }
+  md += record::noise_by_scoring_markdown(scorings);
   md += resource_check_markdown(o.out / "resource_check.json");
   std::ofstream(o.out / "results.md") << md;
   std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},

@@ -158,6 +158,8 @@ grep -q "the protocol's own noise" "$work/pairs/results.md" || fail "no noise fl
 # The further scoring: every arm scored again, its own seed-pair section from those files.
 [ -s "$work/pairs/arms/block-s2/score_three-batches.json" ] || fail "an arm lacks its further scoring"
 grep -q '## Seed pairs, scored by `three-batches`' "$work/pairs/results.md" || fail "no section for the further scoring"
+grep -q "## The protocol's noise, by scoring" "$work/pairs/results.md" || fail "no noise table by scoring"
+grep -q '| `three-batches` | 2 |' "$work/pairs/results.md" || fail "the noise table lacks the further scoring"
 python3 - "$work/pairs" <<'PY' || fail "the further scoring's pairs are wrong"
 import json, sys
 root = sys.argv[1]

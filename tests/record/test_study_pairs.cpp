@@ -102,5 +102,32 @@ TEST(StudyPairs, OverlappingIntervalsAreNotRanked) {
   EXPECT_NE(md.find("a ≈ b"), std::string::npos) << md;
 }
 
+// The noise table: a row per scoring with two null pairs, its sd and the pairs ±0.005 would
+// take; the quietest named; nothing with one scoring or without null pairs.
+TEST(StudyPairs, NoiseByScoringNamesTheQuietestScoring) {
+  auto with_null = [](std::vector<double> null_d) {
+    std::vector<SeedPair> all = pairs_of("bf16 null", std::move(null_d), true);
+    for (auto p : pairs_of("blockwise", {0.01, 0.02, 0.0})) all.push_back(p);
+    return summarise_pairs(all);
+  };
+  const std::vector<ScoringSummaries> scorings{{"", with_null({-0.0165, -0.0142, 0.0059})},
+                                               {"in-distribution", with_null({0.001, -0.001, 0.0})},
+                                               {"one-pair", with_null({0.002})}};
+  const std::string md = noise_by_scoring_markdown(scorings);
+  EXPECT_NE(md.find("## The protocol's noise, by scoring"), std::string::npos) << md;
+  // sd of (-0.0165, -0.0142, 0.0059): 0.0123; of (0.001, -0.001, 0): 0.0010 (3 pairs for 0.005).
+  EXPECT_NE(md.find("| main (`eval_args`) | 3 | -0.0083 | 0.0123 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `in-distribution` | 3 | +0.0000 | 0.0010 | ±0.0025 | 3 |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("one-pair"), std::string::npos) << "a scoring with one null pair: " << md;
+  EXPECT_NE(md.find("The quietest scoring here: `in-distribution` (sd 0.0010)"), std::string::npos)
+      << md;
+  EXPECT_EQ(noise_by_scoring_markdown({scorings[0]}), "");
+  EXPECT_EQ(noise_by_scoring_markdown({{"", summarise_pairs(pairs_of("blockwise", {0.01, 0.02}))},
+                                       {"x", summarise_pairs(pairs_of("blockwise", {0.01, 0.0}))}}),
+            "");
+}
+
 }  // namespace
 }  // namespace fp8lab::record
