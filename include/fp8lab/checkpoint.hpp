@@ -85,6 +85,24 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_d
                                       const std::vector<float>& exp_avg_sq,
                                       const CheckpointMeta& meta, std::int64_t keep);
 
+// A checkpoint in host memory: everything save_checkpoint writes, taken from the model at one
+// step, so that it can be written without the model (the trainer writes it on another thread
+// while training goes on).
+struct CheckpointSnapshot {
+  std::filesystem::path checkpoints_dir;
+  ModelConfig model_config;
+  std::vector<ParamInfo> params;                    // the layout: names, shapes, offsets
+  std::vector<float> weights, exp_avg, exp_avg_sq;  // parameter_count() each
+  CheckpointMeta meta;
+  std::int64_t keep = 1;
+};
+CheckpointSnapshot snapshot_checkpoint(const std::filesystem::path& checkpoints_dir,
+                                       GptModel& model, std::vector<float> exp_avg,
+                                       std::vector<float> exp_avg_sq, const CheckpointMeta& meta,
+                                       std::int64_t keep);
+// Writes a snapshot as save_checkpoint does (the same bytes) and returns its directory.
+std::filesystem::path write_checkpoint(const CheckpointSnapshot& snapshot);
+
 // The directory `latest` names, or nullopt when there is no checkpoint yet.
 std::optional<std::filesystem::path> latest_checkpoint(
     const std::filesystem::path& checkpoints_dir);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +94,8 @@ class Trainer {
   run();  // trains to config.train.steps (logging, validating, checkpointing); final checkpoint
   StepRecord train_step();
   double validation_loss();  // over eval_batches batches of the validation split (same each time)
+  // Writes a checkpoint of the current step and returns its directory (after any checkpoint
+  // run() still has in flight).
   std::filesystem::path save_checkpoint();
 
   GptModel& model() { return *model_; }
@@ -104,6 +107,13 @@ class Trainer {
 
  private:
   void resume_from_checkpoint();
+  CheckpointMeta checkpoint_meta() const;
+  // run()'s periodic checkpoint: one process takes the snapshot and writes it on another thread
+  // while training goes on (hashing and writing a gpt50m checkpoint takes seconds); data
+  // parallelism writes in place, all ranks waiting for it.
+  void checkpoint_in_background();
+  // Waits for the checkpoint in flight, rethrowing its error.
+  void finish_checkpoint_in_flight();
   bool distributed() const { return world_ > 1; }
   bool writer() const { return rank_ == 0; }  // the one rank that writes files
   // The full flat buffer on the host from each rank's values of its own optimizer shard (a
@@ -127,6 +137,7 @@ class Trainer {
   std::int64_t step_ = 0, skipped_ = 0;
   std::string init_sha256_;
   std::string started_utc_;
+  std::future<std::filesystem::path> checkpoint_in_flight_;
 };
 
 }  // namespace fp8lab

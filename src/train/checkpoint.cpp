@@ -31,15 +31,19 @@ void check_same_model(const ModelConfig& saved, const ModelConfig& current,
                diffs);
 }
 
-std::vector<std::uint8_t> model_file_bytes(GptModel& model) {
-  const std::vector<float> params = model.get_parameters();
+std::vector<std::uint8_t> model_file_bytes(const ModelConfig& config,
+                                           const std::vector<ParamInfo>& layout,
+                                           const std::vector<float>& params) {
   std::vector<SafetensorsTensor> tensors;
-  for (const ParamInfo& p : model.layout().params()) {
+  for (const ParamInfo& p : layout) {
     tensors.push_back({p.name, DType::f32, p.shape, params.data() + p.offset});
   }
-  SafetensorsMetadata meta{{"format", "fp8lab-gpt"},
-                           {"model_config", to_json(model.config()).dump()}};
+  SafetensorsMetadata meta{{"format", "fp8lab-gpt"}, {"model_config", to_json(config).dump()}};
   return encode_safetensors(tensors, meta);
+}
+
+std::vector<std::uint8_t> model_file_bytes(GptModel& model) {
+  return model_file_bytes(model.config(), model.layout().params(), model.get_parameters());
 }
 
 std::vector<float> read_params(const SafetensorsFile& file, const ParameterLayout& layout,
@@ -121,26 +125,47 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& opti
 }
 
 fs::path save_checkpoint(const fs::path& dir, GptModel& model, const std::vector<float>& m,
-                         const std::vector<float>& v, const CheckpointMeta& meta_in,
+                         const std::vector<float>& v, const CheckpointMeta& meta,
                          std::int64_t keep) {
+  return write_checkpoint(snapshot_checkpoint(dir, model, m, v, meta, keep));
+}
+
+CheckpointSnapshot snapshot_checkpoint(const fs::path& dir, GptModel& model, std::vector<float> m,
+                                       std::vector<float> v, const CheckpointMeta& meta,
+                                       std::int64_t keep) {
   FP8LAB_CHECK(m.size() == static_cast<std::size_t>(model.parameter_count()) &&
                    v.size() == m.size(),
                "save_checkpoint: moments of {} and {} elements for {} parameters", m.size(),
                v.size(), model.parameter_count());
+  return {dir,
+          model.config(),
+          model.layout().params(),
+          model.get_parameters(),
+          std::move(m),
+          std::move(v),
+          meta,
+          keep};
+}
+
+fs::path write_checkpoint(const CheckpointSnapshot& s) {
+  const fs::path& dir = s.checkpoints_dir;
   fs::create_directories(dir);
-  const std::string name = install_name(dir, meta_in.step);
+  const std::string name = install_name(dir, s.meta.step);
   const fs::path final_dir = dir / name, tmp_dir = dir / (name + ".tmp");
   fs::remove_all(tmp_dir);
   fs::create_directories(tmp_dir);
-  CheckpointMeta meta = meta_in;
-  const std::vector<std::uint8_t> weights = model_file_bytes(model);
-  write_file_atomic(tmp_dir / "model.safetensors", weights.data(), weights.size());
-  meta.model_sha256 = sha256_hex(weights.data(), weights.size());
+  CheckpointMeta meta = s.meta;
+  {
+    const std::vector<std::uint8_t> weights = model_file_bytes(s.model_config, s.params, s.weights);
+    write_file_atomic(tmp_dir / "model.safetensors", weights.data(), weights.size());
+    meta.model_sha256 = sha256_hex(weights.data(), weights.size());
+  }
   {
     std::vector<SafetensorsTensor> tensors;
-    for (const ParamInfo& p : model.layout().params()) {
-      tensors.push_back({"exp_avg." + p.name, DType::f32, p.shape, m.data() + p.offset});
-      tensors.push_back({"exp_avg_sq." + p.name, DType::f32, p.shape, v.data() + p.offset});
+    for (const ParamInfo& p : s.params) {
+      tensors.push_back({"exp_avg." + p.name, DType::f32, p.shape, s.exp_avg.data() + p.offset});
+      tensors.push_back(
+          {"exp_avg_sq." + p.name, DType::f32, p.shape, s.exp_avg_sq.data() + p.offset});
     }
     // The step counts again, inside a file meta.json hashes: an edited count cannot match both.
     const SafetensorsMetadata counts{{"format", "fp8lab-adamw"},
@@ -150,14 +175,15 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const std::vector
     write_file_atomic(tmp_dir / "optimizer.safetensors", bytes.data(), bytes.size());
     meta.optimizer_sha256 = sha256_hex(bytes.data(), bytes.size());
   }
-  meta.params_sha256 = model.parameter_sha256();
+  // GptModel::parameter_sha256's hash: of the same fp32 values.
+  meta.params_sha256 = sha256_hex(s.weights.data(), s.weights.size() * sizeof(float));
   const std::string text = to_json(meta).dump(2) + "\n";
   write_file_atomic(tmp_dir / "meta.json", text.data(), text.size());
   fs::rename(tmp_dir, final_dir);
   fsync_directory(dir);
   const std::string latest = name + "\n";
   write_file_atomic(dir / "latest", latest.data(), latest.size());
-  prune_checkpoints(dir, name, keep);
+  prune_checkpoints(dir, name, s.keep);
   return final_dir;
 }
 

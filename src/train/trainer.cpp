@@ -284,7 +284,7 @@ double Trainer::validation_loss() {
   return loss / static_cast<double>(std::max<std::int64_t>(counted, 1));
 }
 
-fs::path Trainer::save_checkpoint() {
+CheckpointMeta Trainer::checkpoint_meta() const {
   CheckpointMeta meta;
   meta.step = step_;
   meta.adam_updates = optimizer_->updates();
@@ -294,6 +294,31 @@ fs::path Trainer::save_checkpoint() {
   meta.data_position = train_data_->position();
   meta.init_seed = config_.train.seed;
   meta.data_seed = config_.train.data_seed;
+  return meta;
+}
+
+void Trainer::finish_checkpoint_in_flight() {
+  if (checkpoint_in_flight_.valid()) checkpoint_in_flight_.get();
+}
+
+void Trainer::checkpoint_in_background() {
+  if (distributed()) {
+    save_checkpoint();
+    return;
+  }
+  finish_checkpoint_in_flight();  // one in flight: bounded host memory, checkpoints in order
+  // The snapshot (downloads of the weights and moments) is taken here, at this step; hashing,
+  // encoding, writing and pruning run on the other thread.
+  checkpoint_in_flight_ = std::async(
+      std::launch::async,
+      [s = snapshot_checkpoint(run_dir_ / "checkpoints", *model_, optimizer_->m_host(),
+                               optimizer_->v_host(), checkpoint_meta(),
+                               config_.train.keep_checkpoints)] { return write_checkpoint(s); });
+}
+
+fs::path Trainer::save_checkpoint() {
+  finish_checkpoint_in_flight();
+  const CheckpointMeta meta = checkpoint_meta();
   if (!distributed()) {
     return fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, *optimizer_, meta,
                                    config_.train.keep_checkpoints);
@@ -354,13 +379,19 @@ void Trainer::run() {
       }
       bar.draw(step_, total, r.loss, eta);
       if (t.checkpoint_every > 0 && step_ % t.checkpoint_every == 0 && step_ < total)
-        save_checkpoint();
+        checkpoint_in_background();
       last = r;
     }
     bar.clear();
-    save_checkpoint();
+    save_checkpoint();  // after the one in flight; the run is complete when this returns
   } catch (...) {
     bar.clear();
+    // A checkpoint in flight is finished (or its own error dropped): the run's error is the
+    // one to report, and the checkpoint is what a resume starts from.
+    try {
+      finish_checkpoint_in_flight();
+    } catch (...) {
+    }
     write_run_record("failed", last ? &*last : nullptr);
     throw;
   }
