@@ -1,6 +1,7 @@
 // Run logging pieces of the trainer (see run_log.hpp).
 #include "train/run_log.hpp"
 
+#include "fp8lab/checkpoint.hpp"  // write_file_atomic
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
 
@@ -42,8 +43,11 @@ void truncate_metrics(const std::filesystem::path& file, std::int64_t step) {
       }
     }
   }
-  std::ofstream out(file, std::ios::trunc);
-  for (const std::string& line : keep) out << line << '\n';
+  // Replaced in one rename: a kill while rewriting in place could leave the file empty, and the
+  // resumed run would then lose every step before its checkpoint.
+  std::string text;
+  for (const std::string& line : keep) text += line + '\n';
+  write_file_atomic(file, text.data(), text.size());
 }
 
 std::string format_step_line(const StepRecord& r, std::int64_t total) {
