@@ -81,8 +81,7 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_d
 // The same with the moments given as host vectors of parameter_count() elements (data
 // parallelism gathers a sharded optimizer's moments first; the file does not depend on sharding).
 std::filesystem::path save_checkpoint(const std::filesystem::path& checkpoints_dir, GptModel& model,
-                                      const std::vector<float>& exp_avg,
-                                      const std::vector<float>& exp_avg_sq,
+                                      std::vector<float> exp_avg, std::vector<float> exp_avg_sq,
                                       const CheckpointMeta& meta, std::int64_t keep);
 
 // A checkpoint in host memory: everything save_checkpoint writes, taken from the model at one

@@ -91,12 +91,16 @@ std::size_t row_dot_bytes(int batch, int seq_len, int n_heads) {
 // are the ones the model checks for, attention_supports_head_dim).
 bool cudnn_takes(int head_dim) { return head_dim == 32 || head_dim == 64 || head_dim == 128; }
 
+// Whether the cudnn family may run at head_dim in this process (its library loaded).
+bool cudnn_here(int head_dim) {
+  return cudnn_takes(head_dim) && cudnn_attention_unavailable().empty();
+}
+
 template <typename Launch, std::size_t N>
 AttentionKernels resolve_with_cudnn(const KernelRow<Launch> (&table)[N], AttentionKernels requested,
                                     int head_dim) {
   if (requested != AttentionKernels::cudnn) return resolve(table, requested, head_dim);
-  if (cudnn_takes(head_dim) && cudnn_attention_unavailable().empty())
-    return AttentionKernels::cudnn;
+  if (cudnn_here(head_dim)) return AttentionKernels::cudnn;
   return resolve(table, AttentionKernels::automatic, head_dim);
 }
 
@@ -124,7 +128,7 @@ std::size_t attention_workspace_bytes(bool forward, AttentionKernels kernels, in
   // The own kernels' Di stays affordable beside cuDNN's: a call cuDNN refuses at run time
   // falls back to them with the same workspace.
   if (kernels == AttentionKernels::cudnn && batch > 0 && seq_len > 0 && n_heads > 0 &&
-      cudnn_takes(head_dim) && cudnn_attention_unavailable().empty()) {
+      cudnn_here(head_dim)) {
     const std::size_t cudnn =
         cudnn_attention_workspace_bytes(forward, batch, seq_len, n_heads, head_dim);
     bytes = bytes > cudnn ? bytes : cudnn;

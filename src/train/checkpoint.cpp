@@ -124,10 +124,9 @@ fs::path save_checkpoint(const fs::path& dir, GptModel& model, const AdamW& opti
   return save_checkpoint(dir, model, optimizer.m_host(), optimizer.v_host(), meta, keep);
 }
 
-fs::path save_checkpoint(const fs::path& dir, GptModel& model, const std::vector<float>& m,
-                         const std::vector<float>& v, const CheckpointMeta& meta,
-                         std::int64_t keep) {
-  return write_checkpoint(snapshot_checkpoint(dir, model, m, v, meta, keep));
+fs::path save_checkpoint(const fs::path& dir, GptModel& model, std::vector<float> m,
+                         std::vector<float> v, const CheckpointMeta& meta, std::int64_t keep) {
+  return write_checkpoint(snapshot_checkpoint(dir, model, std::move(m), std::move(v), meta, keep));
 }
 
 CheckpointSnapshot snapshot_checkpoint(const fs::path& dir, GptModel& model, std::vector<float> m,

@@ -325,12 +325,12 @@ fs::path Trainer::save_checkpoint() {
   }
   // Every rank joins the gathers of the moment shards; rank 0 writes a checkpoint that does not
   // depend on the world size.
-  const std::vector<float> m = gather_shards(optimizer_->m_host()),
-                           v = gather_shards(optimizer_->v_host());
+  std::vector<float> m = gather_shards(optimizer_->m_host()),
+                     v = gather_shards(optimizer_->v_host());
   fs::path dir = run_dir_ / "checkpoints" / fmt::format("step_{:08d}", step_);
   if (writer()) {
-    dir = fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, m, v, meta,
-                                  config_.train.keep_checkpoints);
+    dir = fp8lab::save_checkpoint(run_dir_ / "checkpoints", *model_, std::move(m), std::move(v),
+                                  meta, config_.train.keep_checkpoints);
   }
   comm_->barrier();  // no rank moves on (or resumes) before the checkpoint exists
   return dir;
