@@ -3,6 +3,8 @@
 // opaque pointer), so nvml.h is not needed to build.
 #include "bench/energy_counter.hpp"
 
+#include "core/shared_library.hpp"
+
 #include <dlfcn.h>
 #include <fmt/format.h>
 
@@ -17,10 +19,10 @@ using ErrorStringFn = const char* (*)(int);
 
 GpuEnergyCounter::GpuEnergyCounter(const std::string& pci_bus_id, const std::string& library)
     : bus_id_(pci_bus_id) {
-  library_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const OpenedLibrary lib = open_first_library({library}, RTLD_NOW | RTLD_LOCAL);
+  library_ = lib.handle;
   if (library_ == nullptr) {
-    const char* why = ::dlerror();
-    why_not_ = fmt::format("cannot load {}: {}", library, why != nullptr ? why : "not found");
+    why_not_ = fmt::format("cannot load NVML:{}", lib.tried);
     return;
   }
   auto init = reinterpret_cast<InitFn>(::dlsym(library_, "nvmlInit_v2"));

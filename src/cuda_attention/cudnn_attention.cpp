@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/shared_library.hpp"
 #include "cuda_attention/attention_kernels.hpp"
 #include "fp8lab/environment.hpp"
 
@@ -65,21 +66,13 @@ const Loaded& loaded() {
     return it->second;
   }
   Loaded l;
-  const std::vector<std::string> names =
-      forced.empty() ? std::vector<std::string>{"libcudnn.so.9", "libcudnn.so"}
-                     : std::vector<std::string>{forced};
-  void* handle = nullptr;
-  std::string tried;
-  for (const std::string& n : names) {
-    handle = ::dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) break;
-    const char* why = ::dlerror();
-    tried += "; " + n + ": " + (why != nullptr ? why : "not found");
-  }
+  const OpenedLibrary lib = open_first_library(
+      library_candidates(forced, {"libcudnn.so.9", "libcudnn.so"}), RTLD_NOW | RTLD_LOCAL);
+  void* handle = lib.handle;
   if (handle == nullptr) {
-    l.why_not = "cannot load the cuDNN library (tried" + tried.substr(1) +
-                "); install cuDNN 9 (e.g. the nvidia-cudnn-cu13 wheel) and put its lib/ "
-                "directory on LD_LIBRARY_PATH, or set FP8LAB_CUDNN_LIBRARY to the file";
+    l.why_not = "cannot load the cuDNN library; tried:" + lib.tried +
+                "\n(install cuDNN 9, e.g. the nvidia-cudnn-cu13 wheel, and put its lib/ "
+                "directory on LD_LIBRARY_PATH, or set FP8LAB_CUDNN_LIBRARY to the file)";
   } else {
     fe::cudnn_dlhandle = handle;
     try {

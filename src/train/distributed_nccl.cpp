@@ -7,6 +7,7 @@
 // that produced its bucket, and an event recorded after it is what wait() synchronises on. The
 // blocking collectives keep running on the stream given at construction and refuse to start
 // while an async one is pending (NCCL needs the collectives of one communicator in one order).
+#include "core/shared_library.hpp"
 #include "fp8lab/distributed.hpp"
 #include "fp8lab/environment.hpp"
 #include "fp8lab/error.hpp"
@@ -52,27 +53,16 @@ const NcclApi& nccl() {
   static NcclApi api;
   static std::string error;
   std::call_once(once, [] {
-    std::vector<std::string> names;
-    if (const std::string& forced = environment().nccl_library; !forced.empty()) {
-      names.push_back(forced);  // the user's choice alone: no silent fallback
-    } else {
-      names.emplace_back("libnccl.so.2");
-      names.emplace_back("libnccl.so");
-    }
-    void* handle = nullptr;
-    std::string tried;
-    for (const std::string& n : names) {
-      handle = ::dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL);
-      if (handle != nullptr) break;
-      const char* why = ::dlerror();
-      tried += fmt::format("\n  {}: {}", n, why != nullptr ? why : "not found");
-    }
+    const OpenedLibrary lib = open_first_library(
+        library_candidates(environment().nccl_library, {"libnccl.so.2", "libnccl.so"}),
+        RTLD_NOW | RTLD_GLOBAL);
+    void* handle = lib.handle;
     if (handle == nullptr) {
       error = fmt::format(
           "cannot load the NCCL library; tried:{}\n(install it, e.g. the nvidia-nccl-cu13 wheel, "
           "and put its lib/ directory on LD_LIBRARY_PATH, or set FP8LAB_NCCL_LIBRARY to the "
           "file)",
-          tried);
+          lib.tried);
       return;
     }
     auto resolve = [&](auto& fn, const char* symbol) {
