@@ -232,6 +232,14 @@ __device__ __forceinline__ void load_row_stats(float* dst, const float* v, int r
   }
 }
 
+// The CTA barrier of a double-buffered cp.async walk, before a step reads its tile: this
+// thread's copies have landed, and past the barrier every thread's have and no warp reads the
+// other buffer any more, so the next tile's copies may refill it.
+__device__ __forceinline__ void tile_walk_barrier() {
+  cp_async_wait_all();
+  __syncthreads();
+}
+
 // A warp's 16 x HD accumulator (times `mul`) -> bf16 rows of its own tile region -> global rows
 // row0.. (those < seq_len), with 16-byte stores. The staging rows belong to this warp alone.
 // Returns the largest amax key among the values this lane stored (detail::amax_key_bf16): the
@@ -268,6 +276,17 @@ __device__ __forceinline__ std::uint32_t store_warp_rows(const float (&acc)[NT][
   return key;
 }
 
+// dQ (times the softmax scale) of a warp's 16 query rows from row_w0 into dq_head
+// (store_warp_rows).
+template <int HD, int S>
+__device__ __forceinline__ std::uint32_t store_dq_rows(const float (&dq)[HD / 8][4], float scale,
+                                                       bf16_bits* stage, bf16_bits* dq_head,
+                                                       std::int64_t stride, int row_w0, int seq_len,
+                                                       int lane) {
+  const float q_mul[2] = {scale, scale};
+  return store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dq_head, stride, row_w0, seq_len, lane);
+}
+
 // (batch * head) index of this CTA: grid.y * grid.z covers it (grid.y is capped at 65535).
 __device__ __forceinline__ int block_bh() {
   return static_cast<int>(blockIdx.y + blockIdx.z * gridDim.y);
@@ -299,14 +318,37 @@ struct QueryTileHead {
   int q0, n_key_tiles;
 };
 
+// Its first query row, q0.
+template <int BR>
+__device__ __forceinline__ int query_tile_row0() {
+  return (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * BR;
+}
+
+// How many key tiles of BC the query tile of BR rows from q0 walks.
+template <int BR, int BC>
+__device__ __forceinline__ int key_tiles_to_diagonal(int q0, int seq_len) {
+  return (min(q0 + BR, seq_len) - 1) / BC + 1;
+}
+
 template <int HD, int BR, int BC>
 __device__ __forceinline__ QueryTileHead query_tile_head(const bf16_bits* qkv, int bh, int seq_len,
                                                          int n_heads) {
-  const int q0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * BR;
+  const int q0 = query_tile_row0<BR>();
   const HeadView hv = head_view(bh, seq_len, n_heads, HD);
   const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
   const bf16_bits* q = qkv + hv.qkv_head;
-  return {hv, d_model, q, q + d_model, q + 2 * d_model, q0, (min(q0 + BR, seq_len) - 1) / BC + 1};
+  return {
+      hv, d_model, q, q + d_model, q + 2 * d_model, q0, key_tiles_to_diagonal<BR, BC>(q0, seq_len)};
+}
+
+// Key and value rows row0.. of a query-tile CTA's head into buffer `buf` of its double-buffered
+// row-major tiles k and v ([2][BC][S]; cp.async, the caller commits).
+template <int HD, int S, int BC, int THREADS>
+__device__ __forceinline__ void load_key_tiles(bf16_bits* k, bf16_bits* v,
+                                               const QueryTileHead& head, int row0, int buf,
+                                               int seq_len) {
+  load_tile<HD, S, BC, THREADS>(k + buf * BC * S, head.k, head.hv.qkv_stride, row0, seq_len);
+  load_tile<HD, S, BC, THREADS>(v + buf * BC * S, head.v, head.hv.qkv_stride, row0, seq_len);
 }
 
 // The statistics of this lane's two query rows in the dQ kernels (rows g and g + 8 of the warp's
@@ -453,6 +495,53 @@ void allow_dynamic_smem(Kernel kernel, int bytes) {
 }
 
 inline float softmax_scale(int head_dim) { return 1.f / std::sqrt(static_cast<float>(head_dim)); }
+
+// A kernel launched over tiles of `rows` query or key rows per CTA.
+template <typename Kernel>
+struct TileLaunch {
+  Kernel kernel;
+  int rows, threads, smem_bytes;
+  int tiles(int seq_len) const { return (seq_len + rows - 1) / rows; }
+};
+
+// A forward kernel with attention_forward_kernel's parameters (qkv as the kernel takes it: bf16
+// rows or a tensor map), its amax committed by every CTA.
+template <typename Kernel, typename Qkv>
+void launch_attention_forward(const TileLaunch<Kernel>& fwd, Qkv qkv, void* out, float* lse,
+                              int batch, int seq_len, int n_heads, int head_dim,
+                              cudaStream_t stream, AmaxOut amax) {
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(head_dim);
+  const int tiles = fwd.tiles(seq_len);
+  allow_dynamic_smem(fwd.kernel, fwd.smem_bytes);
+  fwd.kernel<<<attention_grid(tiles, batch_heads), fwd.threads, fwd.smem_bytes, stream>>>(
+      qkv, static_cast<bf16_bits*>(out), lse, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+      amax_commit(amax, committing_blocks(tiles, batch_heads)));
+}
+
+// A backward's dK/dV kernel over key tiles and its dQ kernel over query tiles, both with
+// attention_backward_dkdv_kernel's parameters (qkv and dout as the kernels take them). One
+// amax over both kernels' stores: the tickets count the CTAs of both grids.
+template <typename KvKernel, typename QKernel, typename Qkv, typename Dout>
+void launch_attention_backward(const TileLaunch<KvKernel>& kv, const TileLaunch<QKernel>& q,
+                               Qkv qkv, const float* lse, Dout dout, const float* row_dot,
+                               void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
+                               cudaStream_t stream, AmaxOut amax) {
+  auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
+  const int batch_heads = batch * n_heads;
+  const float scale = softmax_scale(head_dim);
+  const int kv_tiles = kv.tiles(seq_len), q_tiles = q.tiles(seq_len);
+  const AmaxCommit dqkv_amax = amax_commit(
+      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
+  allow_dynamic_smem(kv.kernel, kv.smem_bytes);
+  kv.kernel<<<attention_grid(kv_tiles, batch_heads), kv.threads, kv.smem_bytes, stream>>>(
+      qkv, dout, lse, row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+      dqkv_amax);
+  allow_dynamic_smem(q.kernel, q.smem_bytes);
+  q.kernel<<<attention_grid(q_tiles, batch_heads), q.threads, q.smem_bytes, stream>>>(
+      qkv, dout, lse, row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
+      dqkv_amax);
+}
 
 }  // namespace
 }  // namespace fp8lab::cuda_ops

@@ -90,8 +90,7 @@ __global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads)
 
   for (int i = i_begin; i < i_end; ++i) {
     const int buf = (i - i_begin) & 1;
-    cp_async_wait_all();
-    __syncthreads();  // tile i landed; every warp is done with the buffer refilled below
+    tile_walk_barrier();  // tile i landed; every warp is done with the buffer refilled below
     if (i + 1 < i_end) {
       tiles.load_queries(qs, i + 1, buf ^ 1, seq_len);
       cp_async_commit();
@@ -188,9 +187,8 @@ __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
     mma_p_b_kn<S, Bc / 8, HD / 8>(dq, p, k_tile, lane);  // dQ += dS K (scaled on store)
   }
 
-  const float q_mul[2] = {scale, scale};
-  dqkv_amax(store_warp_rows<HD, S, HD / 8>(dq, q_mul, s_q + warp * 16 * S, dqkv + hv.qkv_head,
-                                           hv.qkv_stride, row_w0, seq_len, lane));
+  dqkv_amax(store_dq_rows<HD, S>(dq, scale, s_q + warp * 16 * S, dqkv + hv.qkv_head, hv.qkv_stride,
+                                 row_w0, seq_len, lane));
 }
 
 template <int HD>
@@ -209,28 +207,13 @@ template <int HD>
 void launch_two_pass(const void* qkv, const float* lse, const void* dout, const float* row_dot,
                      void* dqkv, int batch, int seq_len, int n_heads, cudaStream_t stream,
                      AmaxOut amax) {
-  const auto* qkv_b = static_cast<const bf16_bits*>(qkv);
-  const auto* dout_b = static_cast<const bf16_bits*>(dout);
-  auto* dqkv_b = static_cast<bf16_bits*>(dqkv);
-  const int batch_heads = batch * n_heads;
-  const float scale = softmax_scale(HD);
   using Kv = BwdKvTiles<HD>;
   using Q = BwdQTiles<HD>;
-  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
-  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax = amax_commit(
-      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
-  allow_dynamic_smem(attention_backward_dkdv_kernel<HD>, Kv::Buffers::kBytes);
-  attention_backward_dkdv_kernel<HD>
-      <<<attention_grid(kv_tiles, batch_heads), Kv::kThreads, Kv::Buffers::kBytes, stream>>>(
-          qkv_b, dout_b, lse, row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, dqkv_amax);
-
-  allow_dynamic_smem(attention_backward_dq_kernel<HD>, Q::kSmemBytes);
-  attention_backward_dq_kernel<HD>
-      <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
-          qkv_b, dout_b, lse, row_dot, dqkv_b, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, dqkv_amax);
+  launch_attention_backward(
+      TileLaunch{attention_backward_dkdv_kernel<HD>, Kv::kBc, Kv::kThreads, Kv::Buffers::kBytes},
+      TileLaunch{attention_backward_dq_kernel<HD>, Q::kBr, Q::kThreads, Q::kSmemBytes},
+      static_cast<const bf16_bits*>(qkv), lse, static_cast<const bf16_bits*>(dout), row_dot, dqkv,
+      batch, seq_len, n_heads, HD, stream, amax);
 }
 
 }  // namespace

@@ -203,9 +203,8 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
   constexpr int S = C::kS;
   auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S;
-  const float q_mul[2] = {scale, scale};
-  dqkv_amax(store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dqkv + hv.qkv_head, hv.qkv_stride,
-                                           row_w0, seq_len, lane));
+  dqkv_amax(store_dq_rows<HD, S>(dq, scale, stage, dqkv + hv.qkv_head, hv.qkv_stride, row_w0,
+                                 seq_len, lane));
 }
 
 template <int HD>
@@ -214,22 +213,10 @@ void launch_wgmma(const bf16_bits* qkv, const float* lse, const bf16_bits* dout,
                   cudaStream_t stream, AmaxOut amax) {
   using Kv = WgKvShape<HD>;
   using Q = WgQShape<HD>;
-  const int batch_heads = batch * n_heads;
-  const float scale = softmax_scale(HD);
-  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
-  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax = amax_commit(
-      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
-  allow_dynamic_smem(attention_backward_dkdv_wgmma_kernel<HD>, Kv::kSmemBytes);
-  attention_backward_dkdv_wgmma_kernel<HD>
-      <<<attention_grid(kv_tiles, batch_heads), kWgThreads, Kv::kSmemBytes, stream>>>(
-          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
-          dqkv_amax);
-  allow_dynamic_smem(attention_backward_dq_wgmma_kernel<HD>, Q::kSmemBytes);
-  attention_backward_dq_wgmma_kernel<HD>
-      <<<attention_grid(q_tiles, batch_heads), kWgThreads, Q::kSmemBytes, stream>>>(
-          qkv, dout, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale, scale * kLog2e,
-          dqkv_amax);
+  launch_attention_backward(
+      TileLaunch{attention_backward_dkdv_wgmma_kernel<HD>, Kv::kBc, kWgThreads, Kv::kSmemBytes},
+      TileLaunch{attention_backward_dq_wgmma_kernel<HD>, Q::kBr, kWgThreads, Q::kSmemBytes}, qkv,
+      lse, dout, row_dot, dqkv, batch, seq_len, n_heads, HD, stream, amax);
 }
 
 }  // namespace

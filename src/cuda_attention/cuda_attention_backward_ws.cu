@@ -218,8 +218,7 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
   if (bh >= batch_heads) return;
   const int b = bh / n_heads, h = bh % n_heads;
   // Long rows first: the last query tiles, which walk the most keys, start first.
-  const int q0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
-  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
   if (tid == 0) {
     mbarrier_init(q_full, 1);
@@ -278,10 +277,8 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     asm volatile("bar.sync 1, %0;\n" ::"r"(C::kConsumers * 128) : "memory");
     constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-    const float q_mul[2] = {scale, scale};
-    auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S;
-    key = store_warp_rows<HD, S, HD / 8>(dq, q_mul, stage, dqkv + hv.qkv_head, hv.qkv_stride,
-                                         row_w0, seq_len, lane);
+    key = store_dq_rows<HD, S>(dq, scale, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
+                               dqkv + hv.qkv_head, hv.qkv_stride, row_w0, seq_len, lane);
   }
   dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
 }
@@ -297,22 +294,10 @@ bool launch_ws(const void* qkv, const float* lse, const void* dout, const float*
   if (!encode_token_tile_map(&qkv_map, qkv, 3 * d_model, seq_len, batch) ||
       !encode_token_tile_map(&dout_map, dout, d_model, seq_len, batch))
     return false;
-  const int batch_heads = batch * n_heads;
-  const float scale = softmax_scale(HD);
-  const int kv_tiles = (seq_len + Kv::kBc - 1) / Kv::kBc, q_tiles = (seq_len + Q::kBr - 1) / Q::kBr;
-  // One amax over both kernels' stores: the tickets count the CTAs of both grids.
-  const AmaxCommit dqkv_amax = amax_commit(
-      amax, committing_blocks(kv_tiles, batch_heads) + committing_blocks(q_tiles, batch_heads));
-  allow_dynamic_smem(attention_backward_dkdv_ws_kernel<HD>, Kv::kSmemBytes);
-  attention_backward_dkdv_ws_kernel<HD>
-      <<<attention_grid(kv_tiles, batch_heads), kWsThreads, Kv::kSmemBytes, stream>>>(
-          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, dqkv_amax);
-  allow_dynamic_smem(attention_backward_dq_ws_kernel<HD>, Q::kSmemBytes);
-  attention_backward_dq_ws_kernel<HD>
-      <<<attention_grid(q_tiles, batch_heads), Q::kThreads, Q::kSmemBytes, stream>>>(
-          qkv_map, dout_map, lse, row_dot, dqkv, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, dqkv_amax);
+  launch_attention_backward(
+      TileLaunch{attention_backward_dkdv_ws_kernel<HD>, Kv::kBc, kWsThreads, Kv::kSmemBytes},
+      TileLaunch{attention_backward_dq_ws_kernel<HD>, Q::kBr, Q::kThreads, Q::kSmemBytes}, qkv_map,
+      lse, dout_map, row_dot, dqkv, batch, seq_len, n_heads, HD, stream, amax);
   return true;
 }
 

@@ -57,14 +57,9 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
-  const HeadView& hv = head.hv;
-  const std::int64_t d_model = head.d_model;
-  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
-  const int q0 = head.q0, n_tiles = head.n_key_tiles;
-
+  const auto& [hv, d_model, q_head, k_head, v_head, q0, n_tiles] = head;
   load_tile<HD, S, Br, C::kThreads>(s_q, q_head, hv.qkv_stride, q0, seq_len);
-  load_tile<HD, S, Bc, C::kThreads>(s_k, k_head, hv.qkv_stride, 0, seq_len);
-  load_tile<HD, S, Bc, C::kThreads>(s_v, v_head, hv.qkv_stride, 0, seq_len);
+  load_key_tiles<HD, S, Bc, C::kThreads>(s_k, s_v, head, 0, 0, seq_len);
   cp_async_commit();
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
@@ -79,14 +74,10 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
     for (int r = 0; r < 2; ++r) row_max[mt][r] = -INFINITY, row_sum[mt][r] = 0.f;
 
   for (int j = 0; j < n_tiles; ++j) {
-    cp_async_wait_all();
-    __syncthreads();  // tile j landed; every warp is done with the buffer refilled below
+    tile_walk_barrier();  // tile j landed; every warp is done with the buffer refilled below
     if (j + 1 < n_tiles) {
       const int nb = (j + 1) & 1;
-      load_tile<HD, S, Bc, C::kThreads>(s_k + nb * Bc * S, k_head, hv.qkv_stride, (j + 1) * Bc,
-                                        seq_len);
-      load_tile<HD, S, Bc, C::kThreads>(s_v + nb * Bc * S, v_head, hv.qkv_stride, (j + 1) * Bc,
-                                        seq_len);
+      load_key_tiles<HD, S, Bc, C::kThreads>(s_k, s_v, head, (j + 1) * Bc, nb, seq_len);
       cp_async_commit();
     }
     if (j == 0) {
@@ -191,15 +182,9 @@ template <int HD>
 void launch_forward(const void* qkv, void* out, float* lse, int batch, int seq_len, int n_heads,
                     cudaStream_t stream, AmaxOut amax) {
   using C = FwdTiles<HD>;
-  const int batch_heads = batch * n_heads;
-  const float scale = softmax_scale(HD);
-  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
-  allow_dynamic_smem(attention_forward_kernel<HD>, C::kSmemBytes);
-  attention_forward_kernel<HD>
-      <<<attention_grid(tiles, batch_heads), C::kThreads, C::kSmemBytes, stream>>>(
-          static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
-          seq_len, n_heads, scale, scale * kLog2e,
-          amax_commit(amax, committing_blocks(tiles, batch_heads)));
+  launch_attention_forward(
+      TileLaunch{attention_forward_kernel<HD>, C::kBr, C::kThreads, C::kSmemBytes},
+      static_cast<const bf16_bits*>(qkv), out, lse, batch, seq_len, n_heads, HD, stream, amax);
 }
 
 }  // namespace

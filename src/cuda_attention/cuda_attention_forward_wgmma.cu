@@ -104,15 +104,9 @@ template <int HD>
 void launch_forward_wgmma(const void* qkv, void* out, float* lse, int batch, int seq_len,
                           int n_heads, cudaStream_t stream, AmaxOut amax) {
   using C = WgFwdShape<HD>;
-  const int batch_heads = batch * n_heads;
-  const float scale = softmax_scale(HD);
-  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
-  allow_dynamic_smem(attention_forward_wgmma_kernel<HD>, C::kSmemBytes);
-  attention_forward_wgmma_kernel<HD>
-      <<<attention_grid(tiles, batch_heads), kWgThreads, C::kSmemBytes, stream>>>(
-          static_cast<const bf16_bits*>(qkv), static_cast<bf16_bits*>(out), lse, batch_heads,
-          seq_len, n_heads, scale, scale * kLog2e,
-          amax_commit(amax, committing_blocks(tiles, batch_heads)));
+  launch_attention_forward(
+      TileLaunch{attention_forward_wgmma_kernel<HD>, C::kBr, kWgThreads, C::kSmemBytes},
+      static_cast<const bf16_bits*>(qkv), out, lse, batch, seq_len, n_heads, HD, stream, amax);
 }
 
 }  // namespace

@@ -67,8 +67,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const int b = bh / n_heads, h = bh % n_heads;
-  const int q0 = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * Br;
-  const int n_tiles = (min(q0 + Br, seq_len) - 1) / Bc + 1;
+  const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
   if (tid == 0) {
     mbarrier_init(q_full, 1);
@@ -140,14 +139,9 @@ bool attention_forward_ws(const void* qkv, void* out, float* lse, int batch, int
   if (!encode_token_tile_map(&map, qkv, 3ull * static_cast<std::uint64_t>(n_heads) * HD, seq_len,
                              batch))
     return false;
-  const int batch_heads = batch * n_heads;
-  const float scale = softmax_scale(HD);
-  const int tiles = (seq_len + C::kBr - 1) / C::kBr;
-  allow_dynamic_smem(attention_forward_ws_kernel<HD>, C::kSmemBytes);
-  attention_forward_ws_kernel<HD>
-      <<<attention_grid(tiles, batch_heads), kWsThreads, C::kSmemBytes, stream>>>(
-          map, static_cast<bf16_bits*>(out), lse, batch_heads, seq_len, n_heads, scale,
-          scale * kLog2e, amax_commit(amax, committing_blocks(tiles, batch_heads)));
+  launch_attention_forward(
+      TileLaunch{attention_forward_ws_kernel<HD>, C::kBr, kWsThreads, C::kSmemBytes}, map, out, lse,
+      batch, seq_len, n_heads, HD, stream, amax);
   return true;
 }
 
