@@ -144,6 +144,9 @@ class Backend {
   virtual ~Backend() = default;
   virtual Device device() const = 0;
   virtual std::string name() const = 0;
+  // The hardware the backend computes on, as a run record names it ("NVIDIA H200", or the CPU's
+  // model name): timings from two devices are not comparable.
+  virtual std::string device_name() const = 0;
 
   // The recipe of every LinearMode::fp8 linear from now on (fp8lab/fp8_recipe.hpp); GptModel
   // sets it from its PrecisionConfig. The producer-fused amax (AmaxSlot) is tensorwise: under

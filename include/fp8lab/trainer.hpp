@@ -3,7 +3,8 @@
 //
 // Run directory (claimed and locked, see fp8lab/output_dir.hpp: one trainer per directory):
 //   config.json     the fully resolved RunConfig
-//   run.json        the run record: init_sha256, parameter count, policy, status, final numbers
+//   run.json        the run record: init_sha256, parameter count, policy, status, final numbers,
+//                   the device and the binary's source commit
 //   metrics.jsonl   one JSON object per logged step: step, loss, lr, grad_norm, tokens_per_s,
 //                   peak_mib, skipped_steps (+ val_loss on validation steps)
 //   checkpoints/    see fp8lab/checkpoint.hpp

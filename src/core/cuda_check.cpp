@@ -69,5 +69,16 @@ int cuda_sm_count() {
   return count;
 }
 
+const std::string& cuda_device_name() {
+  static const std::string name = [] {
+    int device = 0;
+    cudaDeviceProp prop{};
+    FP8LAB_CUDA_CHECK(cudaGetDevice(&device));
+    FP8LAB_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    return std::string(prop.name);
+  }();
+  return name;
+}
+
 }  // namespace fp8lab
 #endif  // FP8LAB_HAVE_CUDA

@@ -29,6 +29,8 @@ bool cuda_available(std::string* why_not = nullptr);
 
 // Device properties read once (multiprocessor count drives grid sizes).
 int cuda_sm_count();
+// The current device's name as the driver reports it ("NVIDIA H200"), read once.
+const std::string& cuda_device_name();
 
 }  // namespace fp8lab
 

@@ -2,9 +2,11 @@
 #include "cpu_backend/cpu_backend.hpp"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include "fp8lab/fp8_scaling.hpp"
 #include "cpu_backend/cpu_rows.hpp"
@@ -118,6 +120,21 @@ void check_activation(const TensorView& t, const char* what) {
 // threads for the same cores. Measured on the shared 2-core machine (tiny preset, 10 steps, with
 // OMP_WAIT_POLICY=passive): BLAS on 2 threads 4491 tokens/s, on 1 thread 6320 tokens/s.
 CpuBackend::CpuBackend() { openblas_set_num_threads(1); }
+
+// "<model name> (<n> threads)" from /proc/cpuinfo and OpenMP; "CPU (<n> threads)" where the
+// kernel does not say the model (not Linux, or an emulator).
+std::string CpuBackend::device_name() const {
+  std::string model;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; model.empty() && std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto first = line.find_first_not_of(" \t", colon + 1);
+    if (first != std::string::npos) model = line.substr(first);
+  }
+  return fmt::format("{} ({} threads)", model.empty() ? "CPU" : model, omp_get_max_threads());
+}
 
 Buffer CpuBackend::allocate(MemoryKind kind, DType dtype, const Shape& shape,
                             std::string_view name) {

@@ -14,6 +14,7 @@ class CpuBackend final : public Backend {
   CpuBackend();
   Device device() const override { return Device::cpu; }
   std::string name() const override { return "cpu"; }
+  std::string device_name() const override;
 
   Buffer allocate(MemoryKind kind, DType dtype, const Shape& shape, std::string_view name) override;
   MemoryStats memory_stats() const override;

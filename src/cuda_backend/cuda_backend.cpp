@@ -83,6 +83,8 @@ void PoolBlock::reset() {
 
 // ---- construction and memory -------------------------------------------------------------------
 
+std::string CudaBackend::device_name() const { return cuda_device_name(); }
+
 CudaBackend::CudaBackend(const KernelOptions& kernels) : kernels_(kernels) {
   std::string why;
   FP8LAB_CHECK_KIND(ErrorKind::cuda, cuda_available(&why), "the CUDA backend cannot start: {}",

@@ -74,6 +74,7 @@ class CudaBackend final : public Backend {
   const KernelOptions& kernels() const { return kernels_; }
   Device device() const override { return Device::cuda; }
   std::string name() const override { return "cuda"; }
+  std::string device_name() const override;
 
   Buffer allocate(MemoryKind kind, DType dtype, const Shape& shape, std::string_view name) override;
   MemoryStats memory_stats() const override;

@@ -25,6 +25,10 @@ struct ArmResult {
   std::vector<std::pair<double, double>> losses;      // (step, training loss)
   std::vector<std::pair<double, double>> val_losses;  // (step, validation loss)
   double train_seconds = 0;
+  // The GPU or CPU the arm trained on (run.json's "device"); empty for a run recorded before
+  // the trainer wrote it.
+  std::string device;
+  std::string commit;  // run.json's "source_commit" ("<sha>" or "<sha> dirty"); empty: unrecorded
 };
 
 ArmResult load_arm(const StudyPlan& plan, const StudyArm& arm, const fs::path& dir) {
@@ -33,6 +37,8 @@ ArmResult load_arm(const StudyPlan& plan, const StudyArm& arm, const fs::path& d
   for (const StudyScore& score : plan.scores)
     r.scores.push_back(read_json_file(dir / ("score_" + score.name + ".json")));
   r.run = read_json_file(dir / "run" / "run.json");
+  r.device = r.run.value("device", "");
+  r.commit = r.run.value("source_commit", "");
   r.own_eval = read_json_file(dir / ("eval_" + arm.policy + ".json"));
   r.bf16_eval = read_json_file(dir / "eval_bf16.json");
   r.timing = read_json_file(dir / "timing.json");
@@ -111,6 +117,57 @@ std::string resource_check_markdown(const fs::path& file) {
 // loss.svg: each arm's training loss (EMA 0.9) coloured by variant and dashed by seed group,
 // its validation losses as circles; loss_zoom.svg: the same over the last half of the steps,
 // where the arms part; delta_ce.svg: ΔCE of every seed pair by variant, mean and interval.
+// Training times compare only on one device: an arm and its reference that name different
+// devices get no Δtime/token; a run recorded before the trainer named its device compares
+// with any.
+bool same_device(const ArmResult& a, const ArmResult& b) {
+  return a.device.empty() || b.device.empty() || a.device == b.device;
+}
+
+// The arms grouped by a recorded property (device, commit), first seen first; arms that did
+// not record it form a group named `unrecorded`. Empty when no arm recorded it.
+std::vector<std::pair<std::string, std::string>> arms_by(const std::vector<ArmResult>& arms,
+                                                         std::string ArmResult::*property,
+                                                         const std::string& unrecorded) {
+  std::vector<std::pair<std::string, std::string>> groups;  // (value, its arms)
+  bool any = false;
+  for (const auto& a : arms) {
+    any = any || !(a.*property).empty();
+    const std::string value = (a.*property).empty() ? unrecorded : a.*property;
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == value; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {value, ""});
+    it->second += (it->second.empty() ? "`" : ", `") + a.arm->name + "`";
+  }
+  if (!any) groups.clear();
+  return groups;
+}
+
+std::string groups_text(const std::vector<std::pair<std::string, std::string>>& groups) {
+  std::string text;
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    text += fmt::format("{}{} ({})", i ? "; " : "", groups[i].first, groups[i].second);
+  return text;
+}
+
+// Where the arms ran: their devices (saying which time deltas that withholds) and the commits
+// their trainers were built from. Empty when no arm recorded either.
+std::string provenance_markdown(const std::vector<ArmResult>& arms) {
+  std::string md;
+  const auto devices = arms_by(arms, &ArmResult::device, "not recorded");
+  if (devices.size() == 1) md += fmt::format("\nEvery arm trained on {}.\n", devices.front().first);
+  if (devices.size() > 1)
+    md += fmt::format(
+        "\nDevices: {}. Δtime/token is given only where an arm and its reference "
+        "trained on the same device.\n",
+        groups_text(devices));
+  const auto commits = arms_by(arms, &ArmResult::commit, "not recorded");
+  if (commits.size() == 1)
+    md += fmt::format("\nEvery arm trained at commit `{}`.\n", commits.front().first);
+  if (commits.size() > 1) md += fmt::format("\nTrained at commits: {}.\n", groups_text(commits));
+  return md;
+}
+
 void write_loss_charts(const StudyPlan& plan, const std::vector<ArmResult>& arms,
                        const std::vector<record::VariantSummary>& summaries, const fs::path& out) {
   std::vector<std::string> variants, groups;
@@ -217,31 +274,47 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
         ref.train_seconds / std::max(ref.run.value("tokens_seen", 0.0), 1.0);
     const double flops = flops_for(control_config, tokens);
     total_flops += flops;
-    rows.push_back({a.arm->name, role, a.arm->variant,
-                    fmt::format("{:.4f}", ce), fmt::format("{:.3f}", e.at("perplexity").get<double>()),
-                    fmt::format("{:.4f}", bpb), fmt::format("{:.4f}", a.bf16_eval.at("ce_nats").get<double>()),
+    rows.push_back({a.arm->name, role, a.arm->variant, fmt::format("{:.4f}", ce),
+                    fmt::format("{:.3f}", e.at("perplexity").get<double>()),
+                    fmt::format("{:.4f}", bpb),
+                    fmt::format("{:.4f}", a.bf16_eval.at("ce_nats").get<double>()),
                     fmt::format("{:.1f}", a.train_seconds), fmt::format("{:.3g}", tokens),
                     fmt::format("{:.1f}", peak),
                     is_control || a.arm->resource_only ? "—" : signed_delta(ce, c_ce, "{:+.4f}"),
                     is_control || a.arm->resource_only ? "—" : signed_delta(bpb, c_bpb, "{:+.4f}"),
-                    is_control ? "—" : percent_delta(a.train_seconds / tokens, ref_seconds_per_token),
+                    is_control || !same_device(a, ref)
+                        ? "—"
+                        : percent_delta(a.train_seconds / tokens, ref_seconds_per_token),
                     is_control ? "—" : percent_delta(peak, ref.run.at("peak_mib").get<double>())});
-    results.push_back({{"arm", a.arm->name}, {"role", role}, {"group", a.arm->group}, {"reference", ref.arm->name}, {"policy", a.arm->policy},
-                       {"recipe", a.arm->recipe}, {"fp8_wgrad", a.arm->fp8_wgrad}, {"variant", a.arm->variant},
-                       {"mlp_recompute", a.arm->mlp_recompute}, {"eval_own_policy", a.own_eval},
-                       {"eval_bf16", a.bf16_eval}, {"train_seconds", a.train_seconds},
-                       {"peak_mib", peak}, {"final_train_loss", a.run.at("final_loss")},
-                       {"init_sha256", a.run.at("init_sha256")}, {"tokens_seen", tokens},
+    results.push_back({{"arm", a.arm->name},
+                       {"role", role},
+                       {"group", a.arm->group},
+                       {"reference", ref.arm->name},
+                       {"policy", a.arm->policy},
+                       {"recipe", a.arm->recipe},
+                       {"fp8_wgrad", a.arm->fp8_wgrad},
+                       {"variant", a.arm->variant},
+                       {"mlp_recompute", a.arm->mlp_recompute},
+                       {"eval_own_policy", a.own_eval},
+                       {"eval_bf16", a.bf16_eval},
+                       {"train_seconds", a.train_seconds},
+                       {"peak_mib", peak},
+                       {"device", a.device},
+                       {"source_commit", a.commit},
+                       {"final_train_loss", a.run.at("final_loss")},
+                       {"init_sha256", a.run.at("init_sha256")},
+                       {"tokens_seen", tokens},
                        {"train_flops", flops}});
     for (std::size_t k = 0; k < plan.scores.size(); ++k)
       results.back()["scores"][plan.scores[k].name] = a.scores[k];
   }
 
-  std::string md = fmt::format("# Study `{}`\n\nSources: commit `{}`{}. Every arm started from the "
-                               "same weights and data settings as its reference (checked); the control's "
-                               "weights: `{}`.\n\n",
-                               plan.name, source.commit, source.dirty ? " (with uncommitted changes)" : "",
-                               control->run.at("init_sha256").get<std::string>());
+  std::string md = fmt::format(
+      "# Study `{}`\n\nRecord written at commit `{}`{}. Every arm started from the "
+      "same weights and data settings as its reference (checked); the control's "
+      "weights: `{}`.\n\n",
+      plan.name, source.commit, source.dirty ? " (with uncommitted changes)" : "",
+      control->run.at("init_sha256").get<std::string>());
   if (!pending.empty()) {
     std::string names;
     for (const auto& n : pending) names += (names.empty() ? "`" : ", `") + n + "`";
@@ -260,6 +333,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
                     "(6·N per token plus attention and the LM head).\n\n![loss curves](loss.svg)\n\n"
                     "![the last half, zoomed](loss_zoom.svg)\n",
                     plan.control, total_flops);
+  md += provenance_markdown(arms);
   const std::vector<record::VariantSummary> summaries = record::summarise_pairs(pairs);
   md += record::seed_pairs_markdown(summaries);
   if (!summaries.empty()) md += "\n![ΔCE per seed pair](delta_ce.svg)\n";

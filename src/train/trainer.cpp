@@ -5,6 +5,7 @@
 #include "fp8lab/error.hpp"
 #include "fp8lab/json_read.hpp"
 #include "fp8lab/output_dir.hpp"
+#include "record/record.hpp"
 #include "train/grad_buckets.hpp"
 #include "train/resume_check.hpp"
 #include "train/run_log.hpp"
@@ -398,6 +399,16 @@ void Trainer::run() {
   write_run_record("completed", last ? &*last : nullptr);
 }
 
+// The commit this binary's numbers come from ("<sha>", "<sha> dirty", or "unknown dirty"),
+// read once per process: the record names it for every run, as a study does.
+static const std::string& source_commit() {
+  static const std::string text = [] {
+    const SourceInfo source = git_source_info(FP8LAB_SOURCE_DIR);
+    return source.commit + (source.dirty ? " dirty" : "");
+  }();
+  return text;
+}
+
 void Trainer::write_run_record(const std::string& status, const StepRecord* last) {
   if (!writer()) return;
   json j{{"fp8lab_version", "0.1.0"},
@@ -410,6 +421,8 @@ void Trainer::write_run_record(const std::string& status, const StepRecord* last
          {"pointwise_recompute", config_.precision.pointwise_recompute},
          {"compute", compute_mode_name(config_.precision.compute)},
          {"backend", backend_.name()},
+         {"device", backend_.device_name()},
+         {"source_commit", source_commit()},
          {"parameter_count", model_->parameter_count()},
          {"init_seed", config_.train.seed},
          {"init_sha256", init_sha256_},

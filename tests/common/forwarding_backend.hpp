@@ -17,6 +17,7 @@ class ForwardingBackend : public Backend {
       : inner_(std::move(inner)) {}
   Device device() const override { return inner_->device(); }
   std::string name() const override { return inner_->name(); }
+  std::string device_name() const override { return inner_->device_name(); }
   Buffer allocate(MemoryKind k, DType d, const Shape& s, std::string_view n) override {
     return inner_->allocate(k, d, s, n);
   }

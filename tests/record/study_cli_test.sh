@@ -193,6 +193,28 @@ rm "$work/pairs/arms/block-s2/DONE"
 "$fp8lab" study "$work/pairs.json" --out "$work/pairs" --record-only > /dev/null
 grep -q 'Partial record: 1 of 8 arms pending' "$work/pairs/results.md" || fail "no pending line"
 grep -q '| fp8-mlp blockwise | 1 |' "$work/pairs/results.md" || fail "partial pairs wrong"
+# Each arm records its device; times compare only on one device.
+grep -q '^Every arm trained on .* threads)\.$' "$work/pairs/results.md" || fail "no device line"
+grep -q '^Every arm trained at commit `\([0-9a-f]\{40\}\|unknown\)\( dirty\)\?`\.$' "$work/pairs/results.md" ||
+  fail "no commit line"
+python3 - "$work/pairs" <<'PY' || fail "could not move an arm to another device"
+import json, sys
+p = sys.argv[1] + "/arms/block/run/run.json"
+r = json.load(open(p))
+assert r["device"].endswith("threads)"), r["device"]
+r["device"] = "Another GPU"
+json.dump(r, open(p, "w"))
+PY
+"$fp8lab" study "$work/pairs.json" --out "$work/pairs" --record-only > /dev/null
+grep -q '^Devices: .*; Another GPU (`block`)\. Δtime/token is given only' "$work/pairs/results.md" ||
+  fail "no devices line for two devices"
+python3 - "$work/pairs/results.md" <<'PY' || fail "a time delta across devices was given"
+import sys
+rows = {l.split("|")[1].strip(): [c.strip() for c in l.split("|")[1:-1]]
+        for l in open(sys.argv[1]) if l.startswith("| ") and not l.startswith("| arm ")}
+assert rows["block"][12] == "—", rows["block"]       # other device: no Δtime/token
+assert rows["null"][12] not in ("—", ""), rows["null"]  # same device as its reference
+PY
 # An unknown recipe is refused before anything trains.
 sed 's/"blockwise"/"columnwise"/' "$work/pairs.json" > "$work/badrecipe.json"
 if "$fp8lab" study "$work/badrecipe.json" --out "$work/badrecipe" > "$work/badrecipe.log" 2>&1; then

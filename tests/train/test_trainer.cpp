@@ -132,6 +132,12 @@ TEST(Trainer, RunDirectoryHoldsConfigRecordMetricsAndValidation) {
   EXPECT_EQ(record["init_sha256"], t.init_sha256());
   EXPECT_EQ(record["parameter_count"], t.model().parameter_count());
   EXPECT_EQ(record["final_params_sha256"], t.model().parameter_sha256());
+  EXPECT_EQ(record["device"], be->device_name());
+  EXPECT_TRUE(be->device_name().ends_with(" threads)")) << be->device_name();
+  // The build's commit ("<40 hex>", maybe " dirty"), or "unknown dirty" outside a git checkout.
+  const std::string commit = record["source_commit"];
+  EXPECT_TRUE(commit.starts_with("unknown") || commit.find_first_not_of("0123456789abcdef") == 40)
+      << commit;
   int lines = 0;
   for (const nlohmann::json& j : read_metrics(dir.path())) {
     ++lines;
