@@ -68,7 +68,9 @@ std::string percent_delta(double value, double control) {
 void hash_tree(const fs::path& root, const fs::path& dir, json& hashes) {
   if (!fs::exists(dir)) return;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (!entry.is_regular_file()) continue;
+    // A run directory's claim and lock (fp8lab/output_dir.hpp) say who wrote it, not what.
+    if (!entry.is_regular_file() || entry.path().filename().string().starts_with(".fp8lab-"))
+      continue;
     hashes[fs::relative(entry.path(), root).string()] = sha256_file(entry.path());
   }
 }
