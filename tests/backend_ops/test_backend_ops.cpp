@@ -107,8 +107,9 @@ INSTANTIATE_TEST_SUITE_P(Registry, BackendOps, ::testing::ValuesIn(all_cases()),
 // handling (every row allocates, uploads, downloads and synchronizes through them), and a
 // scheduling hint the model tests cover (memory lent to workspaces changes no result).
 const std::set<std::string>& not_ops() {
-  static const std::set<std::string> names = {"device", "name",     "allocate",    "memory_stats",
-                                              "upload", "download", "synchronize", "lend_idle"};
+  static const std::set<std::string> names = {
+      "device", "name",     "device_name", "allocate",  "memory_stats",
+      "upload", "download", "synchronize", "lend_idle"};
   return names;
 }
 
