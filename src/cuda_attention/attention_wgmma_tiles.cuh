@@ -1,7 +1,8 @@
-// Pieces shared by the wgmma attention kernels (cuda_attention_forward_wgmma.cu,
-// cuda_attention_backward_wgmma.cu): the CTA shape (two warpgroups, each owning 64 rows of the
-// tile products), tile loads into the sw128 layout of wgmma.cuh, and the repacking of an
-// accumulator tile as register A fragments.
+// Pieces shared by the wgmma attention kernels (cuda_attention_{forward,backward}_wgmma.cu) and
+// their warp-specialised twins (*_ws.cu): the CTA shape (two warpgroups, each owning 64 rows of
+// the tile products), the shared-memory layouts of query-tile and key-tile CTAs, tile loads
+// into the sw128 layout of wgmma.cuh, and the repacking of an accumulator tile as register A
+// fragments.
 #pragma once
 
 #include "cuda_attention/attention_tiles.cuh"
@@ -17,6 +18,88 @@ constexpr int kWgThreads = 256;  // two warpgroups
 constexpr int kWgRows = 64;      // rows of one warpgroup's tile products
 constexpr int kWgStep = 64;      // columns of S per step (queries | keys)
 constexpr int kBuffers = 2;      // walked tiles: the one read, the one landing
+
+// ---- shared-memory layouts ------------------------------------------------------------------
+// A CTA's dynamic shared memory holds its own tiles, then `Slots` copies (the buffers of the
+// cp.async kernels, the stages of the TMA ones) of each walked tile, per-row statistics where
+// the step needs them, and the TMA kernels' mbarriers (8 bytes each). Once the walk is done, the
+// epilogue stages `StagedTiles` 16-row tiles of output over it, rows padded to HD + 8 bf16
+// against bank conflicts. The launch asks for the larger of the two plus 1 KiB, so that
+// smem_aligned_1024 can align the base for the sw128 panels.
+template <int HD, int Barriers, int StagedTiles, int LayoutEnd>
+struct CtaSmemSize {
+  static constexpr int kLayoutBytes = LayoutEnd + Barriers * 8;
+  static constexpr int kS = HD + 8;
+  static constexpr int kStageBytes = StagedTiles * 16 * kS * 2;
+  static constexpr int kSmemBytes =
+      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+  static_assert(Barriers == 0 || kStageBytes <= LayoutEnd,
+                "the epilogue staging must not reach the barriers");
+};
+
+// A query-tile CTA (the forward; the backward's dQ): `Rows` queries of Q (and of dO when
+// OwnTiles is 2), then K[Slots] and V[Slots], 64 keys a step.
+template <int HD, int Rows, int OwnTiles, int Slots>
+struct QueryCtaOffsets {
+  static constexpr int kBr = Rows;     // queries per CTA
+  static constexpr int kBc = kWgStep;  // keys per step
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr int kOffDo = kQueryTileBytes;
+  static constexpr int kOffK = OwnTiles * kQueryTileBytes;
+  static constexpr int kOffV = kOffK + Slots * kKeyTileBytes;
+  static constexpr int kOffBars = kOffV + Slots * kKeyTileBytes;
+};
+template <int HD, int Rows, int OwnTiles, int Slots, int Barriers, int StagedTiles>
+struct QueryCtaSmem
+    : QueryCtaOffsets<HD, Rows, OwnTiles, Slots>,
+      CtaSmemSize<HD, Barriers, StagedTiles, QueryCtaOffsets<HD, Rows, OwnTiles, Slots>::kOffBars> {
+};
+
+// A key-tile CTA (the backward's dK/dV): 128 keys of K and V, then Q[Slots], dO[Slots] of 64
+// queries a step and their lse[Slots][64] and Di[Slots][64] (f32); two 16-row output tiles (dK,
+// dV) per warp in the epilogue.
+template <int HD, int Slots>
+struct KeyCtaOffsets {
+  static constexpr int kBc = 2 * kWgRows;  // keys per CTA
+  static constexpr int kBr = kWgStep;      // queries per step
+  static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr int kQueryTileBytes = kBr * HD * 2;
+  static constexpr int kOffV = kKeyTileBytes;
+  static constexpr int kOffQ = 2 * kKeyTileBytes;
+  static constexpr int kOffDo = kOffQ + Slots * kQueryTileBytes;
+  static constexpr int kOffStats = kOffDo + Slots * kQueryTileBytes;
+  static constexpr int kOffBars = kOffStats + 2 * Slots * kBr * 4;
+};
+template <int HD, int Slots, int Barriers>
+struct KeyCtaSmem : KeyCtaOffsets<HD, Slots>,
+                    CtaSmemSize<HD, Barriers, 16, KeyCtaOffsets<HD, Slots>::kOffBars> {};
+
+// The tiles of a key-tile CTA's shared memory (KeyCtaSmem C), as pointers.
+template <class C, int Slots>
+struct KeyCtaTiles {
+  bf16_bits *k, *v, *q, *dout;
+  float *lse, *dot;
+  __device__ __forceinline__ explicit KeyCtaTiles(unsigned char* smem)
+      : k(reinterpret_cast<bf16_bits*>(smem)),
+        v(reinterpret_cast<bf16_bits*>(smem + C::kOffV)),
+        q(reinterpret_cast<bf16_bits*>(smem + C::kOffQ)),
+        dout(reinterpret_cast<bf16_bits*>(smem + C::kOffDo)),
+        lse(reinterpret_cast<float*>(smem + C::kOffStats)),
+        dot(lse + Slots * C::kBr) {}
+};
+
+// The tiles of a query-tile CTA's shared memory (QueryCtaSmem C), as pointers; dout only where
+// the CTA holds dO.
+template <class C>
+struct QueryCtaTiles {
+  bf16_bits *q, *dout, *k, *v;
+  __device__ __forceinline__ explicit QueryCtaTiles(unsigned char* smem)
+      : q(reinterpret_cast<bf16_bits*>(smem)),
+        dout(reinterpret_cast<bf16_bits*>(smem + C::kOffDo)),
+        k(reinterpret_cast<bf16_bits*>(smem + C::kOffK)),
+        v(reinterpret_cast<bf16_bits*>(smem + C::kOffV)) {}
+};
 
 // This thread's warpgroup, broadcast from lane 0 so that the compiler knows it is the same
 // across the warp (CUTLASS does the same): the wgmma descriptors built from it can then live

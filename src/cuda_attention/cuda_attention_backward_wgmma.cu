@@ -30,22 +30,7 @@ namespace {
 // ---- dK, dV ----------------------------------------------------------------------------------
 
 template <int HD>
-struct WgKvShape {
-  static constexpr int kBc = 2 * kWgRows;  // keys per CTA
-  static constexpr int kBr = kWgStep;      // queries per step
-  static constexpr int kKeyTileBytes = kBc * HD * 2;
-  static constexpr int kQueryTileBytes = kBr * HD * 2;
-  // K, V, Q[3], dO[3] (sw128 panels), lse[3][kBr], Di[3][kBr] (f32)
-  static constexpr int kOffV = kKeyTileBytes;
-  static constexpr int kOffQ = 2 * kKeyTileBytes;
-  static constexpr int kOffDo = kOffQ + kBuffers * kQueryTileBytes;
-  static constexpr int kOffStats = kOffDo + kBuffers * kQueryTileBytes;
-  static constexpr int kLayoutBytes = kOffStats + 2 * kBuffers * kBr * 4;
-  static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
-  static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
-  static constexpr int kSmemBytes =
-      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
-};
+using WgKvShape = KeyCtaSmem<HD, kBuffers, 0>;
 
 template <int HD>
 __global__ void __launch_bounds__(kWgThreads, 1)
@@ -60,12 +45,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   constexpr int Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
-  auto* s_k = reinterpret_cast<bf16_bits*>(smem);
-  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
-  auto* s_q = reinterpret_cast<bf16_bits*>(smem + C::kOffQ);
-  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
-  auto* s_lse = reinterpret_cast<float*>(smem + C::kOffStats);
-  float* s_dot = s_lse + kBuffers * Br;
+  const KeyCtaTiles<C, kBuffers> tiles(smem);
+  bf16_bits *s_k = tiles.k, *s_v = tiles.v, *s_q = tiles.q, *s_do = tiles.dout;
+  float *s_lse = tiles.lse, *s_dot = tiles.dot;
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -121,22 +103,9 @@ __global__ void __launch_bounds__(kWgThreads, 1)
 // ---- dQ ------------------------------------------------------------------------------------
 
 template <int HD>
-struct WgQShape {
-  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
-  static constexpr int kBc = kWgStep;      // keys per step
-  static constexpr int kQueryTileBytes = kBr * HD * 2;
-  static constexpr int kKeyTileBytes = kBc * HD * 2;
-  // Q, dO, K[3], V[3] (sw128 panels)
-  static constexpr int kOffDo = kQueryTileBytes;
-  static constexpr int kOffK = 2 * kQueryTileBytes;
-  static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
-  static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
-  static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = 8 * 16 * kS * 2;
+struct WgQShape : QueryCtaSmem<HD, 2 * kWgRows, 2, kBuffers, 0, 8> {  // Q, dO own; K, V walked
   // hd 64: two CTAs (16 warps) per SM to hide the per-step waits, if 128 registers suffice.
   static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
-  static constexpr int kSmemBytes =
-      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
 };
 
 template <int HD>
@@ -152,10 +121,8 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   constexpr int Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
-  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
-  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
-  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
-  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  const QueryCtaTiles<C> tiles(smem);
+  bf16_bits *s_q = tiles.q, *s_do = tiles.dout, *s_k = tiles.k, *s_v = tiles.v;
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;

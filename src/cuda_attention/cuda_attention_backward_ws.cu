@@ -35,26 +35,11 @@ constexpr int kConsumerRegs = 240;
 
 // ---- dK, dV ----------------------------------------------------------------------------------
 
+// K, V own; Q, dO, lse, Di walked through the ring; barriers kv_full, full[kStages],
+// empty[kStages].
 template <int HD>
-struct WsKvShape {
-  static constexpr int kBc = 2 * kWgRows;  // keys per CTA
-  static constexpr int kBr = kWgStep;      // queries per step
-  static_assert(kBr == kTmaBoxRows, "one step of queries is one box of rows");
-  static constexpr int kKeyTileBytes = kBc * HD * 2;
-  static constexpr int kQueryTileBytes = kBr * HD * 2;
-  // K, V, Q[kStages], dO[kStages] (sw128 panels), lse[kStages][kBr], Di[kStages][kBr] (f32),
-  // barriers: kv_full, full[kStages], empty[kStages]
-  static constexpr int kOffV = kKeyTileBytes;
-  static constexpr int kOffQ = 2 * kKeyTileBytes;
-  static constexpr int kOffDo = kOffQ + kStages * kQueryTileBytes;
-  static constexpr int kOffStats = kOffDo + kStages * kQueryTileBytes;
-  static constexpr int kOffBars = kOffStats + 2 * kStages * kBr * 4;
-  static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
-  static constexpr int kS = HD + 8;  // staging rows of the epilogue (store_warp_rows)
-  static constexpr int kStageBytes = 8 * 2 * 16 * kS * 2;
-  static constexpr int kSmemBytes =
-      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
-  static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
+struct WsKvShape : KeyCtaSmem<HD, kStages, 1 + 2 * kStages> {
+  static_assert(kWgStep == kTmaBoxRows, "one step of queries is one box of rows");
 };
 
 template <int HD>
@@ -70,12 +55,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   constexpr int Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
-  auto* s_k = reinterpret_cast<bf16_bits*>(smem);
-  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
-  auto* s_q = reinterpret_cast<bf16_bits*>(smem + C::kOffQ);
-  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
-  auto* s_lse = reinterpret_cast<float*>(smem + C::kOffStats);
-  float* s_dot = s_lse + kStages * Br;
+  const KeyCtaTiles<C, kStages> tiles(smem);
+  bf16_bits *s_k = tiles.k, *s_v = tiles.v, *s_q = tiles.q, *s_do = tiles.dout;
+  float *s_lse = tiles.lse, *s_dot = tiles.dot;
   auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
   std::uint64_t* kv_full = bars;
   const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
@@ -164,33 +146,24 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
 // ---- dQ ------------------------------------------------------------------------------------
 
+// Consumer warpgroups of the dQ kernel, each owning 64 query rows. hd 64: three, at 160
+// registers (the CTA of 512 threads gets 128 each at entry; 24 + 3 * 160 <= 4 * 128), so that
+// the SM holds 12 consumer warps: the wgmma dQ kernel runs 16 there, in two CTAs of 128
+// registers, and two CTAs of this kernel would leave 112 (ptxas then spills and serialises the
+// wgmma, C7512). Measured at gpt50m: 1.00 ms per layer against the wgmma kernel's 1.05 (Nsight
+// Compute). hd 128: two, at 240, as the dK/dV kernel.
 template <int HD>
-struct WsQShape {
-  // Consumer warpgroups, each owning 64 query rows. hd 64: three, at 160 registers (the CTA
-  // of 512 threads gets 128 each at entry; 24 + 3 * 160 <= 4 * 128), so that the SM holds 12
-  // consumer warps: the wgmma dQ kernel runs 16 there, in two CTAs of 128 registers, and
-  // two CTAs of this kernel would leave 112 (ptxas then spills and serialises the wgmma,
-  // C7512). Measured at gpt50m: 1.00 ms per layer against the wgmma kernel's 1.05 (Nsight
-  // Compute). hd 128: two, at 240, as the dK/dV kernel.
-  static constexpr int kConsumers = HD <= 64 ? 3 : 2;
+constexpr int kDqConsumers = HD <= 64 ? 3 : 2;
+
+// Q, dO own; K, V walked through the ring; barriers q_full, full[kStages], empty[kStages]; each
+// consumer warp stages one 16-row tile of dQ.
+template <int HD>
+struct WsQShape : QueryCtaSmem<HD, kDqConsumers<HD> * kWgRows, 2, kStages, 1 + 2 * kStages,
+                               4 * kDqConsumers<HD>> {
+  static constexpr int kConsumers = kDqConsumers<HD>;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kRegs = HD <= 64 ? 160 : kConsumerRegs;  // per consumer thread
-  static constexpr int kBr = kConsumers * kWgRows;  // queries per CTA
-  static constexpr int kBc = kWgStep;      // keys per step
-  static_assert(kBc == kTmaBoxRows, "one step of keys is one box of rows");
-  static constexpr int kQueryTileBytes = kBr * HD * 2;
-  static constexpr int kKeyTileBytes = kBc * HD * 2;
-  // Q, dO, K[kStages], V[kStages] (sw128 panels); barriers: q_full, full[kStages], empty[kStages]
-  static constexpr int kOffDo = kQueryTileBytes;
-  static constexpr int kOffK = 2 * kQueryTileBytes;
-  static constexpr int kOffV = kOffK + kStages * kKeyTileBytes;
-  static constexpr int kOffBars = kOffV + kStages * kKeyTileBytes;
-  static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
-  static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = 4 * kConsumers * 16 * kS * 2;
-  static constexpr int kSmemBytes =
-      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
-  static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
+  static_assert(kWgStep == kTmaBoxRows, "one step of keys is one box of rows");
 };
 
 template <int HD>
@@ -206,10 +179,8 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
   constexpr int Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
-  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
-  auto* s_do = reinterpret_cast<bf16_bits*>(smem + C::kOffDo);
-  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
-  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  const QueryCtaTiles<C> tiles(smem);
+  bf16_bits *s_q = tiles.q, *s_do = tiles.dout, *s_k = tiles.k, *s_v = tiles.v;
   auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
   std::uint64_t* q_full = bars;
   const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};

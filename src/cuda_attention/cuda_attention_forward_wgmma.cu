@@ -19,19 +19,7 @@ namespace fp8lab::cuda_ops {
 namespace {
 
 template <int HD>
-struct WgFwdShape {
-  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
-  static constexpr int kBc = kWgStep;      // keys per step
-  static constexpr int kQueryTileBytes = kBr * HD * 2;
-  static constexpr int kKeyTileBytes = kBc * HD * 2;
-  // Q, K[2], V[2] (sw128 panels); the epilogue stages each warp's output rows over them.
-  static constexpr int kOffK = kQueryTileBytes;
-  static constexpr int kOffV = kOffK + kBuffers * kKeyTileBytes;
-  static constexpr int kLayoutBytes = kOffV + kBuffers * kKeyTileBytes;
-  static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = 8 * 16 * kS * 2;
-  static constexpr int kSmemBytes =
-      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
+struct WgFwdShape : QueryCtaSmem<HD, 2 * kWgRows, 1, kBuffers, 0, 8> {  // Q own; K, V walked
   // Two CTAs per SM where the registers allow it (hd 64: O and S take 64 of them).
   static constexpr int kMinBlocks = HD <= 64 ? 2 : 1;
 };
@@ -46,9 +34,8 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
   constexpr int Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
-  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
-  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
-  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  const QueryCtaTiles<C> tiles(smem);
+  bf16_bits *s_q = tiles.q, *s_k = tiles.k, *s_v = tiles.v;
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;

@@ -29,22 +29,10 @@ namespace {
 constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
 constexpr int kStages = 3;       // K/V ring depth
 
+// Q own; K, V walked through the ring; barriers q_full, full[kStages], empty[kStages].
 template <int HD>
-struct WsShape {
-  static constexpr int kBr = 2 * kWgRows;  // queries per CTA
-  static constexpr int kBc = kTmaBoxRows;  // keys per step: one TMA box of rows
-  static_assert(kBc == kWgStep, "one TMA box of keys is one step of wgmma_forward_step");
-  static constexpr int kQueryTileBytes = kBr * HD * 2;
-  static constexpr int kKeyTileBytes = kBc * HD * 2;
-  static constexpr int kOffK = kQueryTileBytes;
-  static constexpr int kOffV = kOffK + kStages * kKeyTileBytes;
-  static constexpr int kOffBars = kOffV + kStages * kKeyTileBytes;
-  static constexpr int kLayoutBytes = kOffBars + (1 + 2 * kStages) * 8;
-  static constexpr int kS = HD + 8;
-  static constexpr int kStageBytes = 8 * 16 * kS * 2;  // the consumers' epilogue staging
-  static constexpr int kSmemBytes =
-      (kLayoutBytes > kStageBytes ? kLayoutBytes : kStageBytes) + 1024;
-  static_assert(kStageBytes <= kOffBars, "the epilogue staging must not reach the barriers");
+struct WsShape : QueryCtaSmem<HD, 2 * kWgRows, 1, kStages, 1 + 2 * kStages, 8> {
+  static_assert(kWgStep == kTmaBoxRows, "one TMA box of keys is one step of wgmma_forward_step");
 };
 
 template <int HD>
@@ -57,9 +45,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   constexpr int Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
   unsigned char* smem = smem_aligned_1024(smem_raw);
-  auto* s_q = reinterpret_cast<bf16_bits*>(smem);
-  auto* s_k = reinterpret_cast<bf16_bits*>(smem + C::kOffK);
-  auto* s_v = reinterpret_cast<bf16_bits*>(smem + C::kOffV);
+  const QueryCtaTiles<C> tiles(smem);
+  bf16_bits *s_q = tiles.q, *s_k = tiles.k, *s_v = tiles.v;
   auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
   std::uint64_t* q_full = bars;
   const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
