@@ -125,6 +125,41 @@ __device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
   return reinterpret_cast<unsigned char*>(raw) + pad;
 }
 
+// ---- the cp.async walk of a query-tile CTA ----------------------------------------------------
+
+// Key tile j of the head -> buffer `buf` of K and V (the caller commits).
+template <int HD, class C>
+__device__ __forceinline__ void load_key_tile(const QueryCtaTiles<C>& tiles,
+                                              const QueryTileHead& head, int j, int buf,
+                                              int seq_len) {
+  constexpr int Bc = C::kBc;
+  load_tile_sw128<HD, Bc>(tiles.k + buf * Bc * HD, head.k, head.hv.qkv_stride, j * Bc, seq_len);
+  load_tile_sw128<HD, Bc>(tiles.v + buf * Bc * HD, head.v, head.hv.qkv_stride, j * Bc, seq_len);
+}
+
+// The walk over the key tiles up to the diagonal, kBuffers deep (the caller has loaded tile 0
+// into buffer 0): each step waits for tile j, starts tile j + 1 into the other buffer, and
+// hands step(buf, k0) the tile when a row of this warpgroup (from row_wg0) sees its keys. The
+// whole CTA walks every tile: the barrier keeps both warpgroups at the same buffer.
+template <int HD, class C, class Step>
+__device__ __forceinline__ void walk_key_tiles(const QueryCtaTiles<C>& tiles,
+                                               const QueryTileHead& head, int row_wg0, int seq_len,
+                                               Step&& step) {
+  for (int j = 0; j < head.n_key_tiles; ++j) {
+    const int buf = j % kBuffers;
+    cp_async_wait_all();
+    fence_proxy_async_smem();
+    __syncthreads();  // tile j landed; nobody reads the buffer refilled below any more
+    if (j + 1 < head.n_key_tiles) {
+      load_key_tile<HD>(tiles, head, j + 1, (buf + 1) % kBuffers, seq_len);
+      cp_async_commit();
+    }
+    const int k0 = j * C::kBc;
+    if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
+    step(buf, k0);
+  }
+}
+
 // A [64 x 64] accumulator tile rounded to bf16 as four m64k16 A fragments: two accumulator blocks
 // of 8 columns make one fragment of 16 k (wgmma.cuh).
 __device__ __forceinline__ void pack_a_fragments(const float (&v)[8][4], std::uint32_t (&a)[4][4]) {

@@ -128,21 +128,14 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   if (bh >= batch_heads) return;
   const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
   const HeadView& hv = head.hv;
-  const std::int64_t d_model = head.d_model;
-  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
-  const int q0 = head.q0, n_tiles = head.n_key_tiles;
-  const auto load_keys = [&](int j, int buf) {
-    load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
-    load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);
-  };
-  load_tile_sw128<HD, Br>(s_q, q_head, hv.qkv_stride, q0, seq_len);
-  load_tile_sw128<HD, Br>(s_do, dout + hv.out_head, d_model, q0, seq_len);
-  load_keys(0, 0);
+  load_tile_sw128<HD, Br>(s_q, head.q, hv.qkv_stride, head.q0, seq_len);
+  load_tile_sw128<HD, Br>(s_do, dout + hv.out_head, head.d_model, head.q0, seq_len);
+  load_key_tile<HD>(tiles, head, 0, 0, seq_len);
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
   const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
-  const int row_wg0 = q0 + wg * kWgRows;
+  const int row_wg0 = head.q0 + wg * kWgRows;
   const int row_w0 = row_wg0 + (warp % 4) * 16;
   float lse_log2[2], dot[2];  // this lane's rows g and g + 8
   lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
@@ -150,21 +143,11 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
   float dq[HD / 8][4] = {};
 
-  for (int j = 0; j < n_tiles; ++j) {
-    const int buf = j % kBuffers;
-    cp_async_wait_all();
-    fence_proxy_async_smem();
-    __syncthreads();  // tile j landed; nobody reads the buffer refilled below any more
-    if (j + 1 < n_tiles) {
-      load_keys(j + 1, (buf + 1) % kBuffers);
-      cp_async_commit();
-    }
-    const int k0 = j * Bc;
-    if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
+  walk_key_tiles<HD>(tiles, head, row_wg0, seq_len, [&](int buf, int k0) {
     wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + buf * C::kKeyTileBytes,
                           a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
                           lse_log2, dot, dq);
-  }
+  });
   wgmma_fence_operands(dq);
 
   __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them

@@ -40,21 +40,13 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
-  const HeadView& hv = head.hv;
-  const std::int64_t d_model = head.d_model;
-  const bf16_bits *q_head = head.q, *k_head = head.k, *v_head = head.v;
-  const int q0 = head.q0, n_tiles = head.n_key_tiles;
-  const auto load_keys = [&](int j, int buf) {
-    load_tile_sw128<HD, Bc>(s_k + buf * Bc * HD, k_head, hv.qkv_stride, j * Bc, seq_len);
-    load_tile_sw128<HD, Bc>(s_v + buf * Bc * HD, v_head, hv.qkv_stride, j * Bc, seq_len);
-  };
-  load_tile_sw128<HD, Br>(s_q, q_head, hv.qkv_stride, q0, seq_len);
-  load_keys(0, 0);
+  load_tile_sw128<HD, Br>(s_q, head.q, head.hv.qkv_stride, head.q0, seq_len);
+  load_key_tile<HD>(tiles, head, 0, 0, seq_len);
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
   const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
-  const int row_wg0 = q0 + wg * kWgRows;
+  const int row_wg0 = head.q0 + wg * kWgRows;
   const int row_w0 = row_wg0 + (warp % 4) * 16;  // this warp's first query row
   const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
   float o[HD / 8][4] = {};
@@ -62,28 +54,19 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
   // masks, so the running max is finite from the first step on.
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
-  for (int j = 0; j < n_tiles; ++j) {
-    const int buf = j % kBuffers;
-    cp_async_wait_all();
-    fence_proxy_async_smem();
-    __syncthreads();  // tile j landed; nobody reads the buffer refilled below any more
-    if (j + 1 < n_tiles) {
-      load_keys(j + 1, (buf + 1) % kBuffers);
-      cp_async_commit();
-    }
-    const int k0 = j * Bc;
-    if (row_wg0 >= seq_len || k0 > row_wg0 + kWgRows - 1) continue;  // no row of ours sees it
+  walk_key_tiles<HD>(tiles, head, row_wg0, seq_len, [&](int buf, int k0) {
     wgmma_forward_step<HD, Br>(a_q, wg, a_k + buf * C::kKeyTileBytes,
                                a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
                                scale_log2, o, row_max, row_sum);
-  }
+  });
 
   // Epilogue: O / rowsum -> out (staged per warp over the tiles), lse = max + log(sum).
   __syncthreads();  // every warpgroup is done with the tiles
   constexpr int S = C::kS;
   const std::uint32_t key = wgmma_forward_epilogue<HD, S>(
-      o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S, out + hv.out_head,
-      d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
+      o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
+      out + head.hv.out_head, head.d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0,
+      seq_len, lane, scale);
   out_amax(key);
 }
 
