@@ -50,7 +50,14 @@ void truncate_metrics(const std::filesystem::path& file, std::int64_t step) {
   write_file_atomic(file, text.data(), text.size());
 }
 
-std::string format_step_line(const StepRecord& r, std::int64_t total) {
+std::string format_duration(double seconds) {
+  const auto s = static_cast<long long>(std::isfinite(seconds) && seconds > 0 ? seconds + 0.5 : 0);
+  if (s >= 3600) return fmt::format("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::string format_step_line(const StepRecord& r, std::int64_t total, double eta_seconds) {
   const int width = static_cast<int>(std::to_string(total).size());
   std::string line = fmt::format(
       "step {:>{}}/{} | loss {:.4f} | lr {:.2e} | gnorm {:.3f} | {:.0f} tok/s | "
@@ -58,6 +65,8 @@ std::string format_step_line(const StepRecord& r, std::int64_t total) {
       r.step, width, total, r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.peak_mib);
   if (r.val_loss) line += fmt::format(" | val {:.4f}", *r.val_loss);
   if (r.skipped) line += " | SKIPPED (non-finite)";
+  if (r.step < total && std::isfinite(eta_seconds))
+    line += " | eta " + format_duration(eta_seconds);
   return line;
 }
 
@@ -65,12 +74,11 @@ void ProgressBar::draw(std::int64_t step, std::int64_t total, double loss, doubl
   if (!enabled_ || total <= 0) return;
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * step / total);
-  const auto eta_s = static_cast<long long>(std::isfinite(eta) ? eta : 0);
-  std::fprintf(stderr, "\r\033[K[%s%s] %lld/%lld loss %.4f ETA %lldh%02lldm%02llds",
+  std::fprintf(stderr, "\r\033[K[%s%s] %lld/%lld loss %.4f ETA %s",
                std::string(static_cast<std::size_t>(filled), '#').c_str(),
                std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(),
-               static_cast<long long>(step), static_cast<long long>(total), loss, eta_s / 3600,
-               eta_s / 60 % 60, eta_s % 60);
+               static_cast<long long>(step), static_cast<long long>(total), loss,
+               format_duration(eta).c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -374,7 +374,7 @@ void Trainer::run() {
         if (writer()) append_metrics(run_dir_ / "metrics.jsonl", r, skipped_);
         bar.clear();
         if (options_.log) {
-          std::fprintf(options_.log, "%s\n", format_step_line(r, total).c_str());
+          std::fprintf(options_.log, "%s\n", format_step_line(r, total, eta).c_str());
           std::fflush(options_.log);  // visible at once when stdout is a file or a pipe
         }
       }
