@@ -1,13 +1,8 @@
 // `fp8lab study`: trains and scores each arm as a child process of the same fp8lab binary.
 // An arm is finished when arms/<arm>/DONE exists; anything less is resumed (train --resume picks
 // up the arm's latest checkpoint), so an interrupted study never loses a finished arm.
-#include "fp8lab/config.hpp"
-#include "fp8lab/error.hpp"
-#include "fp8lab/json_read.hpp"
-#include "fp8lab/output_dir.hpp"
-#include "fp8lab/study.hpp"
-
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +14,12 @@
 #include <mutex>
 #include <thread>
 
-#include <sys/wait.h>
+#include "core/utc_time.hpp"
+#include "fp8lab/config.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/output_dir.hpp"
+#include "fp8lab/study.hpp"
 
 namespace fp8lab {
 namespace fs = std::filesystem;
@@ -309,6 +309,23 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
   std::mutex mu;
   std::condition_variable cv;
   std::exception_ptr failure;
+  const std::vector<std::string> slots = o.gpus.empty() ? std::vector<std::string>{""} : o.gpus;
+  const auto done = [&](std::size_t i) {
+    return fs::exists(o.out / "arms" / plan.arms[i].name / "DONE");
+  };
+  // Before an arm trains: how many are left and, once one has finished, about how long they
+  // take at the longest finished arm's time (the estimate --stop-after uses).
+  const auto print_time_left = [&](std::size_t pick) {
+    if (done(pick) || stop.expected_arm_s <= 0) return;
+    std::size_t left = 0;
+    for (std::size_t i : order) left += (state[i] == waiting || i == pick) && !done(i) ? 1 : 0;
+    const double seconds =
+        static_cast<double>(left) * stop.expected_arm_s / static_cast<double>(slots.size());
+    std::printf("[study] %zu arm%s to train: about %s at %s an arm (the longest so far)\n", left,
+                left == 1 ? "" : "s", format_duration(seconds).c_str(),
+                format_duration(stop.expected_arm_s).c_str());
+    std::fflush(stdout);
+  };
   auto worker = [&](const std::string& gpu) {
     for (;;) {
       std::size_t pick = plan.arms.size();
@@ -329,12 +346,12 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
         });
         if (failure || pick == plan.arms.size()) return;
         // A finished arm is only kept, which takes no time.
-        if (!fs::exists(o.out / "arms" / plan.arms[pick].name / "DONE") &&
-            stop.no_time_for_another()) {
+        if (!done(pick) && stop.no_time_for_another()) {
           stop.stopped = true;
           return;
         }
         state[pick] = running;
+        print_time_left(pick);
       }
       State outcome = finished;
       try {
@@ -354,7 +371,6 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
       cv.notify_all();
     }
   };
-  const std::vector<std::string> slots = o.gpus.empty() ? std::vector<std::string>{""} : o.gpus;
   std::vector<std::thread> threads;
   for (const auto& gpu : slots) threads.emplace_back(worker, gpu);
   for (auto& t : threads) t.join();

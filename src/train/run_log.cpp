@@ -50,13 +50,6 @@ void truncate_metrics(const std::filesystem::path& file, std::int64_t step) {
   write_file_atomic(file, text.data(), text.size());
 }
 
-std::string format_duration(double seconds) {
-  const auto s = static_cast<long long>(std::isfinite(seconds) && seconds > 0 ? seconds + 0.5 : 0);
-  if (s >= 3600) return fmt::format("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
-}
-
 std::string format_step_line(const StepRecord& r, std::int64_t total, double eta_seconds) {
   const int width = static_cast<int>(std::to_string(total).size());
   std::string line = fmt::format(

@@ -17,9 +17,6 @@ void append_metrics(const std::filesystem::path& file, const StepRecord& r, std:
 // Keeps only the lines with step <= `step` (a resumed run continues one consistent history).
 void truncate_metrics(const std::filesystem::path& file, std::int64_t step);
 
-// "45s", "2m05s", "1h02m03s" (rounded to the second; 0s for a negative or non-finite value).
-std::string format_duration(double seconds);
-
 // "step   12/100 | loss 3.2145 | lr 1.00e-03 | gnorm 0.812 | 5123 tok/s | peak 12.3 MiB |
 // eta 1m40s": the time left at this run's pace so far, on every line before the last (none
 // when eta_seconds is not finite).

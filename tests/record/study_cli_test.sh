@@ -242,6 +242,9 @@ PY
 "$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after 100000 > "$work/stop2.log" 2>&1 ||
   fail "continuing a stopped study failed: $(tail -3 "$work/stop2.log")"
 grep -q '\[1/8 bf16\] finished earlier: kept' "$work/stop2.log" || fail "the stopped study's arm was not kept"
+grep -q '^\[study\] 7 arms to train: about [0-9hms]* at [0-9hms]* an arm' "$work/stop2.log" ||
+  fail "no time-left line: $(grep -m1 '\[study\]' "$work/stop2.log")"
+grep -q '^\[study\] 1 arm to train' "$work/stop2.log" || fail "no time-left line before the last arm"
 ! grep -q 'Partial record' "$work/stop/results.md" || fail "the continued study is still partial"
 # Group by group, each reference first: a study cut short leaves whole groups of pairs.
 python3 - "$work/stop2.log" <<'PY' || fail "the arms did not run group by group: $(grep -o '\[[0-9]*/8 [a-z0-9-]*\]' "$work/stop2.log" | uniq | tr '\n' ' ')"
