@@ -64,6 +64,18 @@ inline HostTensor random_normal(DType dtype, Shape shape, std::uint64_t seed, st
   return t;
 }
 
+// bf16 operands of a linear layer y[m, n] = x[m, k] w[n, k]^T at typical scales: activations
+// O(1), weights O(1/sqrt(k)), gradients dy small (Philox streams 1, 2, 3 of `seed`).
+struct LinearOperands {
+  HostTensor x, w, dy;
+};
+inline LinearOperands linear_operands(std::int64_t m, std::int64_t k, std::int64_t n,
+                                      std::uint64_t seed) {
+  return {random_normal(DType::bf16, {m, k}, seed, 1),
+          random_normal(DType::bf16, {n, k}, seed, 2, 1.0f / std::sqrt(static_cast<float>(k))),
+          random_normal(DType::bf16, {m, n}, seed, 3, 1e-3f)};
+}
+
 // Element i of a float-valued tensor (f32, bf16, f64) as a double.
 inline double element_as_double(const TensorView& t, std::int64_t i) {
   switch (t.dtype) {

@@ -23,16 +23,10 @@ using testing::fresh_seed;
 using testing::poisoned;
 using testing::relative_frobenius;
 
-struct Inputs {
-  HostTensor x, w, dy;
-};
+using Inputs = testing::LinearOperands;
 
 Inputs normal_inputs(std::int64_t m, std::int64_t k, std::int64_t n) {
-  const std::uint64_t seed = fresh_seed();
-  // Typical scales: activations O(1), weights O(1/sqrt(K)), gradients small.
-  return {testing::random_normal(DType::bf16, {m, k}, seed, 1),
-          testing::random_normal(DType::bf16, {n, k}, seed, 2, 1.0f / std::sqrt(float(k))),
-          testing::random_normal(DType::bf16, {m, n}, seed, 3, 1e-3f)};
+  return testing::linear_operands(m, k, n, fresh_seed());
 }
 
 // One layer's forward + backward, keeping the saved state for inspection.

@@ -21,16 +21,11 @@ using testing::fresh_seed;
 using testing::poisoned;
 using testing::relative_frobenius;
 
-struct Inputs {
-  HostTensor x, w, dy;
-};
+using Inputs = testing::LinearOperands;
 
 // Activations whose rows differ in magnitude (tokens do), weights O(1/sqrt(K)), small gradients.
 Inputs inputs(std::int64_t m, std::int64_t k, std::int64_t n) {
-  const std::uint64_t seed = fresh_seed();
-  Inputs in{testing::random_normal(DType::bf16, {m, k}, seed, 1),
-            testing::random_normal(DType::bf16, {n, k}, seed, 2, 1.0f / std::sqrt(float(k))),
-            testing::random_normal(DType::bf16, {m, n}, seed, 3, 1e-3f)};
+  Inputs in = testing::linear_operands(m, k, n, fresh_seed());
   for (std::int64_t r = 0; r < m; ++r)
     for (std::int64_t c = 0; c < k; ++c) {
       std::uint16_t& v = in.x.as<std::uint16_t>()[r * k + c];
