@@ -75,21 +75,13 @@ __device__ __forceinline__ void wgmma_dkdv_step(std::uint32_t k_all, std::uint32
       [&](int j, int e) { return lse_log2[j][e & 1]; });
   std::uint32_t a_p[4][4];
   pack_a_fragments(st, a_p);
-  wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < Br / 16; ++kk)
-    wgmma_rs_bmn<HD>(dv, a_p[kk], sw128_desc_nmajor(do_tile, Br, kk), 1);
-  wgmma_commit();
+  wgmma_rs_step_product<HD>(dv, a_p, do_tile);
 
   wgmma_wait<1>();  // dP^T done; dV may still run
   wgmma_fence_operands(dpt);
   std::uint32_t a_ds[4][4];
   dprobs(st, dpt, a_ds, [&](int j, int e) { return query_pair(dot_t, j, c, e); });
-  wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < Br / 16; ++kk)
-    wgmma_rs_bmn<HD>(dk, a_ds[kk], sw128_desc_nmajor(q_tile, Br, kk), 1);
-  wgmma_commit();
+  wgmma_rs_step_product<HD>(dk, a_ds, q_tile);
   wgmma_wait<0>();            // nothing stays in flight over the loop's back edge (see the top)
   wgmma_keep_fragments(a_p);  // dV read them while dS^T was computed
   wgmma_keep_fragments(a_ds);
@@ -127,11 +119,7 @@ __device__ __forceinline__ void wgmma_dq_step(std::uint32_t q_all, std::uint32_t
   wgmma_fence_operands(dp);
   std::uint32_t a_ds[4][4];
   dprobs(s, dp, a_ds, [&](int, int e) { return dot[e >> 1]; });
-  wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < Bc / 16; ++kk)
-    wgmma_rs_bmn<HD>(dq, a_ds[kk], sw128_desc_nmajor(k_tile, Bc, kk), 1);
-  wgmma_commit();
+  wgmma_rs_step_product<HD>(dq, a_ds, k_tile);
   wgmma_wait<0>();  // nothing stays in flight over the loop's back edge (see the top)
 }
 

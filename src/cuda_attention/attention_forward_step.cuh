@@ -44,11 +44,7 @@ __device__ __forceinline__ void wgmma_forward_step(std::uint32_t q_tile, int wg,
 
   std::uint32_t a_p[4][4];  // P rounded to bf16 (as FlashAttention-2 does)
   pack_a_fragments(s, a_p);
-  wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < Bc / 16; ++kk)
-    wgmma_rs_bmn<HD>(o, a_p[kk], sw128_desc_nmajor(v_tile, Bc, kk), 1);
-  wgmma_commit();
+  wgmma_rs_step_product<HD>(o, a_p, v_tile);
   wgmma_wait<0>();  // nothing stays in flight over the loop's back edge
   wgmma_fence_operands(o);
 }

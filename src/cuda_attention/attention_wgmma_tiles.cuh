@@ -172,5 +172,18 @@ __device__ __forceinline__ void pack_a_fragments(const float (&v)[8][4], std::ui
   }
 }
 
+// d += A B over one step (K = kWgStep): A the four m64k16 fragments of pack_a_fragments, B the
+// kWgStep-row sw128 tile at b_tile, N-major. Fenced and committed as one group; the caller waits.
+template <int N>
+__device__ __forceinline__ void wgmma_rs_step_product(float (&d)[N / 8][4],
+                                                      const std::uint32_t (&a)[4][4],
+                                                      std::uint32_t b_tile) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kWgStep / 16; ++kk)
+    wgmma_rs_bmn<N>(d, a[kk], sw128_desc_nmajor(b_tile, kWgStep, kk), 1);
+  wgmma_commit();
+}
+
 }  // namespace
 }  // namespace fp8lab::cuda_ops

@@ -89,6 +89,9 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[NB][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
 }
 
+// Each instruction shape below is its own asm statement with every accumulator register spelled
+// out as an operand: inline asm takes no arrays, so the shapes cannot share an operand list.
+
 // d[64 x 64] (+)= A[64 x 16] * B[16 x 64], A and B from shared memory (descriptors), both
 // K-major. scale_d == 0 overwrites d instead of accumulating.
 __device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], std::uint64_t desc_a,
