@@ -61,6 +61,7 @@ struct QueryCtaSmem
 // dV) per warp in the epilogue.
 template <int HD, int Slots>
 struct KeyCtaOffsets {
+  static constexpr int kSlots = Slots;
   static constexpr int kBc = 2 * kWgRows;  // keys per CTA
   static constexpr int kBr = kWgStep;      // queries per step
   static constexpr int kKeyTileBytes = kBc * HD * 2;
@@ -76,7 +77,7 @@ struct KeyCtaSmem : KeyCtaOffsets<HD, Slots>,
                     CtaSmemSize<HD, Barriers, 16, KeyCtaOffsets<HD, Slots>::kOffBars> {};
 
 // The tiles of a key-tile CTA's shared memory (KeyCtaSmem C), as pointers.
-template <class C, int Slots>
+template <class C>
 struct KeyCtaTiles {
   bf16_bits *k, *v, *q, *dout;
   float *lse, *dot;
@@ -86,7 +87,9 @@ struct KeyCtaTiles {
         q(reinterpret_cast<bf16_bits*>(smem + C::kOffQ)),
         dout(reinterpret_cast<bf16_bits*>(smem + C::kOffDo)),
         lse(reinterpret_cast<float*>(smem + C::kOffStats)),
-        dot(lse + Slots * C::kBr) {}
+        dot(lse + C::kSlots * C::kBr) {}
+  // The epilogue's 16-row staging tile `i` (rows of C::kS), over the tiles from K on.
+  __device__ __forceinline__ bf16_bits* stage(int i) const { return k + i * 16 * C::kS; }
 };
 
 // The tiles of a query-tile CTA's shared memory (QueryCtaSmem C), as pointers; dout only where
@@ -99,14 +102,26 @@ struct QueryCtaTiles {
         dout(reinterpret_cast<bf16_bits*>(smem + C::kOffDo)),
         k(reinterpret_cast<bf16_bits*>(smem + C::kOffK)),
         v(reinterpret_cast<bf16_bits*>(smem + C::kOffV)) {}
+  // The epilogue's 16-row staging tile `i` (rows of C::kS), over the tiles from Q on.
+  __device__ __forceinline__ bf16_bits* stage(int i) const { return q + i * 16 * C::kS; }
 };
 
-// This thread's warpgroup, broadcast from lane 0 so that the compiler knows it is the same
-// across the warp (CUTLASS does the same): the wgmma descriptors built from it can then live
-// in uniform registers instead of being computed per thread and moved over (R2UR) for every
-// wgmma.
-__device__ __forceinline__ int warpgroup_index() {
-  return __shfl_sync(0xFFFFFFFFu, static_cast<int>(threadIdx.x) / 128, 0);
+// A thread's part of the tile products. The warpgroups own kWgRows rows each of the CTA's tile
+// (rows row0.. of the head): warpgroup wg those from row_wg0, warp `warp` 16 of them from row_w0;
+// the lane holds accumulator rows g and g + 8, column pair c (wgmma.cuh).
+struct WgRows {
+  int wg, warp, g, c, row_wg0, row_w0;
+};
+
+// Thread `t` of the threads that own rows (the whole CTA of the cp.async kernels, the consumers
+// of the TMA ones), lane `lane`. wg is broadcast from lane 0 so that the compiler knows it is the
+// same across the warp (CUTLASS does the same): the wgmma descriptors built from it can then
+// live in uniform registers instead of being computed per thread and moved over (R2UR) for
+// every wgmma.
+__device__ __forceinline__ WgRows wg_rows(int t, int lane, int row0) {
+  const int wg = __shfl_sync(0xFFFFFFFFu, t / 128, 0), warp = t / 32;
+  const int row_wg0 = row0 + wg * kWgRows;
+  return {wg, warp, lane >> 2, lane & 3, row_wg0, row_wg0 + (warp % 4) * 16};
 }
 
 // Rows row0.. of one head -> an sw128-panel tile of ROWS x HD (wgmma.cuh); rows >= seq_len
@@ -118,11 +133,12 @@ __device__ __forceinline__ void load_tile_sw128(bf16_bits* tile, const bf16_bits
                                          [](int r, int col) { return sw128_offset(ROWS, r, col); });
 }
 
-// The dynamic shared memory rounded up to the 1024-byte alignment the swizzle needs (the
+// The CTA's dynamic shared memory rounded up to the 1024-byte alignment the swizzle needs (the
 // launches ask for 1 KiB more than the layout).
-__device__ __forceinline__ unsigned char* smem_aligned_1024(uint4* raw) {
-  const std::uint32_t pad = (1024u - (smem_addr(raw) & 1023u)) & 1023u;
-  return reinterpret_cast<unsigned char*>(raw) + pad;
+__device__ __forceinline__ unsigned char* smem_aligned_1024() {
+  extern __shared__ uint4 smem_raw[];
+  const std::uint32_t pad = (1024u - (smem_addr(smem_raw) & 1023u)) & 1023u;
+  return reinterpret_cast<unsigned char*>(smem_raw) + pad;
 }
 
 // ---- the cp.async walk of a query-tile CTA ----------------------------------------------------

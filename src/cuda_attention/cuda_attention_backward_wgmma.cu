@@ -43,11 +43,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
                                          AmaxCommit dqkv_amax) {
   using C = WgKvShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
-  extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = smem_aligned_1024(smem_raw);
-  const KeyCtaTiles<C, kBuffers> tiles(smem);
-  bf16_bits *s_k = tiles.k, *s_v = tiles.v, *s_q = tiles.q, *s_do = tiles.dout;
-  float *s_lse = tiles.lse, *s_dot = tiles.dot;
+  const KeyCtaTiles<C> tiles(smem_aligned_1024());
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -57,22 +53,21 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   const QuerySide qs = query_side(qkv, dout, lse, row_dot, hv, bh, seq_len, d_model);
   const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
   const auto load_queries = [&](int i, int buf) {
-    load_tile_sw128<HD, Br>(s_q + buf * Br * HD, qs.q, qs.q_stride, i * Br, seq_len);
-    load_tile_sw128<HD, Br>(s_do + buf * Br * HD, qs.dout, qs.do_stride, i * Br, seq_len);
-    load_row_stats<Br, kWgThreads>(s_lse + buf * Br, qs.lse, i * Br, seq_len);
-    load_row_stats<Br, kWgThreads>(s_dot + buf * Br, qs.row_dot, i * Br, seq_len);
+    load_tile_sw128<HD, Br>(tiles.q + buf * Br * HD, qs.q, qs.q_stride, i * Br, seq_len);
+    load_tile_sw128<HD, Br>(tiles.dout + buf * Br * HD, qs.dout, qs.do_stride, i * Br, seq_len);
+    load_row_stats<Br, kWgThreads>(tiles.lse + buf * Br, qs.lse, i * Br, seq_len);
+    load_row_stats<Br, kWgThreads>(tiles.dot + buf * Br, qs.row_dot, i * Br, seq_len);
   };
-  load_tile_sw128<HD, Bc>(s_k, qs.q + d_model, qs.q_stride, k0, seq_len);
-  load_tile_sw128<HD, Bc>(s_v, qs.q + 2 * d_model, qs.q_stride, k0, seq_len);
+  load_tile_sw128<HD, Bc>(tiles.k, qs.q + d_model, qs.q_stride, k0, seq_len);
+  load_tile_sw128<HD, Bc>(tiles.v, qs.q + 2 * d_model, qs.q_stride, k0, seq_len);
   load_queries(i_begin, 0);
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
-  const int key_wg0 = k0 + wg * kWgRows;         // this warpgroup's first key
-  const int key_w0 = key_wg0 + (warp % 4) * 16;  // this warp's first key
-  const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
-  const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+  // This warpgroup's keys from key_wg0, this warp's from key_w0.
+  const auto [wg, warp, g, c, key_wg0, key_w0] = wg_rows(tid, lane, k0);
+  const std::uint32_t a_k = smem_addr(tiles.k), a_v = smem_addr(tiles.v);
+  const std::uint32_t a_q = smem_addr(tiles.q), a_do = smem_addr(tiles.dout);
   float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
 
   for (int i = i_begin; i < i_end; ++i) {
@@ -87,17 +82,17 @@ __global__ void __launch_bounds__(kWgThreads, 1)
     const int q0 = i * Br;
     if (key_wg0 >= seq_len || q0 + Br - 1 < key_wg0) continue;  // all queries precede our keys
     wgmma_dkdv_step<HD, Bc>(a_k, a_v, wg, a_q + buf * C::kQueryTileBytes,
-                            a_do + buf * C::kQueryTileBytes, s_lse + buf * Br, s_dot + buf * Br,
-                            q0, key_wg0, key_w0, g, c, seq_len, scale_log2, dk, dv);
+                            a_do + buf * C::kQueryTileBytes, tiles.lse + buf * Br,
+                            tiles.dot + buf * Br, q0, key_wg0, key_w0, g, c, seq_len, scale_log2,
+                            dk, dv);
   }
   wgmma_fence_operands(dk);
   wgmma_fence_operands(dv);
 
   __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
-  constexpr int S = C::kS;
-  auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 2 * 16 * S;
-  dqkv_amax(wgmma_dkdv_epilogue<HD, S>(dk, dv, stage, dqkv + hv.qkv_head + d_model,
-                                        hv.qkv_stride, d_model, key_w0, seq_len, lane, scale));
+  dqkv_amax(wgmma_dkdv_epilogue<HD, C::kS>(dk, dv, tiles.stage(2 * warp),
+                                           dqkv + hv.qkv_head + d_model, hv.qkv_stride, d_model,
+                                           key_w0, seq_len, lane, scale));
 }
 
 // ---- dQ ------------------------------------------------------------------------------------
@@ -119,28 +114,23 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
                                        AmaxCommit dqkv_amax) {
   using C = WgQShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
-  extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = smem_aligned_1024(smem_raw);
-  const QueryCtaTiles<C> tiles(smem);
-  bf16_bits *s_q = tiles.q, *s_do = tiles.dout, *s_k = tiles.k, *s_v = tiles.v;
+  const QueryCtaTiles<C> tiles(smem_aligned_1024());
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
   const HeadView& hv = head.hv;
-  load_tile_sw128<HD, Br>(s_q, head.q, hv.qkv_stride, head.q0, seq_len);
-  load_tile_sw128<HD, Br>(s_do, dout + hv.out_head, head.d_model, head.q0, seq_len);
+  load_tile_sw128<HD, Br>(tiles.q, head.q, hv.qkv_stride, head.q0, seq_len);
+  load_tile_sw128<HD, Br>(tiles.dout, dout + hv.out_head, head.d_model, head.q0, seq_len);
   load_key_tile<HD>(tiles, head, 0, 0, seq_len);
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
-  const int row_wg0 = head.q0 + wg * kWgRows;
-  const int row_w0 = row_wg0 + (warp % 4) * 16;
+  const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid, lane, head.q0);
   float lse_log2[2], dot[2];  // this lane's rows g and g + 8
   lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
-  const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
-  const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  const std::uint32_t a_q = smem_addr(tiles.q), a_do = smem_addr(tiles.dout);
+  const std::uint32_t a_k = smem_addr(tiles.k), a_v = smem_addr(tiles.v);
   float dq[HD / 8][4] = {};
 
   walk_key_tiles<HD>(tiles, head, row_wg0, seq_len, [&](int buf, int k0) {
@@ -151,10 +141,8 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   wgmma_fence_operands(dq);
 
   __syncthreads();  // every warpgroup is done with the tiles: the epilogue stages over them
-  constexpr int S = C::kS;
-  auto* stage = reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S;
-  dqkv_amax(store_dq_rows<HD, S>(dq, scale, stage, dqkv + hv.qkv_head, hv.qkv_stride, row_w0,
-                                 seq_len, lane));
+  dqkv_amax(store_dq_rows<HD, C::kS>(dq, scale, tiles.stage(warp), dqkv + hv.qkv_head,
+                                     hv.qkv_stride, row_w0, seq_len, lane));
 }
 
 template <int HD>

@@ -22,8 +22,8 @@
 // full[s] (32 arrivals, one of them with the expected TMA bytes), which publishes their stores.
 #include "cuda_attention/attention_backward_wgmma_step.cuh"
 #include "cuda_attention/attention_kernels.hpp"
+#include "cuda_attention/attention_ws_tiles.cuh"
 #include "cuda_attention/tensor_map.hpp"
-#include "cuda_attention/tma.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -35,12 +35,9 @@ constexpr int kConsumerRegs = 240;
 
 // ---- dK, dV ----------------------------------------------------------------------------------
 
-// K, V own; Q, dO, lse, Di walked through the ring; barriers kv_full, full[kStages],
-// empty[kStages].
+// K, V own; Q, dO, lse, Di walked through the ring; the barriers of WsBarriers.
 template <int HD>
-struct WsKvShape : KeyCtaSmem<HD, kStages, 1 + 2 * kStages> {
-  static_assert(kWgStep == kTmaBoxRows, "one step of queries is one box of rows");
-};
+using WsKvShape = KeyCtaSmem<HD, kStages, 1 + 2 * kStages>;
 
 template <int HD>
 __global__ void __launch_bounds__(kWsThreads, 1)
@@ -53,14 +50,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                                       AmaxCommit dqkv_amax) {
   using C = WsKvShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
-  extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = smem_aligned_1024(smem_raw);
-  const KeyCtaTiles<C, kStages> tiles(smem);
-  bf16_bits *s_k = tiles.k, *s_v = tiles.v, *s_q = tiles.q, *s_do = tiles.dout;
-  float *s_lse = tiles.lse, *s_dot = tiles.dot;
-  auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
-  std::uint64_t* kv_full = bars;
-  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
+  unsigned char* smem = smem_aligned_1024();
+  const KeyCtaTiles<C> tiles(smem);
+  const WsBarriers<kStages> bars(smem + C::kOffBars);
+  const StageRing<kStages>& ring = bars.ring;
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -68,12 +61,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int k0 = static_cast<int>(blockIdx.x) * Bc;  // low keys see the most queries: first
   const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  if (tid == 0) {
-    mbarrier_init(kv_full, 1);
-    ring.init(32, 2 * 128);
-    mbarrier_init_fence();
-  }
-  __syncthreads();
+  bars.init(tid, 32, 2 * 128);
 
   const int d_model = n_heads * HD;
   std::uint32_t key = 0;  // the amax key of what this thread stored
@@ -82,9 +70,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     warpgroup_release_registers<kProducerRegs>();
     if (tid < 32) {
       if (lane == 0) {
-        mbarrier_arrive_expect_tx(kv_full, 2 * C::kKeyTileBytes);
-        tma_load_tile<HD, Bc>(s_k, &qkv_map, d_model + h * HD, k0, b, kv_full);
-        tma_load_tile<HD, Bc>(s_v, &qkv_map, 2 * d_model + h * HD, k0, b, kv_full);
+        mbarrier_arrive_expect_tx(bars.own, 2 * C::kKeyTileBytes);
+        tma_load_tile<HD, Bc>(tiles.k, &qkv_map, d_model + h * HD, k0, b, bars.own);
+        tma_load_tile<HD, Bc>(tiles.v, &qkv_map, 2 * d_model + h * HD, k0, b, bars.own);
       }
       const std::int64_t stats = static_cast<std::int64_t>(bh) * seq_len;
       for (int i = i_begin; i < i_end; ++i) {
@@ -93,13 +81,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 #pragma unroll
         for (int r = lane; r < Br; r += 32) {
           const int row = i * Br + r;
-          s_lse[s * Br + r] = row < seq_len ? lse[stats + row] : 0.f;
-          s_dot[s * Br + r] = row < seq_len ? row_dot[stats + row] : 0.f;
+          tiles.lse[s * Br + r] = row < seq_len ? lse[stats + row] : 0.f;
+          tiles.dot[s * Br + r] = row < seq_len ? row_dot[stats + row] : 0.f;
         }
         if (lane == 0) {
           mbarrier_arrive_expect_tx(ring.full_bar(n), 2 * C::kQueryTileBytes);
-          tma_load_tile<HD, Br>(s_q + s * Br * HD, &qkv_map, h * HD, i * Br, b, ring.full_bar(n));
-          tma_load_tile<HD, Br>(s_do + s * Br * HD, &dout_map, h * HD, i * Br, b,
+          tma_load_tile<HD, Br>(tiles.q + s * Br * HD, &qkv_map, h * HD, i * Br, b,
+                                ring.full_bar(n));
+          tma_load_tile<HD, Br>(tiles.dout + s * Br * HD, &dout_map, h * HD, i * Br, b,
                                 ring.full_bar(n));
         } else {
           mbarrier_arrive(ring.full_bar(n));  // publishes this lane's lse and Di
@@ -109,15 +98,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   } else {
     // ---- consumers: the wgmma kernel's step, query tiles from the ring ----------------------
     warpgroup_claim_registers<kConsumerRegs>();
-    const int ctid = tid - 128;
-    const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
-    const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
-    const int key_wg0 = k0 + wg * kWgRows;         // this warpgroup's first key
-    const int key_w0 = key_wg0 + (warp % 4) * 16;  // this warp's first key
-    const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
-    const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
+    // This warpgroup's keys from key_wg0, this warp's from key_w0.
+    const auto [wg, warp, g, c, key_wg0, key_w0] = wg_rows(tid - 128, lane, k0);
+    const std::uint32_t a_k = smem_addr(tiles.k), a_v = smem_addr(tiles.v);
+    const std::uint32_t a_q = smem_addr(tiles.q), a_do = smem_addr(tiles.dout);
     float dk[HD / 8][4] = {}, dv[HD / 8][4] = {};
-    mbarrier_wait(kv_full, 0);
+    mbarrier_wait(bars.own, 0);
 
     for (int i = i_begin; i < i_end; ++i) {
       const int n = i - i_begin, s = ring.stage(n);
@@ -125,8 +111,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       const int q0 = i * Br;
       if (key_wg0 < seq_len && q0 + Br - 1 >= key_wg0) {  // some query of the step sees our keys
         wgmma_dkdv_step<HD, Bc>(a_k, a_v, wg, a_q + s * C::kQueryTileBytes,
-                                a_do + s * C::kQueryTileBytes, s_lse + s * Br, s_dot + s * Br,
-                                q0, key_wg0, key_w0, g, c, seq_len, scale_log2, dk, dv);
+                                a_do + s * C::kQueryTileBytes, tiles.lse + s * Br,
+                                tiles.dot + s * Br, q0, key_wg0, key_w0, g, c, seq_len, scale_log2,
+                                dk, dv);
       }
       ring.release(n);  // this thread's products that read stage s have retired
     }
@@ -135,11 +122,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
     // The wgmma kernel's epilogue, once every consumer is done with the tiles.
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-    key = wgmma_dkdv_epilogue<HD, S>(dk, dv, reinterpret_cast<bf16_bits*>(smem) + warp * 2 * 16 * S,
-                                     dqkv + hv.qkv_head + d_model, hv.qkv_stride, d_model, key_w0,
-                                     seq_len, lane, scale);
+    key =
+        wgmma_dkdv_epilogue<HD, C::kS>(dk, dv, tiles.stage(2 * warp), dqkv + hv.qkv_head + d_model,
+                                       hv.qkv_stride, d_model, key_w0, seq_len, lane, scale);
   }
   dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
 }
@@ -155,15 +141,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 template <int HD>
 constexpr int kDqConsumers = HD <= 64 ? 3 : 2;
 
-// Q, dO own; K, V walked through the ring; barriers q_full, full[kStages], empty[kStages]; each
-// consumer warp stages one 16-row tile of dQ.
+// Q, dO own; K, V walked through the ring; the barriers of WsBarriers; each consumer warp
+// stages one 16-row tile of dQ.
 template <int HD>
 struct WsQShape : QueryCtaSmem<HD, kDqConsumers<HD> * kWgRows, 2, kStages, 1 + 2 * kStages,
                                4 * kDqConsumers<HD>> {
   static constexpr int kConsumers = kDqConsumers<HD>;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kRegs = HD <= 64 ? 160 : kConsumerRegs;  // per consumer thread
-  static_assert(kWgStep == kTmaBoxRows, "one step of keys is one box of rows");
 };
 
 template <int HD>
@@ -177,13 +162,9 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
                                     AmaxCommit dqkv_amax) {
   using C = WsQShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
-  extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = smem_aligned_1024(smem_raw);
+  unsigned char* smem = smem_aligned_1024();
   const QueryCtaTiles<C> tiles(smem);
-  bf16_bits *s_q = tiles.q, *s_do = tiles.dout, *s_k = tiles.k, *s_v = tiles.v;
-  auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
-  std::uint64_t* q_full = bars;
-  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
+  const WsBarriers<kStages> bars(smem + C::kOffBars);
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
@@ -191,12 +172,7 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
   // Long rows first: the last query tiles, which walk the most keys, start first.
   const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  if (tid == 0) {
-    mbarrier_init(q_full, 1);
-    ring.init(1, C::kConsumers * 128);
-    mbarrier_init_fence();
-  }
-  __syncthreads();
+  bars.init(tid, 1, C::kConsumers * 128);
 
   const int d_model = n_heads * HD;
   std::uint32_t key = 0;  // the amax key of what this thread stored
@@ -204,52 +180,31 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     // ---- producer: one thread issues every load --------------------------------------------
     warpgroup_release_registers<kProducerRegs>();
     if (tid == 0) {
-      mbarrier_arrive_expect_tx(q_full, 2 * C::kQueryTileBytes);
-      tma_load_tile<HD, Br>(s_q, &qkv_map, h * HD, q0, b, q_full);
-      tma_load_tile<HD, Br>(s_do, &dout_map, h * HD, q0, b, q_full);
-      for (int j = 0; j < n_tiles; ++j) {
-        const int s = ring.stage(j);
-        ring.wait_empty(j);
-        mbarrier_arrive_expect_tx(ring.full_bar(j), 2 * C::kKeyTileBytes);
-        tma_load_tile<HD, Bc>(s_k + s * Bc * HD, &qkv_map, d_model + h * HD, j * Bc, b,
-                              ring.full_bar(j));
-        tma_load_tile<HD, Bc>(s_v + s * Bc * HD, &qkv_map, 2 * d_model + h * HD, j * Bc, b,
-                              ring.full_bar(j));
-      }
+      mbarrier_arrive_expect_tx(bars.own, 2 * C::kQueryTileBytes);
+      tma_load_tile<HD, Br>(tiles.q, &qkv_map, h * HD, q0, b, bars.own);
+      tma_load_tile<HD, Br>(tiles.dout, &dout_map, h * HD, q0, b, bars.own);
+      tma_key_tiles<HD>(tiles, bars.ring, &qkv_map, d_model, h, b, n_tiles);
     }
   } else {
     // ---- consumers: the wgmma kernel's step, key tiles from the ring ------------------------
     warpgroup_claim_registers<C::kRegs>();
-    const int ctid = tid - 128;
-    const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
-    const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
-    const int row_wg0 = q0 + wg * kWgRows;
-    const int row_w0 = row_wg0 + (warp % 4) * 16;
+    const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid - 128, lane, q0);
     float lse_log2[2], dot[2];  // this lane's rows g and g + 8
     lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
-    const std::uint32_t a_q = smem_addr(s_q), a_do = smem_addr(s_do);
-    const std::uint32_t a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+    const std::uint32_t a_q = smem_addr(tiles.q), a_do = smem_addr(tiles.dout);
+    const std::uint32_t a_k = smem_addr(tiles.k), a_v = smem_addr(tiles.v);
     float dq[HD / 8][4] = {};
-    mbarrier_wait(q_full, 0);
-
-    for (int j = 0; j < n_tiles; ++j) {
-      const int s = ring.stage(j);
-      ring.wait_full(j);
-      const int k0 = j * Bc;
-      if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
-        wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + s * C::kKeyTileBytes,
-                              a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
-                              lse_log2, dot, dq);
-      }
-      ring.release(j);  // this thread's products that read stage s have retired
-    }
+    mbarrier_wait(bars.own, 0);
+    consume_key_tiles<Bc>(bars.ring, n_tiles, row_wg0, seq_len, [&](int s, int k0) {
+      wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + s * C::kKeyTileBytes, a_v + s * C::kKeyTileBytes,
+                            k0, row_wg0, row_w0, g, c, scale_log2, lse_log2, dot, dq);
+    });
     wgmma_fence_operands(dq);
 
     asm volatile("bar.sync 1, %0;\n" ::"r"(C::kConsumers * 128) : "memory");
-    constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-    key = store_dq_rows<HD, S>(dq, scale, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
-                               dqkv + hv.qkv_head, hv.qkv_stride, row_w0, seq_len, lane);
+    key = store_dq_rows<HD, C::kS>(dq, scale, tiles.stage(warp), dqkv + hv.qkv_head, hv.qkv_stride,
+                                   row_w0, seq_len, lane);
   }
   dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
 }
@@ -258,13 +213,13 @@ template <int HD>
 bool launch_ws(const void* qkv, const float* lse, const void* dout, const float* row_dot,
                bf16_bits* dqkv, int batch, int seq_len, int n_heads, cudaStream_t stream,
                AmaxOut amax) {
-  using Kv = WsKvShape<HD>;
-  using Q = WsQShape<HD>;
   const auto d_model = static_cast<std::uint64_t>(n_heads) * HD;
   CUtensorMap qkv_map, dout_map;
   if (!encode_token_tile_map(&qkv_map, qkv, 3 * d_model, seq_len, batch) ||
       !encode_token_tile_map(&dout_map, dout, d_model, seq_len, batch))
     return false;
+  using Kv = WsKvShape<HD>;
+  using Q = WsQShape<HD>;
   launch_attention_backward(
       TileLaunch{attention_backward_dkdv_ws_kernel<HD>, Kv::kBc, kWsThreads, Kv::kSmemBytes},
       TileLaunch{attention_backward_dq_ws_kernel<HD>, Q::kBr, Q::kThreads, Q::kSmemBytes}, qkv_map,

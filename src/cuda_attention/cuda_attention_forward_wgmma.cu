@@ -32,23 +32,19 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
                                    AmaxCommit out_amax) {
   using C = WgFwdShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
-  extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = smem_aligned_1024(smem_raw);
-  const QueryCtaTiles<C> tiles(smem);
-  bf16_bits *s_q = tiles.q, *s_k = tiles.k, *s_v = tiles.v;
+  const QueryCtaTiles<C> tiles(smem_aligned_1024());
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
-  load_tile_sw128<HD, Br>(s_q, head.q, head.hv.qkv_stride, head.q0, seq_len);
+  load_tile_sw128<HD, Br>(tiles.q, head.q, head.hv.qkv_stride, head.q0, seq_len);
   load_key_tile<HD>(tiles, head, 0, 0, seq_len);
   cp_async_commit();
 
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const int wg = warpgroup_index(), warp = tid / 32, g = lane >> 2, c = lane & 3;
-  const int row_wg0 = head.q0 + wg * kWgRows;
-  const int row_w0 = row_wg0 + (warp % 4) * 16;  // this warp's first query row
-  const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+  const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid, lane, head.q0);
+  const std::uint32_t a_q = smem_addr(tiles.q), a_k = smem_addr(tiles.k);
+  const std::uint32_t a_v = smem_addr(tiles.v);
   float o[HD / 8][4] = {};
   // Rows g and g + 8 of the warp. Every processed walk starts at key tile 0, whose key 0 no row
   // masks, so the running max is finite from the first step on.
@@ -62,11 +58,9 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
 
   // Epilogue: O / rowsum -> out (staged per warp over the tiles), lse = max + log(sum).
   __syncthreads();  // every warpgroup is done with the tiles
-  constexpr int S = C::kS;
-  const std::uint32_t key = wgmma_forward_epilogue<HD, S>(
-      o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S,
-      out + head.hv.out_head, head.d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0,
-      seq_len, lane, scale);
+  const std::uint32_t key = wgmma_forward_epilogue<HD, C::kS>(
+      o, row_max, row_sum, tiles.stage(warp), out + head.hv.out_head, head.d_model,
+      lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
   out_amax(key);
 }
 

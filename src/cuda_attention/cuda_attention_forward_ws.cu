@@ -20,8 +20,8 @@
 // which is exactly the sw128 panel layout of wgmma.cuh; rows past T are zero-filled.
 #include "cuda_attention/attention_kernels.hpp"
 #include "cuda_attention/attention_forward_step.cuh"
+#include "cuda_attention/attention_ws_tiles.cuh"
 #include "cuda_attention/tensor_map.hpp"
-#include "cuda_attention/tma.cuh"
 
 namespace fp8lab::cuda_ops {
 namespace {
@@ -29,11 +29,9 @@ namespace {
 constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
 constexpr int kStages = 3;       // K/V ring depth
 
-// Q own; K, V walked through the ring; barriers q_full, full[kStages], empty[kStages].
+// Q own; K, V walked through the ring; the barriers of WsBarriers.
 template <int HD>
-struct WsShape : QueryCtaSmem<HD, 2 * kWgRows, 1, kStages, 1 + 2 * kStages, 8> {
-  static_assert(kWgStep == kTmaBoxRows, "one TMA box of keys is one step of wgmma_forward_step");
-};
+using WsShape = QueryCtaSmem<HD, 2 * kWgRows, 1, kStages, 1 + 2 * kStages, 8>;
 
 template <int HD>
 __global__ void __launch_bounds__(kWsThreads, 1)
@@ -43,74 +41,45 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                                 float scale_log2, AmaxCommit out_amax) {
   using C = WsShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
-  extern __shared__ uint4 smem_raw[];
-  unsigned char* smem = smem_aligned_1024(smem_raw);
+  unsigned char* smem = smem_aligned_1024();
   const QueryCtaTiles<C> tiles(smem);
-  bf16_bits *s_q = tiles.q, *s_k = tiles.k, *s_v = tiles.v;
-  auto* bars = reinterpret_cast<std::uint64_t*>(smem + C::kOffBars);
-  std::uint64_t* q_full = bars;
-  const StageRing<kStages> ring{bars + 1, bars + 1 + kStages};
+  const WsBarriers<kStages> bars(smem + C::kOffBars);
 
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const int b = bh / n_heads, h = bh % n_heads;
   const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  if (tid == 0) {
-    mbarrier_init(q_full, 1);
-    ring.init(1, 2 * 128);
-    mbarrier_init_fence();
-  }
-  __syncthreads();
+  bars.init(tid, 1, 2 * 128);
 
   const int d_model = n_heads * HD;
   std::uint32_t key = 0;  // the amax key of what this thread stored
   if (tid < 128) {
     // ---- producer: one thread issues every load ------------------------------------------
     if (tid == 0) {
-      mbarrier_arrive_expect_tx(q_full, C::kQueryTileBytes);
-      tma_load_tile<HD, Br>(s_q, &qkv_map, h * HD, q0, b, q_full);
-      for (int j = 0; j < n_tiles; ++j) {
-        const int s = ring.stage(j);
-        ring.wait_empty(j);
-        mbarrier_arrive_expect_tx(ring.full_bar(j), 2 * C::kKeyTileBytes);
-        tma_load_tile<HD, Bc>(s_k + s * Bc * HD, &qkv_map, d_model + h * HD, j * Bc, b,
-                              ring.full_bar(j));
-        tma_load_tile<HD, Bc>(s_v + s * Bc * HD, &qkv_map, 2 * d_model + h * HD, j * Bc, b,
-                              ring.full_bar(j));
-      }
+      mbarrier_arrive_expect_tx(bars.own, C::kQueryTileBytes);
+      tma_load_tile<HD, Br>(tiles.q, &qkv_map, h * HD, q0, b, bars.own);
+      tma_key_tiles<HD>(tiles, bars.ring, &qkv_map, d_model, h, b, n_tiles);
     }
   } else {
     // ---- consumers: the wgmma kernel's step, tiles from the ring -----------------------
-    const int ctid = tid - 128;
-    const int wg = __shfl_sync(0xFFFFFFFFu, ctid / 128, 0);  // uniform (see warpgroup_index)
-    const int warp = ctid / 32, g = lane >> 2, c = lane & 3;
-    const int row_wg0 = q0 + wg * kWgRows;
-    const int row_w0 = row_wg0 + (warp % 4) * 16;
-    const std::uint32_t a_q = smem_addr(s_q), a_k = smem_addr(s_k), a_v = smem_addr(s_v);
+    const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid - 128, lane, q0);
+    const std::uint32_t a_q = smem_addr(tiles.q), a_k = smem_addr(tiles.k);
+    const std::uint32_t a_v = smem_addr(tiles.v);
     float o[HD / 8][4] = {};
     float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
-    mbarrier_wait(q_full, 0);
-
-    for (int j = 0; j < n_tiles; ++j) {
-      const int s = ring.stage(j);
-      ring.wait_full(j);
-      const int k0 = j * Bc;
-      if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) {  // some row of ours sees it
-        wgmma_forward_step<HD, Br>(a_q, wg, a_k + s * C::kKeyTileBytes,
-                                   a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
-                                   scale_log2, o, row_max, row_sum);
-      }
-      ring.release(j);  // this thread's products that read stage s have retired
-    }
+    mbarrier_wait(bars.own, 0);
+    consume_key_tiles<Bc>(bars.ring, n_tiles, row_wg0, seq_len, [&](int s, int k0) {
+      wgmma_forward_step<HD, Br>(a_q, wg, a_k + s * C::kKeyTileBytes, a_v + s * C::kKeyTileBytes,
+                                 k0, row_wg0, row_w0, g, c, scale_log2, o, row_max, row_sum);
+    });
 
     // The wgmma kernel's epilogue, once every consumer is done with the tiles.
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    constexpr int S = C::kS;
     const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-    key = wgmma_forward_epilogue<HD, S>(
-        o, row_max, row_sum, reinterpret_cast<bf16_bits*>(smem) + warp * 16 * S, out + hv.out_head,
-        d_model, lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
+    key = wgmma_forward_epilogue<HD, C::kS>(
+        o, row_max, row_sum, tiles.stage(warp), out + hv.out_head, d_model,
+        lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
   }
   out_amax(key);  // every thread of the CTA (the ticket protocol has a __syncthreads)
 }

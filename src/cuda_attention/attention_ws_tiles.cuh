@@ -1,0 +1,72 @@
+// Pieces shared by the warp-specialised attention kernels (cuda_attention_forward_ws.cu,
+// cuda_attention_backward_ws.cu): the CTA's mbarriers, and the TMA walk of a query-tile CTA
+// over its key tiles, from the producer's side and from the consumers'. Those files say how
+// the producer and the consumers hand the stages over.
+#pragma once
+
+#include "cuda_attention/attention_wgmma_tiles.cuh"
+#include "cuda_attention/tma.cuh"
+
+namespace fp8lab::cuda_ops {
+namespace {
+
+static_assert(kWgStep == kTmaBoxRows, "one step of keys or queries is one TMA box of rows");
+
+// The mbarriers at a layout's kOffBars: `own` for the tiles the CTA loads once (one arrival and
+// their bytes), then full[STAGES] and empty[STAGES] of the walked tiles' ring.
+template <int STAGES>
+struct WsBarriers {
+  std::uint64_t* own;
+  StageRing<STAGES> ring;
+  __device__ __forceinline__ explicit WsBarriers(unsigned char* at)
+      : own(reinterpret_cast<std::uint64_t*>(at)), ring{own + 1, own + 1 + STAGES} {}
+  // By every thread (tid: its index), before any use: thread 0 initialises, the CTA barrier
+  // publishes.
+  __device__ __forceinline__ void init(int tid, unsigned full_arrivals,
+                                       unsigned empty_arrivals) const {
+    if (tid == 0) {
+      mbarrier_init(own, 1);
+      ring.init(full_arrivals, empty_arrivals);
+      mbarrier_init_fence();
+    }
+    __syncthreads();
+  }
+};
+
+// Producer (one thread): key tiles 0..n_tiles-1 of head h of batch b (the token map of qkv,
+// d_model columns per part) into the ring's stages of K and V.
+template <int HD, class C, int STAGES>
+__device__ __forceinline__ void tma_key_tiles(const QueryCtaTiles<C>& tiles,
+                                              const StageRing<STAGES>& ring,
+                                              const CUtensorMap* qkv_map, int d_model, int h, int b,
+                                              int n_tiles) {
+  constexpr int Bc = C::kBc;
+  for (int j = 0; j < n_tiles; ++j) {
+    const int s = ring.stage(j);
+    ring.wait_empty(j);
+    mbarrier_arrive_expect_tx(ring.full_bar(j), 2 * C::kKeyTileBytes);
+    tma_load_tile<HD, Bc>(tiles.k + s * Bc * HD, qkv_map, d_model + h * HD, j * Bc, b,
+                          ring.full_bar(j));
+    tma_load_tile<HD, Bc>(tiles.v + s * Bc * HD, qkv_map, 2 * d_model + h * HD, j * Bc, b,
+                          ring.full_bar(j));
+  }
+}
+
+// Consumer: the walk over the n_tiles key tiles of BC keys from the ring, handing step(s, k0)
+// stage s when a row of this warpgroup (from row_wg0) sees its keys. Every stage is waited for
+// and released, also the skipped ones: an early release could count towards the stage's
+// previous use.
+template <int BC, int STAGES, class Step>
+__device__ __forceinline__ void consume_key_tiles(const StageRing<STAGES>& ring, int n_tiles,
+                                                  int row_wg0, int seq_len, Step&& step) {
+  for (int j = 0; j < n_tiles; ++j) {
+    const int s = ring.stage(j);
+    ring.wait_full(j);
+    const int k0 = j * BC;
+    if (row_wg0 < seq_len && k0 <= row_wg0 + kWgRows - 1) step(s, k0);  // some row of ours sees it
+    ring.release(j);  // this thread's products that read stage s have retired
+  }
+}
+
+}  // namespace
+}  // namespace fp8lab::cuda_ops
