@@ -28,6 +28,22 @@ __device__ __forceinline__ QuerySide query_side(const bf16_bits* qkv, const bf16
           row_dot + stats,   hv.qkv_stride,      d_model};
 }
 
+// The head of a key-tile CTA (the cp.async dK/dV kernels) and its query side.
+struct KeyTileHead {
+  HeadView hv;
+  std::int64_t d_model;
+  QuerySide qs;
+};
+
+template <int HD>
+__device__ __forceinline__ KeyTileHead key_tile_head(const bf16_bits* qkv, const bf16_bits* dout,
+                                                     const float* lse, const float* row_dot, int bh,
+                                                     int seq_len, int n_heads) {
+  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
+  return {hv, d_model, query_side(qkv, dout, lse, row_dot, hv, bh, seq_len, d_model)};
+}
+
 // A operands of S^T = K Q^T and dP^T = V dO^T: the warp's 16 rows of the K and V tiles, read
 // from shared memory at every use.
 template <int HD, int S>

@@ -75,9 +75,7 @@ __global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads)
   const int bh = block_bh();
   if (bh >= batch_heads) return;
   const int k0 = static_cast<int>(blockIdx.x) * Bc;  // low keys see the most queries: first
-  const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-  const std::int64_t d_model = static_cast<std::int64_t>(n_heads) * HD;
-  const QuerySide qs = query_side(qkv, dout, lse, row_dot, hv, bh, seq_len, d_model);
+  const auto [hv, d_model, qs] = key_tile_head<HD>(qkv, dout, lse, row_dot, bh, seq_len, n_heads);
   const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
   tiles.load_keys(qs, d_model, k0, seq_len);
   tiles.load_queries(qs, i_begin, 0, seq_len);
