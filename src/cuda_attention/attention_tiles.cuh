@@ -170,6 +170,19 @@ __device__ __forceinline__ void mma_frag_b_kn(float (&acc)[NT][4], const std::ui
   }
 }
 
+// For each of a warp's MT row tiles m: acc[m] blocks 2 n2 and 2 n2 + 1 += a[m] * the two 8-column
+// B blocks of one ldmatrix_x4 (b), so that B fragments loaded once feed every row tile.
+template <int MT, int NB>
+__device__ __forceinline__ void mma_row_tiles(float (&acc)[MT][NB][4],
+                                              const std::uint32_t (&a)[MT][4],
+                                              const std::uint32_t (&b)[4], int n2) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+    mma_bf16(acc[mt][2 * n2], a[mt], b[0], b[1]);
+    mma_bf16(acc[mt][2 * n2 + 1], a[mt], b[2], b[3]);
+  }
+}
+
 // acc[16 x 8*NT] += P (16 x 8*KB, accumulator layout, rounded to bf16) * B, B stored [k][n].
 template <int S, int KB, int NT>
 __device__ __forceinline__ void mma_p_b_kn(float (&acc)[NT][4], const float (&p)[KB][4],

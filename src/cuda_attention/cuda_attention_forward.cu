@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane >> 2, c = lane & 3;
   const int row_w0 = q0 + warp * RPW;  // this warp's first query row
-  std::uint32_t q_frag[MT][HD / 16][4];
+  std::uint32_t q_frag[HD / 16][MT][4];  // [k step][row tile]
   float o[MT][HD / 8][4] = {};
   float row_max[MT][2], row_sum[MT][2];
 #pragma unroll
@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
         for (int kk = 0; kk < HD / 16; ++kk)
-          ldmatrix_x4(q_frag[mt][kk], a_frag_ptr<S>(s_q, warp * RPW + mt * 16, kk * 16, lane));
+          ldmatrix_x4(q_frag[kk][mt], a_frag_ptr<S>(s_q, warp * RPW + mt * 16, kk * 16, lane));
     }
     const int k0 = j * Bc;
     if (row_w0 >= seq_len || k0 > row_w0 + RPW - 1) continue;  // no row of this warp sees it
@@ -99,11 +99,7 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
       for (int n2 = 0; n2 < Bc / 16; ++n2) {
         std::uint32_t b[4];
         ldmatrix_x4(b, b_frag_ptr_nk<S>(k_tile, n2 * 16, kk * 16, lane));
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          mma_bf16(s[mt][2 * n2], q_frag[mt][kk], b[0], b[1]);
-          mma_bf16(s[mt][2 * n2 + 1], q_frag[mt][kk], b[2], b[3]);
-        }
+        mma_row_tiles(s, q_frag[kk], b, n2);
       }
     }
     if (k0 + Bc - 1 > row_w0) {  // the tile crosses the diagonal (or the sequence end)
@@ -140,11 +136,7 @@ __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
       for (int n2 = 0; n2 < HD / 16; ++n2) {
         std::uint32_t b[4];
         ldmatrix_x4_trans(b, b_frag_ptr_kn<S>(v_tile, kk * 16, n2 * 16, lane));
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          mma_bf16(o[mt][2 * n2], p_frag[mt], b[0], b[1]);
-          mma_bf16(o[mt][2 * n2 + 1], p_frag[mt], b[2], b[3]);
-        }
+        mma_row_tiles(o, p_frag, b, n2);
       }
     }
   }
