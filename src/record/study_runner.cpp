@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/utc_time.hpp"
@@ -45,16 +46,41 @@ void write_text(const fs::path& file, const std::string& text) {
   fs::rename(tmp, file);
 }
 
-// A child's failure, with its exit code's kind (docs/cli.md): a study whose arm had bad input
-// exits as that arm did.
+// The error a child fp8lab reported last in its log ("fp8lab: CUDA error: ... [at file:line]"):
+// its kind and its message without the source location; nothing when it reported none.
+std::optional<std::pair<ErrorKind, std::string>> child_error(const fs::path& log) {
+  std::ifstream in(log);
+  std::optional<std::pair<ErrorKind, std::string>> last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("$ ")) last.reset();  // run_child starts each child's part of the log
+    if (!line.starts_with("fp8lab: ")) continue;
+    for (int k = 0; k <= static_cast<int>(ErrorKind::out_of_memory); ++k) {
+      const auto kind = static_cast<ErrorKind>(k);
+      const std::string head = fmt::format("fp8lab: {}: ", error_kind_name(kind));
+      if (!line.starts_with(head)) continue;
+      std::string message = line.substr(head.size());
+      if (const auto at = message.rfind(" ["); at != std::string::npos && message.ends_with("]"))
+        message.resize(at);
+      last.emplace(kind, message);
+    }
+  }
+  return last;
+}
+
+// A child's failure, with the kind and message of the error it reported (else its exit code's
+// kind, docs/cli.md): a study whose arm had bad input exits as that arm did, and says why.
 void check_child_status(int status, const std::string& prefix, const fs::path& log) {
   if (status == 0) return;
   const bool exited = WIFEXITED(status);
   const int code = exited ? WEXITSTATUS(status) : -1;
+  const std::string how =
+      exited ? fmt::format("exit status {}", code) : std::string("killed by a signal");
+  if (const auto reported = child_error(log);
+      reported && exited && exit_code_for(reported->first) == code)
+    FP8LAB_FAIL(reported->first, "{}failed ({}): {}; see {}", prefix, how, reported->second,
+                log.string());
   FP8LAB_FAIL(exited ? error_kind_for_exit_code(code) : ErrorKind::internal,
-              "{}failed ({}); see {}", prefix,
-              exited ? fmt::format("exit status {}", code) : std::string("killed by a signal"),
-              log.string());
+              "{}failed ({}); see {}", prefix, how, log.string());
 }
 
 // Runs `args` (argv[0] = the fp8lab binary), appending its output to `log` and echoing each line

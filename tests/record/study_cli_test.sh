@@ -97,20 +97,30 @@ if "$fp8lab" study "$work/reordered.json" --out "$work/grown" > "$work/reordered
 fi
 grep -q "only add arms at the end" "$work/reordered.log" || fail "no clear message for reordered arms"
 
-# An arm whose seed differs does not start from the control's weights: the study aborts.
-python3 - "$work/study.json" "$work/bad.json" <<'PY'
+# NAME ARGS...: the study with arm 1's train_args set to ARGS, run into $work/NAME (log
+# $work/NAME.log); it must exit 2, as bad input.
+study_with_arm_args() {
+  local name=$1; shift
+  python3 - "$work/study.json" "$work/$name.json" "$@" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-s["arms"][1]["train_args"] = ["--set", "train.seed=99"]
+s["arms"][1]["train_args"] = sys.argv[3:]
 json.dump(s, open(sys.argv[2], "w"))
 PY
-code=0
-"$fp8lab" study "$work/bad.json" --out "$work/bad" > "$work/bad.log" 2>&1 || code=$?
-[ "$code" = 2 ] || fail "an unmatched arm gave exit code $code, not 2 (bad input)"
+  local code=0
+  "$fp8lab" study "$work/$name.json" --out "$work/$name" > "$work/$name.log" 2>&1 || code=$?
+  [ "$code" = 2 ] || fail "$name: exit code $code, not 2 (bad input)"
+}
+# An arm whose seed differs does not start from the control's weights: the study aborts.
+study_with_arm_args bad --set train.seed=99
 grep -q "not matched" "$work/bad.log" || fail "no clear message for an unmatched arm: $(tail -3 "$work/bad.log")"
 # ... and it is refused before it trains (its resolved config already differs).
 [ ! -e "$work/bad/arms/fp8-mlp/run" ] || fail "the unmatched arm was trained before being refused"
 grep -q "so it is not trained" "$work/bad.log" || fail "the refusal does not say the arm was not trained"
+# An arm whose own fp8lab fails: the study exits as the arm did and repeats the arm's reason.
+study_with_arm_args badvalue --set train.micro_batch=zero
+grep -q "^fp8lab: invalid argument: \[2/5 fp8-mlp\] .*failed (exit status 2): --set train.micro_batch: 'zero' is not a valid number value; see " \
+  "$work/badvalue.log" || fail "the study does not repeat the arm's reason: $(tail -2 "$work/badvalue.log")"
 # Seed pairs, a null arm and the recipes, two arms at a time: every variant's pairs, mean and
 # interval in the record; the recipe reaches the trainer and the scorer.
 cat > "$work/pairs.json" <<JSON
