@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace fp8lab {
 
@@ -28,6 +30,9 @@ enum class ErrorKind {
 };
 
 const char* error_kind_name(ErrorKind kind);
+// The inverse: the kind whose name is `name` ("CUDA error"), for a parent process that reads a
+// child's "fp8lab: <kind>: <message>" line; nothing for a name no kind has.
+std::optional<ErrorKind> error_kind_from_name(std::string_view name);
 
 // The CLI's exit status for each kind (the table is docs/cli.md): 1 internal error, 2 bad input
 // or usage, 3 I/O failure, 4 non-finite values, 5 busy, 6 out of memory.

@@ -60,6 +60,11 @@ struct StudyPlan {
 // otherwise the first plain bf16 arm of the arm's group.
 const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm);
 
+// An arm's directory under the study's --out (arms/<name>), and whether the arm has finished:
+// its DONE marker, written last, after its scores.
+std::filesystem::path study_arm_dir(const std::filesystem::path& out, const StudyArm& arm);
+bool study_arm_finished(const std::filesystem::path& out, const StudyArm& arm);
+
 // Parses and validates a study config (JSON). Errors name the offending key and value.
 StudyPlan parse_study_plan(const nlohmann::json& config);
 StudyPlan load_study_plan(const std::filesystem::path& file);

@@ -2,6 +2,10 @@
 
 namespace fp8lab {
 
+namespace {
+constexpr const char* kUnnamedKind = "error";  // a number that is no ErrorKind
+}  // namespace
+
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::invalid_argument: return "invalid argument";
@@ -15,7 +19,19 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::busy: return "busy";
     case ErrorKind::out_of_memory: return "out of memory";
   }
-  return "error";
+  return kUnnamedKind;
+}
+
+std::optional<ErrorKind> error_kind_from_name(std::string_view name) {
+  // The kinds are numbered 0, 1, ... (no explicit values) and the switch above names every one
+  // (the compiler warns of a kind left out), so the first number without a name ends the list:
+  // a kind added later is found here with no list to update.
+  for (int k = 0;; ++k) {
+    const auto kind = static_cast<ErrorKind>(k);
+    const std::string_view known = error_kind_name(kind);
+    if (known == kUnnamedKind) return std::nullopt;
+    if (known == name) return kind;
+  }
 }
 
 int exit_code_for(ErrorKind kind) {

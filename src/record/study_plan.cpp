@@ -165,6 +165,14 @@ const StudyArm& study_reference(const StudyPlan& plan, const StudyArm& arm) {
               "serve as its reference", arm.group, arm.name);
 }
 
+std::filesystem::path study_arm_dir(const std::filesystem::path& out, const StudyArm& arm) {
+  return out / "arms" / arm.name;
+}
+
+bool study_arm_finished(const std::filesystem::path& out, const StudyArm& arm) {
+  return std::filesystem::exists(study_arm_dir(out, arm) / "DONE");
+}
+
 StudyPlan load_study_plan(const std::filesystem::path& file) {
   return parse_study_plan(read_json_file(file));
 }

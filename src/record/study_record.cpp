@@ -217,10 +217,9 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   // Finished arms whose reference finished too; the others are pending.
   std::vector<ArmResult> arms;
   std::vector<std::string> pending;
-  auto finished = [&](const StudyArm& arm) { return fs::exists(o.out / "arms" / arm.name / "DONE"); };
   for (const auto& arm : plan.arms) {
-    if (finished(arm) && finished(study_reference(plan, arm)))
-      arms.push_back(load_arm(plan, arm, o.out / "arms" / arm.name));
+    if (study_arm_finished(o.out, arm) && study_arm_finished(o.out, study_reference(plan, arm)))
+      arms.push_back(load_arm(plan, arm, study_arm_dir(o.out, arm)));
     else
       pending.push_back(arm.name);
   }
@@ -242,7 +241,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
 
   const SourceInfo source = git_source_info(o.source_dir);
   const json control_config =
-      read_json_file(o.out / "arms" / control->arm->name / "run" / "config.json");
+      read_json_file(study_arm_dir(o.out, *control->arm) / "run" / "config.json");
   std::vector<std::vector<std::string>> rows;
   json results = json::array();
   double total_flops = 0;

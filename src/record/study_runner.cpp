@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "core/utc_time.hpp"
@@ -53,16 +54,17 @@ std::optional<std::pair<ErrorKind, std::string>> child_error(const fs::path& log
   std::optional<std::pair<ErrorKind, std::string>> last;
   for (std::string line; std::getline(in, line);) {
     if (line.starts_with("$ ")) last.reset();  // run_child starts each child's part of the log
-    if (!line.starts_with("fp8lab: ")) continue;
-    for (int k = 0; k <= static_cast<int>(ErrorKind::out_of_memory); ++k) {
-      const auto kind = static_cast<ErrorKind>(k);
-      const std::string head = fmt::format("fp8lab: {}: ", error_kind_name(kind));
-      if (!line.starts_with(head)) continue;
-      std::string message = line.substr(head.size());
-      if (const auto at = message.rfind(" ["); at != std::string::npos && message.ends_with("]"))
-        message.resize(at);
-      last.emplace(kind, message);
-    }
+    constexpr std::string_view kHead = "fp8lab: ";
+    if (!line.starts_with(kHead)) continue;
+    const std::size_t colon = line.find(": ", kHead.size());
+    if (colon == std::string::npos) continue;
+    const auto kind =
+        error_kind_from_name(std::string_view(line).substr(kHead.size(), colon - kHead.size()));
+    if (!kind) continue;
+    std::string message = line.substr(colon + 2);
+    if (const auto at = message.rfind(" ["); at != std::string::npos && message.ends_with("]"))
+      message.resize(at);
+    last.emplace(*kind, message);
   }
   return last;
 }
@@ -143,8 +145,8 @@ json comparable_config(const fs::path& run_dir, const StudyArm& arm) {
 void check_matched(const StudyPlan& plan, const fs::path& out) {
   for (const auto& arm : plan.arms) {
     const StudyArm& ref = study_reference(plan, arm);
-    const fs::path ref_run = out / "arms" / ref.name / "run";
-    const fs::path run = out / "arms" / arm.name / "run";
+    const fs::path ref_run = study_arm_dir(out, ref) / "run";
+    const fs::path run = study_arm_dir(out, arm) / "run";
     if (&ref == &arm || !fs::exists(run / "run.json") || !fs::exists(ref_run / "run.json")) continue;
     const json ref_record = read_json(ref_run / "run.json");
     const json record = read_json(run / "run.json");
@@ -186,7 +188,7 @@ void check_matched_before_training(const StudyPlan& plan, const StudyArm& arm,
   if (&ref == &arm) return;
   const auto resolved = [&](const StudyArm& a) {
     std::vector<std::string> args =
-        train_command(plan, a, o, o.out / "arms" / a.name / "run", false);
+        train_command(plan, a, o, study_arm_dir(o.out, a) / "run", false);
     args.push_back("--print-config");
     return comparable_config(parse_json(capture_child(args, log, prefix),
                                         fmt::format("resolved config of arm '{}'", a.name)),
@@ -201,11 +203,11 @@ void check_matched_before_training(const StudyPlan& plan, const StudyArm& arm,
 
 void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, const StudyRunOptions& o,
              const std::string& gpu) {
-  const fs::path dir = o.out / "arms" / arm.name;
+  const fs::path dir = study_arm_dir(o.out, arm);
   const fs::path run = dir / "run";
   const std::string prefix = fmt::format("[{}/{} {}{}] ", index + 1, plan.arms.size(), arm.name,
                                          gpu.empty() ? "" : " gpu " + gpu);
-  if (fs::exists(dir / "DONE")) {
+  if (study_arm_finished(o.out, arm)) {
     std::printf("%sfinished earlier: kept\n", prefix.c_str());
     return;
   }
@@ -271,9 +273,6 @@ void run_resource_check(const StudyPlan& plan, const StudyRunOptions& o) {
   fs::rename(result.string() + ".part", result);
 }
 
-// Trains and scores the arms in `order`, one at a time per GPU slot. A slot takes the first
-// waiting arm whose reference has finished (a reference itself is always ready). After a failure
-// no new arm starts; the first failure is rethrown once the running arms are done.
 // An arm's seconds (training segments plus scoring) from its timing.json; 0 without one.
 double arm_seconds(const fs::path& dir) {
   const fs::path file = dir / "timing.json";
@@ -321,14 +320,17 @@ bool adds_arms_only(const json& previous, const json& next) {
   return rest_before == rest_after;
 }
 
+// Trains and scores the arms in `order`, one at a time per GPU slot. A slot takes the first
+// waiting arm whose reference has finished (a reference itself is always ready). After a failure
+// no new arm starts; the first failure is rethrown once the running arms are done.
 // Returns the number of arms left waiting (non-zero only when `stop` ended the run early).
 std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& order,
                      const StudyRunOptions& o, StopAfter& stop) {
   enum State { waiting, running, finished, failed };
   std::vector<State> state(plan.arms.size(), waiting);
   for (const auto& arm : plan.arms)
-    if (fs::exists(o.out / "arms" / arm.name / "DONE"))
-      stop.expected_arm_s = std::max(stop.expected_arm_s, arm_seconds(o.out / "arms" / arm.name));
+    if (study_arm_finished(o.out, arm))
+      stop.expected_arm_s = std::max(stop.expected_arm_s, arm_seconds(study_arm_dir(o.out, arm)));
   std::vector<std::size_t> reference(plan.arms.size());
   for (std::size_t i = 0; i < plan.arms.size(); ++i)
     reference[i] = static_cast<std::size_t>(&study_reference(plan, plan.arms[i]) - plan.arms.data());
@@ -336,9 +338,7 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
   std::condition_variable cv;
   std::exception_ptr failure;
   const std::vector<std::string> slots = o.gpus.empty() ? std::vector<std::string>{""} : o.gpus;
-  const auto done = [&](std::size_t i) {
-    return fs::exists(o.out / "arms" / plan.arms[i].name / "DONE");
-  };
+  const auto done = [&](std::size_t i) { return study_arm_finished(o.out, plan.arms[i]); };
   // Before an arm trains: how many are left and, once one has finished, about how long they
   // take at the longest finished arm's time (the estimate --stop-after uses).
   const auto print_time_left = [&](std::size_t pick) {
@@ -392,7 +392,7 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
         state[pick] = outcome;
         if (outcome == finished)
           stop.expected_arm_s =
-              std::max(stop.expected_arm_s, arm_seconds(o.out / "arms" / plan.arms[pick].name));
+              std::max(stop.expected_arm_s, arm_seconds(study_arm_dir(o.out, plan.arms[pick])));
       }
       cv.notify_all();
     }

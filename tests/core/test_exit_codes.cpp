@@ -23,5 +23,26 @@ TEST(ExitCodes, EachKindMapsToItsDocumentedCode) {
   }
 }
 
+TEST(ExitCodes, EveryKindIsFoundByItsName) {
+  const ErrorKind kinds[] = {ErrorKind::invalid_argument,
+                             ErrorKind::shape,
+                             ErrorKind::dtype,
+                             ErrorKind::non_finite,
+                             ErrorKind::io,
+                             ErrorKind::format,
+                             ErrorKind::cuda,
+                             ErrorKind::internal,
+                             ErrorKind::busy,
+                             ErrorKind::out_of_memory};
+  for (const ErrorKind kind : kinds) {
+    const auto found = error_kind_from_name(error_kind_name(kind));
+    ASSERT_TRUE(found.has_value()) << error_kind_name(kind);
+    EXPECT_EQ(*found, kind) << error_kind_name(kind);
+  }
+  EXPECT_FALSE(error_kind_from_name("CUDA").has_value());
+  EXPECT_FALSE(error_kind_from_name("").has_value());
+  EXPECT_FALSE(error_kind_from_name("error").has_value());
+}
+
 }  // namespace
 }  // namespace fp8lab
