@@ -1,11 +1,12 @@
 // A small, dependency-free SVG line chart for loss curves in study records.
-#include "record/record.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+
+#include "record/record.hpp"
 
 namespace fp8lab {
 namespace {
@@ -14,8 +15,14 @@ constexpr double kWidth = 900, kHeight = 440;
 constexpr double kLeft = 70, kRight = 230, kTop = 40, kBottom = 55;  // plot margins (legend right)
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
                                 "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-// Line styles, so arms stay apart in grey print and where colours repeat.
-const char* const kDashes[] = {"", "6,3", "2,2", "8,3,2,3", "12,4"};
+// Line styles, so arms stay apart in grey print and where colours repeat: a study's arms take
+// their colour from the variant and their style from the seed group, so eight styles keep eight
+// seed groups of one variant apart.
+const char* const kDashes[] = {"",     "6,3", "2,2",         "8,3,2,3",
+                               "12,4", "2,5", "8,2,2,2,2,2", "4,4,1,4"};
+constexpr int kDashCount = static_cast<int>(std::size(kDashes));
+constexpr double kLegendRow = 18;  // px between legend rows
+constexpr double kCharWidth = 7;   // px, about, of one character at font-size 12
 
 std::string escape_xml(const std::string& s) {
   std::string out;
@@ -57,12 +64,38 @@ struct Range {
 };
 
 // The document, its white background and the title above the plot.
-std::string svg_open(const std::string& title) {
+std::string svg_open(const std::string& title, double height) {
   return fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
+      "fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
-      kWidth, kHeight, kLeft + (kWidth - kLeft - kRight) / 2, escape_xml(title));
+      kWidth, height, kLeft + (kWidth - kLeft - kRight) / 2, escape_xml(title));
+}
+
+// The chart's height: the default, or taller so that a legend of `rows` rows beside the plot
+// fits whole (a study of many arms lists them all).
+double height_for_legend(std::size_t rows) {
+  return std::max(kHeight, kTop + 10 + kLegendRow * static_cast<double>(rows) + 10);
+}
+
+// A label cut at spaces into lines of at most `max_chars` characters (a word longer than that
+// keeps a line of its own), so that labels of neighbouring columns do not run into each other.
+std::vector<std::string> wrap_words(const std::string& label, std::size_t max_chars) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < label.size()) {
+    std::size_t end = label.find(' ', start);
+    if (end == std::string::npos) end = label.size();
+    const std::string word = label.substr(start, end - start);
+    if (!lines.empty() && lines.back().size() + 1 + word.size() <= max_chars)
+      lines.back() += " " + word;
+    else if (!word.empty())
+      lines.push_back(word);
+    start = end + 1;
+  }
+  return lines;
 }
 
 }  // namespace
@@ -82,11 +115,15 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
   if (!std::isfinite(xr.lo)) xr = Range{0, 1}, yr = Range{0, 1};
   xr.pad_if_flat();
   yr.pad_if_flat();
-  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
+  const auto legend_rows = static_cast<std::size_t>(
+      std::count_if(series.begin(), series.end(),
+                    [](const CurveSeries& s) { return !s.points.empty() && !s.name.empty(); }));
+  const double height = height_for_legend(legend_rows);
+  const double pw = kWidth - kLeft - kRight, ph = height - kTop - kBottom;
   auto px = [&](double x) { return kLeft + (x - xr.lo) / (xr.hi - xr.lo) * pw; };
   auto py = [&](double y) { return kTop + (yr.hi - y) / (yr.hi - yr.lo) * ph; };
 
-  std::string svg = svg_open(title);
+  std::string svg = svg_open(title, height);
   // Grid and ticks.
   for (int axis = 0; axis < 2; ++axis) {
     const Range& r = axis == 0 ? xr : yr;
@@ -107,7 +144,7 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
                      kLeft, kTop, pw, ph);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + pw / 2,
-                     kHeight - 12, escape_xml(x_label));
+                     height - 12, escape_xml(x_label));
   svg += fmt::format("<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
                      kTop + ph / 2, escape_xml(y_label));
   // Lines: a non-finite y ends the current polyline.
@@ -115,7 +152,7 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
   for (const auto& s : series) {
     if (s.points.empty()) continue;
     const char* colour = kPalette[(s.colour >= 0 ? s.colour : index++) % 8];
-    const int pattern = s.dash >= 0 ? s.dash % 5 : s.dashed ? 1 : 0;
+    const int pattern = s.dash >= 0 ? s.dash % kDashCount : s.dashed ? 1 : 0;
     const std::string dash = kDashes[pattern][0] == '\0'
                                  ? ""
                                  : fmt::format(" stroke-dasharray=\"{}\"", kDashes[pattern]);
@@ -142,7 +179,7 @@ std::string line_chart_svg(const std::vector<CurveSeries>& series, const std::st
     }
     flush();
     if (s.name.empty()) continue;  // drawn, not listed (e.g. an arm's validation points)
-    const double ly = kTop + 10 + 18 * legend_row++;
+    const double ly = kTop + 10 + kLegendRow * legend_row++;
     if (s.markers) {
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"none\" stroke=\"{}\"/>"
                          "<text x=\"{}\" y=\"{}\">{}</text>\n",
@@ -172,10 +209,15 @@ std::string interval_chart_svg(const std::vector<IntervalColumn>& columns, const
   const double margin = (yr.hi - yr.lo) * 0.05;
   yr.lo -= margin;
   yr.hi += margin;
-  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
-  const double slot = pw / std::max<std::size_t>(columns.size(), 1);
+  std::vector<std::string> names;  // a colour per value name (seed group), in order of appearance
+  for (const auto& c : columns)
+    for (const auto& v : c.values)
+      if (std::find(names.begin(), names.end(), v.first) == names.end()) names.push_back(v.first);
+  const double height = height_for_legend(names.size() + 1);  // + the line saying what bars are
+  const double pw = kWidth - kLeft - kRight, ph = height - kTop - kBottom;
+  const double slot = pw / static_cast<double>(std::max<std::size_t>(columns.size(), 1));
   auto py = [&](double y) { return kTop + (yr.hi - y) / (yr.hi - yr.lo) * ph; };
-  std::string svg = svg_open(title);
+  std::string svg = svg_open(title, height);
   const double step = tick_step(yr.hi - yr.lo, 6);
   for (double t = std::ceil(yr.lo / step) * step; t <= yr.hi + step * 1e-9; t += step)
     svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#ddd\"/>"
@@ -187,9 +229,9 @@ std::string interval_chart_svg(const std::vector<IntervalColumn>& columns, const
                      py(0.0), kLeft, kLeft + pw);
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
                      kLeft, kTop, pw, ph);
-  svg += fmt::format("<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                     kTop + ph / 2, escape_xml(y_label));
-  std::vector<std::string> names;  // a colour per value name (seed group), in order of appearance
+  svg += fmt::format(
+      "<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+      kTop + ph / 2, escape_xml(y_label));
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const IntervalColumn& c = columns[i];
     const double cx = kLeft + slot * (static_cast<double>(i) + 0.5);
@@ -203,23 +245,30 @@ std::string interval_chart_svg(const std::vector<IntervalColumn>& columns, const
                        cx - 16, cx + 16, py(c.mean));
     for (std::size_t k = 0; k < c.values.size(); ++k) {
       const auto& [name, v] = c.values[k];
-      auto it = std::find(names.begin(), names.end(), name);
-      if (it == names.end()) it = names.insert(names.end(), name);
+      const auto it = std::find(names.begin(), names.end(), name);
       const char* colour = kPalette[static_cast<std::size_t>(it - names.begin()) % 8];
       const double dx = (static_cast<double>(k) - (static_cast<double>(c.values.size()) - 1) / 2) * 7;
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/>\n", cx + dx,
                          py(v), colour);
     }
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", cx,
-                       kTop + ph + 16, escape_xml(c.label));
+    // The label under its column, in as many lines as the column's width needs.
+    const auto max_chars = static_cast<std::size_t>(std::max(1.0, (slot - 8) / kCharWidth));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">", cx, kTop + ph + 16);
+    const std::vector<std::string> lines = wrap_words(c.label, max_chars);
+    for (std::size_t l = 0; l < lines.size(); ++l)
+      svg += fmt::format("<tspan x=\"{:.1f}\" dy=\"{}\">{}</tspan>", cx, l ? 14 : 0,
+                         escape_xml(lines[l]));
+    svg += "</text>\n";
   }
   for (std::size_t i = 0; i < names.size(); ++i)
-    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" "
-                       "y=\"{:.1f}\">{}</text>\n",
-                       kLeft + pw + 22, kTop + 10 + 18 * i, kPalette[i % 8], kLeft + pw + 40,
-                       kTop + 14 + 18 * i, escape_xml(names[i].empty() ? "(first seed)" : names[i]));
+    svg += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" "
+        "y=\"{:.1f}\">{}</text>\n",
+        kLeft + pw + 22, kTop + 10 + kLegendRow * static_cast<double>(i), kPalette[i % 8],
+        kLeft + pw + 40, kTop + 14 + kLegendRow * static_cast<double>(i),
+        escape_xml(names[i].empty() ? "(first seed)" : names[i]));
   svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\">bar: mean, whisker: 95%</text>\n",
-                     kLeft + pw + 10, kTop + 24 + 18 * names.size());
+                     kLeft + pw + 10, kTop + 24 + kLegendRow * static_cast<double>(names.size()));
   return svg + "</svg>\n";
 }
 
