@@ -478,6 +478,20 @@ inline AmaxCommit amax_commit(const AmaxOut& amax, unsigned blocks) {
   return {amax.meta, amax.format, blocks, amax.deferred};
 }
 
+// ---- kernel parameters ---------------------------------------------------------------------
+// Every attention kernel's parameters, in the order launch_attention_forward and
+// launch_attention_backward pass them; `Input` declares qkv (the backward's also dout) as the
+// kernel reads it: bf16 rows or a TMA tensor map. A list, not a struct: at the same parameter
+// offsets a struct parameter still compiles to other code (loads through its pointers lose the
+// form __restrict__ gives them; its fields are read differently).
+#define FP8LAB_ATTENTION_FORWARD_PARAMS(Input)                                                   \
+  Input qkv, bf16_bits *__restrict__ out, float *__restrict__ lse, int batch_heads, int seq_len, \
+      int n_heads, float scale, float scale_log2, AmaxCommit out_amax
+#define FP8LAB_ATTENTION_BACKWARD_PARAMS(Input)                                             \
+  Input qkv, Input dout, const float *__restrict__ lse, const float *__restrict__ row_dot,  \
+      bf16_bits *__restrict__ dqkv, int batch_heads, int seq_len, int n_heads, float scale, \
+      float scale_log2, AmaxCommit dqkv_amax
+
 // ---- launch helpers ----------------------------------------------------------------------
 
 // Grid (tiles, batch*heads) with batch*heads split over y and z (y is capped at 65535).
@@ -517,8 +531,8 @@ struct TileLaunch {
   int tiles(int seq_len) const { return (seq_len + rows - 1) / rows; }
 };
 
-// A forward kernel with attention_forward_kernel's parameters (qkv as the kernel takes it: bf16
-// rows or a tensor map), its amax committed by every CTA.
+// A forward kernel with FP8LAB_ATTENTION_FORWARD_PARAMS (qkv as the kernel takes it: bf16 rows
+// or a tensor map), its amax committed by every CTA.
 template <typename Kernel, typename Qkv>
 void launch_attention_forward(const TileLaunch<Kernel>& fwd, Qkv qkv, void* out, float* lse,
                               int batch, int seq_len, int n_heads, int head_dim,
@@ -533,8 +547,8 @@ void launch_attention_forward(const TileLaunch<Kernel>& fwd, Qkv qkv, void* out,
 }
 
 // A backward's dK/dV kernel over key tiles and its dQ kernel over query tiles, both with
-// attention_backward_dkdv_kernel's parameters (qkv and dout as the kernels take them). One
-// amax over both kernels' stores: the tickets count the CTAs of both grids.
+// FP8LAB_ATTENTION_BACKWARD_PARAMS (qkv and dout as the kernels take them). One amax over both
+// kernels' stores: the tickets count the CTAs of both grids.
 template <typename KvKernel, typename QKernel, typename Qkv, typename Dout>
 void launch_attention_backward(const TileLaunch<KvKernel>& kv, const TileLaunch<QKernel>& q,
                                Qkv qkv, const float* lse, Dout dout, const float* row_dot,

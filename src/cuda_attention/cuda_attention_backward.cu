@@ -60,13 +60,8 @@ struct BwdKvTiles {
 };
 
 template <int HD>
-__global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads)
-    attention_backward_dkdv_kernel(const bf16_bits* __restrict__ qkv,
-                                   const bf16_bits* __restrict__ dout,
-                                   const float* __restrict__ lse, const float* __restrict__ row_dot,
-                                   bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
-                                   int n_heads, float scale, float scale_log2,
-                                   AmaxCommit dqkv_amax) {
+__global__ void __launch_bounds__(BwdKvTiles<HD>::kThreads) attention_backward_dkdv_kernel(
+    FP8LAB_ATTENTION_BACKWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = BwdKvTiles<HD>;
   constexpr int S = C::Buffers::S, Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];
@@ -116,11 +111,7 @@ struct BwdQTiles {
 
 template <int HD>
 __global__ void __launch_bounds__(BwdQTiles<HD>::kThreads)
-    attention_backward_dq_kernel(const bf16_bits* __restrict__ qkv,
-                                 const bf16_bits* __restrict__ dout, const float* __restrict__ lse,
-                                 const float* __restrict__ row_dot, bf16_bits* __restrict__ dqkv,
-                                 int batch_heads, int seq_len, int n_heads, float scale,
-                                 float scale_log2, AmaxCommit dqkv_amax) {
+    attention_backward_dq_kernel(FP8LAB_ATTENTION_BACKWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = BwdQTiles<HD>;
   constexpr int S = C::kS, Br = C::kBr, Bc = C::kBc;
   extern __shared__ uint4 smem_raw[];

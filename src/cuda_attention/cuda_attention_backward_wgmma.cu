@@ -33,14 +33,8 @@ template <int HD>
 using WgKvShape = KeyCtaSmem<HD, kBuffers, 0>;
 
 template <int HD>
-__global__ void __launch_bounds__(kWgThreads, 1)
-    attention_backward_dkdv_wgmma_kernel(const bf16_bits* __restrict__ qkv,
-                                         const bf16_bits* __restrict__ dout,
-                                         const float* __restrict__ lse,
-                                         const float* __restrict__ row_dot,
-                                         bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
-                                         int n_heads, float scale, float scale_log2,
-                                         AmaxCommit dqkv_amax) {
+__global__ void __launch_bounds__(kWgThreads, 1) attention_backward_dkdv_wgmma_kernel(
+    FP8LAB_ATTENTION_BACKWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = WgKvShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
   const KeyCtaTiles<C> tiles(smem_aligned_1024());
@@ -103,13 +97,8 @@ struct WgQShape : QueryCtaSmem<HD, 2 * kWgRows, 2, kBuffers, 0, 8> {  // Q, dO o
 
 template <int HD>
 __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
-    attention_backward_dq_wgmma_kernel(const bf16_bits* __restrict__ qkv,
-                                       const bf16_bits* __restrict__ dout,
-                                       const float* __restrict__ lse,
-                                       const float* __restrict__ row_dot,
-                                       bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
-                                       int n_heads, float scale, float scale_log2,
-                                       AmaxCommit dqkv_amax) {
+    attention_backward_dq_wgmma_kernel(
+        FP8LAB_ATTENTION_BACKWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = WgQShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
   const QueryCtaTiles<C> tiles(smem_aligned_1024());

@@ -40,14 +40,8 @@ template <int HD>
 using WsKvShape = KeyCtaSmem<HD, kStages, 1 + 2 * kStages>;
 
 template <int HD>
-__global__ void __launch_bounds__(kWsThreads, 1)
-    attention_backward_dkdv_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
-                                      const __grid_constant__ CUtensorMap dout_map,
-                                      const float* __restrict__ lse,
-                                      const float* __restrict__ row_dot,
-                                      bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
-                                      int n_heads, float scale, float scale_log2,
-                                      AmaxCommit dqkv_amax) {
+__global__ void __launch_bounds__(kWsThreads, 1) attention_backward_dkdv_ws_kernel(
+    FP8LAB_ATTENTION_BACKWARD_PARAMS(const __grid_constant__ CUtensorMap)) {
   using C = WsKvShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
   unsigned char* smem = smem_aligned_1024();
@@ -71,8 +65,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     if (tid < 32) {
       if (lane == 0) {
         mbarrier_arrive_expect_tx(bars.own, 2 * C::kKeyTileBytes);
-        tma_load_tile<HD, Bc>(tiles.k, &qkv_map, d_model + h * HD, k0, b, bars.own);
-        tma_load_tile<HD, Bc>(tiles.v, &qkv_map, 2 * d_model + h * HD, k0, b, bars.own);
+        tma_load_tile<HD, Bc>(tiles.k, &qkv, d_model + h * HD, k0, b, bars.own);
+        tma_load_tile<HD, Bc>(tiles.v, &qkv, 2 * d_model + h * HD, k0, b, bars.own);
       }
       const std::int64_t stats = static_cast<std::int64_t>(bh) * seq_len;
       for (int i = i_begin; i < i_end; ++i) {
@@ -86,9 +80,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         }
         if (lane == 0) {
           mbarrier_arrive_expect_tx(ring.full_bar(n), 2 * C::kQueryTileBytes);
-          tma_load_tile<HD, Br>(tiles.q + s * Br * HD, &qkv_map, h * HD, i * Br, b,
-                                ring.full_bar(n));
-          tma_load_tile<HD, Br>(tiles.dout + s * Br * HD, &dout_map, h * HD, i * Br, b,
+          tma_load_tile<HD, Br>(tiles.q + s * Br * HD, &qkv, h * HD, i * Br, b, ring.full_bar(n));
+          tma_load_tile<HD, Br>(tiles.dout + s * Br * HD, &dout, h * HD, i * Br, b,
                                 ring.full_bar(n));
         } else {
           mbarrier_arrive(ring.full_bar(n));  // publishes this lane's lse and Di
@@ -152,14 +145,8 @@ struct WsQShape : QueryCtaSmem<HD, kDqConsumers<HD> * kWgRows, 2, kStages, 1 + 2
 };
 
 template <int HD>
-__global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
-    attention_backward_dq_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
-                                    const __grid_constant__ CUtensorMap dout_map,
-                                    const float* __restrict__ lse,
-                                    const float* __restrict__ row_dot,
-                                    bf16_bits* __restrict__ dqkv, int batch_heads, int seq_len,
-                                    int n_heads, float scale, float scale_log2,
-                                    AmaxCommit dqkv_amax) {
+__global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1) attention_backward_dq_ws_kernel(
+    FP8LAB_ATTENTION_BACKWARD_PARAMS(const __grid_constant__ CUtensorMap)) {
   using C = WsQShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
   unsigned char* smem = smem_aligned_1024();
@@ -181,9 +168,9 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1)
     warpgroup_release_registers<kProducerRegs>();
     if (tid == 0) {
       mbarrier_arrive_expect_tx(bars.own, 2 * C::kQueryTileBytes);
-      tma_load_tile<HD, Br>(tiles.q, &qkv_map, h * HD, q0, b, bars.own);
-      tma_load_tile<HD, Br>(tiles.dout, &dout_map, h * HD, q0, b, bars.own);
-      tma_key_tiles<HD>(tiles, bars.ring, &qkv_map, d_model, h, b, n_tiles);
+      tma_load_tile<HD, Br>(tiles.q, &qkv, h * HD, q0, b, bars.own);
+      tma_load_tile<HD, Br>(tiles.dout, &dout, h * HD, q0, b, bars.own);
+      tma_key_tiles<HD>(tiles, bars.ring, &qkv, d_model, h, b, n_tiles);
     }
   } else {
     // ---- consumers: the wgmma kernel's step, key tiles from the ring ------------------------

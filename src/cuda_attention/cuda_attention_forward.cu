@@ -44,9 +44,7 @@ struct FwdTiles {
 
 template <int HD>
 __global__ void __launch_bounds__(FwdTiles<HD>::kThreads)
-    attention_forward_kernel(const bf16_bits* __restrict__ qkv, bf16_bits* __restrict__ out,
-                             float* __restrict__ lse, int batch_heads, int seq_len, int n_heads,
-                             float scale, float scale_log2, AmaxCommit out_amax) {
+    attention_forward_kernel(FP8LAB_ATTENTION_FORWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = FwdTiles<HD>;
   constexpr int S = C::kS, Br = C::kBr, Bc = C::kBc, MT = C::kMT, RPW = C::kRowsPerWarp;
   extern __shared__ uint4 smem_raw[];

@@ -26,10 +26,7 @@ struct WgFwdShape : QueryCtaSmem<HD, 2 * kWgRows, 1, kBuffers, 0, 8> {  // Q own
 
 template <int HD>
 __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
-    attention_forward_wgmma_kernel(const bf16_bits* __restrict__ qkv, bf16_bits* __restrict__ out,
-                                   float* __restrict__ lse, int batch_heads, int seq_len,
-                                   int n_heads, float scale, float scale_log2,
-                                   AmaxCommit out_amax) {
+    attention_forward_wgmma_kernel(FP8LAB_ATTENTION_FORWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = WgFwdShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
   const QueryCtaTiles<C> tiles(smem_aligned_1024());

@@ -34,11 +34,8 @@ template <int HD>
 using WsShape = QueryCtaSmem<HD, 2 * kWgRows, 1, kStages, 1 + 2 * kStages, 8>;
 
 template <int HD>
-__global__ void __launch_bounds__(kWsThreads, 1)
-    attention_forward_ws_kernel(const __grid_constant__ CUtensorMap qkv_map,
-                                bf16_bits* __restrict__ out, float* __restrict__ lse,
-                                int batch_heads, int seq_len, int n_heads, float scale,
-                                float scale_log2, AmaxCommit out_amax) {
+__global__ void __launch_bounds__(kWsThreads, 1) attention_forward_ws_kernel(
+    FP8LAB_ATTENTION_FORWARD_PARAMS(const __grid_constant__ CUtensorMap)) {
   using C = WsShape<HD>;
   constexpr int Br = C::kBr, Bc = C::kBc;
   unsigned char* smem = smem_aligned_1024();
@@ -58,8 +55,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // ---- producer: one thread issues every load ------------------------------------------
     if (tid == 0) {
       mbarrier_arrive_expect_tx(bars.own, C::kQueryTileBytes);
-      tma_load_tile<HD, Br>(tiles.q, &qkv_map, h * HD, q0, b, bars.own);
-      tma_key_tiles<HD>(tiles, bars.ring, &qkv_map, d_model, h, b, n_tiles);
+      tma_load_tile<HD, Br>(tiles.q, &qkv, h * HD, q0, b, bars.own);
+      tma_key_tiles<HD>(tiles, bars.ring, &qkv, d_model, h, b, n_tiles);
     }
   } else {
     // ---- consumers: the wgmma kernel's step, tiles from the ring -----------------------
