@@ -33,6 +33,22 @@ struct WsBarriers {
   }
 };
 
+// A warp-specialised CTA's thread past the (batch, head) check: its index and lane, with the
+// CTA's barriers initialised (full[s] expects full_arrivals, empty[s] empty_arrivals), and the
+// columns of one part of qkv (d_model).
+struct WsThread {
+  int tid, lane, d_model;
+};
+
+template <int HD, int STAGES>
+__device__ __forceinline__ WsThread ws_thread(const WsBarriers<STAGES>& bars, int n_heads,
+                                              unsigned full_arrivals, unsigned empty_arrivals) {
+  // lane before the barrier: computed after it, ptxas schedules the kernels' set-up otherwise.
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  bars.init(tid, full_arrivals, empty_arrivals);
+  return {tid, lane, n_heads * HD};
+}
+
 // Producer (one thread): key tiles 0..n_tiles-1 of head h of batch b (the token map of qkv,
 // d_model columns per part) into the ring's stages of K and V.
 template <int HD, class C, int STAGES>

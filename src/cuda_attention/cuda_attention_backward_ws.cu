@@ -54,10 +54,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_backward_dkdv_ws_kern
   const int b = bh / n_heads, h = bh % n_heads;
   const int k0 = static_cast<int>(blockIdx.x) * Bc;  // low keys see the most queries: first
   const int i_begin = k0 / Br, i_end = (seq_len - 1) / Br + 1;
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  bars.init(tid, 32, 2 * 128);
-
-  const int d_model = n_heads * HD;
+  const auto [tid, lane, d_model] = ws_thread<HD>(bars, n_heads, 32, 2 * 128);
   std::uint32_t key = 0;  // the amax key of what this thread stored
   if (tid < 128) {
     // ---- producer: warp 0 fills the stages, lane 0 issues the TMA ----------------------------
@@ -158,10 +155,7 @@ __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1) attention_backward_
   const int b = bh / n_heads, h = bh % n_heads;
   // Long rows first: the last query tiles, which walk the most keys, start first.
   const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  bars.init(tid, 1, C::kConsumers * 128);
-
-  const int d_model = n_heads * HD;
+  const auto [tid, lane, d_model] = ws_thread<HD>(bars, n_heads, 1, C::kConsumers * 128);
   std::uint32_t key = 0;  // the amax key of what this thread stored
   if (tid < 128) {
     // ---- producer: one thread issues every load --------------------------------------------

@@ -46,10 +46,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_forward_ws_kernel(
   if (bh >= batch_heads) return;
   const int b = bh / n_heads, h = bh % n_heads;
   const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  bars.init(tid, 1, 2 * 128);
-
-  const int d_model = n_heads * HD;
+  const auto [tid, lane, d_model] = ws_thread<HD>(bars, n_heads, 1, 2 * 128);
   std::uint32_t key = 0;  // the amax key of what this thread stored
   if (tid < 128) {
     // ---- producer: one thread issues every load ------------------------------------------
