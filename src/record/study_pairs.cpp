@@ -226,4 +226,66 @@ nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries) {
   return out;
 }
 
+std::vector<std::pair<double, double>> validation_gaps(
+    const std::vector<std::pair<double, double>>& arm,
+    const std::vector<std::pair<double, double>>& reference) {
+  std::vector<std::pair<double, double>> gaps;
+  for (const auto& [step, loss] : arm) {
+    const auto it = std::find_if(reference.begin(), reference.end(),
+                                 [&](const auto& r) { return r.first == step; });
+    if (it != reference.end()) gaps.emplace_back(step, loss - it->second);
+  }
+  return gaps;
+}
+
+std::string gaps_by_step_markdown(const std::vector<PairGaps>& pairs) {
+  std::vector<std::string> variants;  // those with two or more pairs, first seen first
+  for (const PairGaps& p : pairs) {
+    const auto n = std::count_if(pairs.begin(), pairs.end(),
+                                 [&](const PairGaps& q) { return q.variant == p.variant; });
+    if (n >= 2 && std::find(variants.begin(), variants.end(), p.variant) == variants.end())
+      variants.push_back(p.variant);
+  }
+  // The steps every pair of those variants validated.
+  std::vector<double> steps;
+  bool first = true;
+  for (const PairGaps& p : pairs) {
+    if (std::find(variants.begin(), variants.end(), p.variant) == variants.end()) continue;
+    std::vector<double> mine;
+    for (const auto& g : p.gaps) mine.push_back(g.first);
+    if (first) {
+      steps = mine;
+      first = false;
+    } else {
+      std::erase_if(steps,
+                    [&](double s) { return std::find(mine.begin(), mine.end(), s) == mine.end(); });
+    }
+  }
+  if (variants.empty() || steps.empty()) return "";
+  std::vector<std::string> header{"variant", "pairs"};
+  for (double s : steps) header.push_back(fmt::format("step {:g}", s));
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& v : variants) {
+    std::vector<std::string> row{v, ""};
+    int n = 0;
+    for (double s : steps) {
+      std::vector<double> at;
+      for (const PairGaps& p : pairs) {
+        if (p.variant != v) continue;
+        for (const auto& g : p.gaps)
+          if (g.first == s) at.push_back(g.second);
+      }
+      n = static_cast<int>(at.size());
+      row.push_back(fmt::format("{:.4f}", mean_interval(at).sd));
+    }
+    row[1] = std::to_string(n);
+    rows.push_back(std::move(row));
+  }
+  return "\n## Where the pairs part\n\nThe sd over each variant's seed pairs of the "
+         "validation-loss gap (arm minus its seed's BF16 arm, on the trainer's validation "
+         "batches) at each validation step: when two runs part, and whether they have come back "
+         "together by the last step, where the final score is taken.\n\n" +
+         markdown_table(header, rows);
+}
+
 }  // namespace fp8lab::record

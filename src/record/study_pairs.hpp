@@ -4,8 +4,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fp8lab::record {
@@ -60,5 +60,21 @@ struct ScoringSummaries {
 // would take at that sd; then the quietest scoring. Empty unless two scorings exist and some
 // null arm has two pairs.
 std::string noise_by_scoring_markdown(const std::vector<ScoringSummaries>& scorings);
+
+// One pair's validation losses, arm minus reference, at each step both arms validated.
+struct PairGaps {
+  std::string variant;
+  std::vector<std::pair<double, double>> gaps;  // (step, Δ validation loss), step ascending
+};
+// The gaps of one arm against its reference: the steps both list, in the arm's order.
+std::vector<std::pair<double, double>> validation_gaps(
+    const std::vector<std::pair<double, double>>& arm,
+    const std::vector<std::pair<double, double>>& reference);
+
+// "Where the pairs part" in results.md: for each variant with two or more pairs, the sd over its
+// pairs of the validation-loss gap at each step that every such pair validated. It shows when
+// in training two runs part and whether they have come back together by the end, where the
+// final score is taken. Empty when no variant has two pairs or they share no step.
+std::string gaps_by_step_markdown(const std::vector<PairGaps>& pairs);
 
 }  // namespace fp8lab::record

@@ -238,6 +238,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   }
   std::vector<record::SeedPair> pairs;
   std::vector<std::vector<record::SeedPair>> score_pairs(plan.scores.size());
+  std::vector<record::PairGaps> gaps;
 
   const SourceInfo source = git_source_info(o.source_dir);
   const json control_config =
@@ -266,6 +267,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
             mine.at("bits_per_byte").get<double>() - theirs.at("bits_per_byte").get<double>()};
       };
       pairs.push_back(pair_of(a.own_eval, ref.own_eval));
+      gaps.push_back({a.arm->variant, record::validation_gaps(a.val_losses, ref.val_losses)});
       for (std::size_t k = 0; k < plan.scores.size(); ++k)
         score_pairs[k].push_back(pair_of(a.scores[k], ref.scores[k]));
     }
@@ -349,6 +351,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
     scorings.push_back({plan.scores[k].name, score_summaries});
   }
   md += record::noise_by_scoring_markdown(scorings);
+  md += record::gaps_by_step_markdown(gaps);
   md += resource_check_markdown(o.out / "resource_check.json");
   std::ofstream(o.out / "results.md") << md;
   std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},

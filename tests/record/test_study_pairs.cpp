@@ -129,5 +129,36 @@ TEST(StudyPairs, NoiseByScoringNamesTheQuietestScoring) {
             "");
 }
 
+// An arm's gaps are taken at the steps its reference also validated, in the arm's order.
+TEST(StudyPairs, ValidationGapsMatchSteps) {
+  const auto gaps = validation_gaps({{250, 3.5}, {500, 2.8}, {750, 2.0}}, {{250, 3.4}, {750, 2.5}});
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0].first, 250);
+  EXPECT_NEAR(gaps[0].second, 0.1, 1e-12);
+  EXPECT_EQ(gaps[1].first, 750);
+  EXPECT_NEAR(gaps[1].second, -0.5, 1e-12);
+}
+
+// The table: a row per variant with two or more pairs, a column per step all of them share, the
+// sd of the gaps there; a variant with one pair and a step one pair lacks are left out.
+TEST(StudyPairs, GapsByStepGiveTheSdWherePairsPart) {
+  const std::vector<PairGaps> pairs{
+      {"bf16 null", {{250, 0.004}, {750, -0.05}, {1150, -0.017}}},
+      {"bf16 null", {{250, -0.002}, {750, -0.031}, {1150, -0.013}}},
+      {"bf16 null", {{250, 0.004}, {500, 0.1}, {750, 0.041}, {1150, 0.013}}},
+      {"fp8-mlp rowwise", {{250, 0.5}, {750, 0.5}, {1150, 0.5}}}};
+  const std::string md = gaps_by_step_markdown(pairs);
+  EXPECT_NE(md.find("## Where the pairs part"), std::string::npos) << md;
+  EXPECT_NE(md.find("| variant | pairs | step 250 | step 750 | step 1150 |"), std::string::npos)
+      << md;
+  // sd of (0.004, -0.002, 0.004) = 0.0035; of (-0.05, -0.031, 0.041) = 0.0480; of
+  // (-0.017, -0.013, 0.013) = 0.0163.
+  EXPECT_NE(md.find("| bf16 null | 3 | 0.0035 | 0.0480 | 0.0163 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("rowwise"), std::string::npos) << "one pair only: " << md;
+  EXPECT_EQ(md.find("step 500"), std::string::npos) << "a step one pair lacks: " << md;
+  EXPECT_EQ(gaps_by_step_markdown({pairs[3]}), "");
+  EXPECT_EQ(gaps_by_step_markdown({{"a", {{1, 0.1}}}, {"a", {{2, 0.1}}}}), "");
+}
+
 }  // namespace
 }  // namespace fp8lab::record
