@@ -10,8 +10,10 @@
 // our lse, so either direction may run in cuDNN while the other runs an own kernel.
 //
 // Graphs are built once per (device, direction, B, T, H, hd) and kept; the first call of a
-// shape pays the build (cuDNN's heuristics, tens to hundreds of milliseconds). The backward is
-// built with cuDNN's deterministic algorithm, so reruns repeat their bits as the own kernels do.
+// shape pays the build (cuDNN's heuristics, tens to hundreds of milliseconds). The `cudnn`
+// family's backward is built with cuDNN's deterministic algorithm, so reruns repeat their bits as
+// the own kernels do; `cudnn-nondeterministic` takes cuDNN's default one (dQ summed in the order
+// its CTAs finish).
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cstdio>
 #include <map>
@@ -118,7 +120,8 @@ struct Plan {
   std::string why_not;  // empty: built
 };
 
-using PlanKey = std::tuple<int, bool, int, int, int, int>;  // device, forward, B, T, H, hd
+// device, forward, deterministic (always true for the forward), B, T, H, hd
+using PlanKey = std::tuple<int, bool, bool, int, int, int, int>;
 
 struct State {
   std::mutex mu;
@@ -156,7 +159,8 @@ std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const c
 }
 
 // Builds `plan`'s graph for one direction; returns why not ("" when built).
-std::string build(Plan& plan, cudnnHandle_t handle, const Shape4& s, bool forward) {
+std::string build(Plan& plan, cudnnHandle_t handle, const Shape4& s, bool forward,
+                  bool deterministic) {
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_io_data_type(fe::DataType_t::BFLOAT16)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -194,7 +198,7 @@ std::string build(Plan& plan, cudnnHandle_t handle, const Shape4& s, bool forwar
                        .set_attn_scale(scale)
                        .set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT)
                        .set_diagonal_band_right_bound(0)
-                       .set_deterministic_algorithm(true);
+                       .set_deterministic_algorithm(deterministic);
     auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, options);
     dq->set_output(true).set_uid(kDQ).set_dim(s.dims()).set_stride(s.qkv_strides());
     dk->set_output(true).set_uid(kDK).set_dim(s.dims()).set_stride(s.qkv_strides());
@@ -232,11 +236,13 @@ void note_once(State& st, const std::string& why) {
 
 // The plan for a call, built on first use; null when cuDNN cannot run it (reason printed once).
 // Call with st.mu held.
-Plan* plan_for(State& st, const Shape4& s, bool forward, cudnnHandle_t* handle) {
+Plan* plan_for(State& st, const Shape4& s, bool forward, bool deterministic,
+               cudnnHandle_t* handle) {
   if (!loaded().why_not.empty()) return nullptr;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
-  const PlanKey key{device, forward, s.batch, s.seq, s.heads, s.head_dim};
+  deterministic = deterministic || forward;  // one forward graph serves both families
+  const PlanKey key{device, forward, deterministic, s.batch, s.seq, s.heads, s.head_dim};
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
     Plan plan;
@@ -247,7 +253,7 @@ Plan* plan_for(State& st, const Shape4& s, bool forward, cudnnHandle_t* handle) 
       why = "outside cuDNN's fused attention (T >= 2, B and H <= 65535)";
     } else if (cudnnHandle_t h = handle_for(st, device, &why); h != nullptr) {
       try {
-        why = build(plan, h, s, forward);
+        why = build(plan, h, s, forward, deterministic);
       } catch (const std::exception& e) {
         why = e.what();
       }
@@ -271,14 +277,14 @@ Plan* plan_for(State& st, const Shape4& s, bool forward, cudnnHandle_t* handle) 
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-bool run(const Shape4& s, bool forward, std::unordered_map<std::int64_t, void*> pack,
-         void* workspace, cudaStream_t stream) {
+bool run(const Shape4& s, bool forward, bool deterministic,
+         std::unordered_map<std::int64_t, void*> pack, void* workspace, cudaStream_t stream) {
   for (const auto& [uid, p] : pack)
     if (!aligned16(p)) return false;  // cuDNN's loads are 16-byte vectors: the own kernels run
   State& st = state();
   std::lock_guard lock(st.mu);
   cudnnHandle_t handle = nullptr;
-  Plan* plan = plan_for(st, s, forward, &handle);
+  Plan* plan = plan_for(st, s, forward, deterministic, &handle);
   if (plan == nullptr) return false;
   if (plan->workspace > 0 && workspace == nullptr) return false;
   if (fe::detail::set_stream(handle, stream) != CUDNN_STATUS_SUCCESS) return false;
@@ -298,12 +304,13 @@ bool run(const Shape4& s, bool forward, std::unordered_map<std::int64_t, void*> 
 
 const std::string& cudnn_attention_unavailable() { return loaded().why_not; }
 
-std::size_t cudnn_attention_workspace_bytes(bool forward, int batch, int seq_len, int n_heads,
-                                            int head_dim) {
+std::size_t cudnn_attention_workspace_bytes(bool forward, bool deterministic, int batch,
+                                            int seq_len, int n_heads, int head_dim) {
   State& st = state();
   std::lock_guard lock(st.mu);
   cudnnHandle_t handle = nullptr;
-  const Plan* plan = plan_for(st, {batch, seq_len, n_heads, head_dim}, forward, &handle);
+  const Plan* plan =
+      plan_for(st, {batch, seq_len, n_heads, head_dim}, forward, deterministic, &handle);
   return plan != nullptr ? static_cast<std::size_t>(plan->workspace) : 0;
 }
 
@@ -312,18 +319,19 @@ bool attention_forward_cudnn(const void* qkv, void* out, float* lse, int batch, 
   const Shape4 s{batch, seq_len, n_heads, head_dim};
   auto* base = static_cast<std::uint16_t*>(const_cast<void*>(qkv));
   const std::int64_t d = s.d_model();
-  return run(s, true, {{kQ, base}, {kK, base + d}, {kV, base + 2 * d}, {kO, out}, {kStats, lse}},
-             workspace, stream);
+  return run(s, true, true,
+             {{kQ, base}, {kK, base + d}, {kV, base + 2 * d}, {kO, out}, {kStats, lse}}, workspace,
+             stream);
 }
 
 bool attention_backward_cudnn(const void* qkv, const void* out, const float* lse, const void* dout,
                               void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                              void* workspace, cudaStream_t stream) {
+                              bool deterministic, void* workspace, cudaStream_t stream) {
   const Shape4 s{batch, seq_len, n_heads, head_dim};
   auto* base = static_cast<std::uint16_t*>(const_cast<void*>(qkv));
   auto* grad = static_cast<std::uint16_t*>(dqkv);
   const std::int64_t d = s.d_model();
-  return run(s, false,
+  return run(s, false, deterministic,
              {{kQ, base},
               {kK, base + d},
               {kV, base + 2 * d},
@@ -344,14 +352,14 @@ const std::string& cudnn_attention_unavailable() {
   return why;
 }
 
-std::size_t cudnn_attention_workspace_bytes(bool, int, int, int, int) { return 0; }
+std::size_t cudnn_attention_workspace_bytes(bool, bool, int, int, int, int) { return 0; }
 
 bool attention_forward_cudnn(const void*, void*, float*, int, int, int, int, void*, cudaStream_t) {
   return false;
 }
 
 bool attention_backward_cudnn(const void*, const void*, const float*, const void*, void*, int, int,
-                              int, int, void*, cudaStream_t) {
+                              int, int, bool, void*, cudaStream_t) {
   return false;
 }
 

@@ -161,8 +161,11 @@ struct DeviceAttention {
   }
 };
 
+// Both directions within the bounds of the CPU reference, and their bits repeated by a second run
+// (the backward's only where `backward_repeats`: a nondeterministic algorithm need not).
 void check_attention(const AttentionShape& s, AttentionKernels algo,
-                     AttentionKernels fwd = AttentionKernels::automatic) {
+                     AttentionKernels fwd = AttentionKernels::automatic,
+                     bool backward_repeats = true) {
   SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + ", forward " +
                attention_kernels_name(fwd));
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
@@ -205,7 +208,7 @@ void check_attention(const AttentionShape& s, AttentionKernels algo,
 
   expect_identical(out.view(), to_host(d_out2.view()).view(), s, "out");
   expect_identical(lse.view(), to_host(d_lse2.view()).view(), s, "lse");
-  expect_identical(dqkv.view(), to_host(d_dqkv2.view()).view(), s, "dqkv");
+  if (backward_repeats) expect_identical(dqkv.view(), to_host(d_dqkv2.view()).view(), s, "dqkv");
 }
 
 // Another backward algorithm (wgmma or wgmma-ws) against the two-pass one on the same inputs and
@@ -300,10 +303,17 @@ void check_forward_identical(const AttentionShape& s, AttentionKernels algo, Att
   DeviceTensor lses[2] = {poisoned_device(DType::f32, lse_shape),
                           poisoned_device(DType::f32, lse_shape)};
   const AttentionKernels algos[2] = {algo, ref};
+  // A workspace for either family (cuDNN's forward may need one; without it cuDNN declines).
+  std::size_t workspace_bytes = 0;
+  for (AttentionKernels k : algos)
+    workspace_bytes = std::max(workspace_bytes, cuda_ops::attention_workspace_bytes(
+                                                    true, k, s.batch, s.seq, s.heads, s.head_dim));
+  const DeviceTensor workspace = poisoned_device(
+      DType::u8, {static_cast<std::int64_t>(std::max<std::size_t>(workspace_bytes, 1))});
   for (int i = 0; i < 2; ++i) {
     cuda_ops::attention_forward(qkv.view().data, outs[i].view().data, lses[i].view().as<float>(),
                                 s.batch, s.seq, s.heads, s.head_dim, nullptr,
-                                {metas + i, Fp8Format::e4m3}, algos[i]);
+                                {metas + i, Fp8Format::e4m3}, algos[i], workspace.view().data);
     FP8LAB_LAUNCH_CHECK("attention_forward");
   }
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
@@ -561,6 +571,23 @@ TEST(CudnnAttention, MixesWithTheOwnKernelsThroughTheLse) {
   FP8LAB_SKIP_WITHOUT_CUDNN();
   check_attention({1, 2, 1000, 128}, AttentionKernels::automatic, AttentionKernels::cudnn);
   check_attention({1, 2, 1000, 64}, AttentionKernels::cudnn, AttentionKernels::automatic);
+}
+
+// cuDNN's default backward algorithm: within the same bounds of the CPU reference (its bits may
+// change run to run, so only the bounds are checked), and the forward the deterministic family's
+// bits, as one graph serves both.
+TEST(CudnnAttention, NondeterministicBackwardMatchesCpuReference) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  FP8LAB_SKIP_WITHOUT_CUDNN();
+  const auto K = AttentionKernels::cudnn_nondeterministic;
+  for (const AttentionShape& a : {AttentionShape{2, 4, 256, 64}, AttentionShape{1, 2, 1000, 128},
+                                  AttentionShape{2, 3, 333, 32}, AttentionShape{3, 2, 2, 64}})
+    check_attention(a, K, K, /*backward_repeats=*/false);
+  for (int hd : {32, 64, 128}) {
+    EXPECT_EQ(cuda_ops::attention_forward_family(K, hd), K);
+    EXPECT_EQ(cuda_ops::attention_backward_family(K, hd), K);
+  }
+  check_forward_identical({2, 3, 333, 64}, K, AttentionKernels::cudnn);
 }
 
 TEST(CudnnAttentionLong, AtModelShapes) {
