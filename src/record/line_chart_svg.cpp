@@ -1,12 +1,12 @@
 // A small, dependency-free SVG line chart for loss curves in study records.
+#include "record/record.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
-
-#include "record/record.hpp"
 
 namespace fp8lab {
 namespace {
@@ -66,10 +66,8 @@ struct Range {
 // The document, its white background and the title above the plot.
 std::string svg_open(const std::string& title, double height) {
   return fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
-      "fill=\"white\"/>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{3}</text>\n",
       kWidth, height, kLeft + (kWidth - kLeft - kRight) / 2, escape_xml(title));
 }

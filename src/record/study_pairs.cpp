@@ -239,46 +239,43 @@ std::vector<std::pair<double, double>> validation_gaps(
 }
 
 std::string gaps_by_step_markdown(const std::vector<PairGaps>& pairs) {
+  const auto pairs_of = [&](const std::string& variant) {
+    return std::count_if(pairs.begin(), pairs.end(),
+                         [&](const PairGaps& q) { return q.variant == variant; });
+  };
   std::vector<std::string> variants;  // those with two or more pairs, first seen first
-  for (const PairGaps& p : pairs) {
-    const auto n = std::count_if(pairs.begin(), pairs.end(),
-                                 [&](const PairGaps& q) { return q.variant == p.variant; });
-    if (n >= 2 && std::find(variants.begin(), variants.end(), p.variant) == variants.end())
+  for (const PairGaps& p : pairs)
+    if (pairs_of(p.variant) >= 2 &&
+        std::find(variants.begin(), variants.end(), p.variant) == variants.end())
       variants.push_back(p.variant);
-  }
-  // The steps every pair of those variants validated.
+  // The steps every pair of those variants validated: the first such pair's steps that every
+  // other one has too.
+  const auto validated = [](const PairGaps& p, double step) {
+    return std::any_of(p.gaps.begin(), p.gaps.end(), [&](const auto& g) { return g.first == step; });
+  };
   std::vector<double> steps;
-  bool first = true;
   for (const PairGaps& p : pairs) {
     if (std::find(variants.begin(), variants.end(), p.variant) == variants.end()) continue;
-    std::vector<double> mine;
-    for (const auto& g : p.gaps) mine.push_back(g.first);
-    if (first) {
-      steps = mine;
-      first = false;
-    } else {
-      std::erase_if(steps,
-                    [&](double s) { return std::find(mine.begin(), mine.end(), s) == mine.end(); });
-    }
+    for (const auto& g : p.gaps) steps.push_back(g.first);
+    break;
   }
-  if (variants.empty() || steps.empty()) return "";
+  for (const PairGaps& p : pairs)
+    if (std::find(variants.begin(), variants.end(), p.variant) != variants.end())
+      std::erase_if(steps, [&](double s) { return !validated(p, s); });
+  if (steps.empty()) return "";
   std::vector<std::string> header{"variant", "pairs"};
   for (double s : steps) header.push_back(fmt::format("step {:g}", s));
   std::vector<std::vector<std::string>> rows;
   for (const std::string& v : variants) {
-    std::vector<std::string> row{v, ""};
-    int n = 0;
+    std::vector<std::string> row{v, std::to_string(pairs_of(v))};
     for (double s : steps) {
       std::vector<double> at;
-      for (const PairGaps& p : pairs) {
-        if (p.variant != v) continue;
-        for (const auto& g : p.gaps)
-          if (g.first == s) at.push_back(g.second);
-      }
-      n = static_cast<int>(at.size());
+      for (const PairGaps& p : pairs)
+        if (p.variant == v)
+          for (const auto& g : p.gaps)
+            if (g.first == s) at.push_back(g.second);
       row.push_back(fmt::format("{:.4f}", mean_interval(at).sd));
     }
-    row[1] = std::to_string(n);
     rows.push_back(std::move(row));
   }
   return "\n## Where the pairs part\n\nThe sd over each variant's seed pairs of the "

@@ -1,3 +1,6 @@
+#include "fp8lab/error.hpp"
+#include "record/record.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -6,9 +9,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include "fp8lab/error.hpp"
-#include "record/record.hpp"
 
 namespace fp8lab {
 namespace {
