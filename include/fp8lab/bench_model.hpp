@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -97,6 +98,11 @@ struct ModelBenchArmResult {
   std::string arm;
   ModelBenchTiming frozen, step;
   double loss = 0;  // of the frozen batch
+  // The train step's loss on its batch at the first call and at the last timed repeat (NaN
+  // without a train step). Every repeat updates the weights: a step whose loss turned non-finite
+  // times a diverged model, and the report says so.
+  double step_loss_first = std::numeric_limits<double>::quiet_NaN();
+  double step_loss_last = std::numeric_limits<double>::quiet_NaN();
   struct OpShare {
     std::string op;
     double ms = 0;

@@ -223,9 +223,12 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     const float clip = 1.0f;
     // The Trainer's step (one process): gradients, one norm reduction, then AdamW with the clip
     // folded in, which also writes the bf16 working weights.
+    double step_loss = 0;
     auto step = [&] {
       model.zero_grads();
-      model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
+      const LossSums s =
+          model.forward_backward(batch.inputs.data(), batch.targets.data(), grad_scale, -1, chunk);
+      step_loss = s.loss_sum / static_cast<double>(std::max<std::int64_t>(s.counted, 1));
       const double norm = std::sqrt(backend->sum_of_squares(model.grads()));
       opt.step(1e-4f, norm > clip ? static_cast<float>(clip / norm) : 1.f);
       if (!opt.writes_working_copy()) model.refresh_working_weights();
@@ -234,7 +237,9 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     const auto first = Clock::now();
     step();
     r.step.first_call_ms = ms_since(first);
+    r.step_loss_first = step_loss;
     const std::vector<double> times = warm_up_and_time(cfg, first, step, r.step);
+    r.step_loss_last = step_loss;
     order_statistics(times, r.step);
     r.step.samples_ms = times;
     r.step.round_medians_ms = {r.step.median_ms};
@@ -465,6 +470,15 @@ std::string model_bench_report(const ModelBenchResult& r) {
                   vs_peak.c_str());
     out += line;
   }
+  for (const auto& a : r.arms) {
+    if (c.train_step && !std::isfinite(a.step_loss_last)) {
+      std::snprintf(line, sizeof line,
+                    "warning: arm %s's training-step loss is %g after its timed repeats (%g at "
+                    "the first call): its step times time a diverged model\n",
+                    a.arm.c_str(), a.step_loss_last, a.step_loss_first);
+      out += line;
+    }
+  }
   out += state_report(r);
   out += energy_report(r);
   if (c.rounds > 1) {  // how far the rounds drift apart, arm by arm
@@ -561,6 +575,8 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
                     {"frozen", timing(a.frozen)},
                     {"step", timing(a.step)},
                     {"loss", a.loss},
+                    {"step_loss_first", a.step_loss_first},
+                    {"step_loss_last", a.step_loss_last},
                     {"state_bytes", state_json(a.state, r.parameters)},
                     {"weights_sha256", a.weights_sha256},
                     {"inputs_sha256", a.inputs_sha256},

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -147,6 +149,31 @@ TEST(BenchModelArms, RoundsInterleaveTheArmsAndPoolTheirRepeats) {
   EXPECT_EQ(j["arms"][1]["step"]["round_medians_ms"].size(), 2u);
   c.rounds = 0;
   EXPECT_THROW(run_model_bench(c), Error);
+}
+
+// The train step updates the weights at every repeat on the same batch: its loss at the first
+// call and at the last repeat are recorded, the loss falls, and a non-finite one is reported as
+// a diverged model rather than passed off as a step time.
+TEST(BenchModelArms, TheStepRecordsItsLossAndWarnsWhenItDiverges) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16", "fp8-mlp"});
+  c.repeats = 4;
+  c.train_step = true;
+  ModelBenchResult r = run_model_bench(c);
+  ASSERT_EQ(r.arms.size(), 2u);
+  for (const ModelBenchArmResult& a : r.arms) {
+    EXPECT_TRUE(std::isfinite(a.step_loss_first)) << a.arm;
+    EXPECT_LT(a.step_loss_last, a.step_loss_first) << a.arm;  // four updates on this batch
+  }
+  EXPECT_EQ(model_bench_report(r).find("warning"), std::string::npos) << model_bench_report(r);
+  EXPECT_DOUBLE_EQ(model_bench_json(r)["arms"][1]["step_loss_last"].get<double>(),
+                   r.arms[1].step_loss_last);
+  r.arms[1].step_loss_last = std::numeric_limits<double>::quiet_NaN();
+  const std::string report = model_bench_report(r);
+  EXPECT_NE(report.find("warning: arm fp8-mlp's training-step loss is nan after its timed "
+                        "repeats"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("warning: arm bf16"), std::string::npos) << report;
 }
 
 // The memory options change what is kept, not what is computed: the same loss on the same
