@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace fp8lab {
 
@@ -39,5 +40,36 @@ nlohmann::json read_json_file(const std::filesystem::path& path,
 // A one-line rendering of `value` for error messages, at most about `max_chars` characters
 // (longer output ends in "..."). Iterative, so any depth is safe; invalid UTF-8 is replaced.
 std::string json_excerpt(const nlohmann::json& value, std::size_t max_chars = 200);
+
+// Whether `value` is an object whose `key` holds the string `expected`. Anything else there (a
+// number, an array) is simply not it: nlohmann's value(key, "") would throw a type_error instead.
+bool json_has_string(const nlohmann::json& value, std::string_view key, std::string_view expected);
+
+namespace detail {
+[[noreturn]] void fail_json_key_type(std::string_view what, std::string_view key,
+                                     const nlohmann::json& value, std::string_view wanted);
+}
+
+// The optional key `key` of the object `object` as a T (bool, a number or std::string),
+// `fallback` when it is absent; a value of another type is an ErrorKind::format error naming
+// `what` (e.g. "study config: arm 'x'"), the key, the type wanted and the value found.
+template <typename T>
+T json_value_or(const nlohmann::json& object, std::string_view key, T fallback,
+                std::string_view what) {
+  const auto it = object.find(std::string(key));
+  if (it == object.end()) return fallback;
+  const bool fits = std::is_same_v<T, bool>          ? it->is_boolean()
+                    : std::is_same_v<T, std::string> ? it->is_string()
+                    : std::is_integral_v<T>          ? it->is_number_integer()
+                                                     : it->is_number();
+  if (!fits) {
+    detail::fail_json_key_type(what, key, *it,
+                               std::is_same_v<T, bool>          ? "a boolean"
+                               : std::is_same_v<T, std::string> ? "a string"
+                               : std::is_integral_v<T>          ? "an integer"
+                                                                : "a number");
+  }
+  return it->template get<T>();
+}
 
 }  // namespace fp8lab

@@ -1,10 +1,10 @@
 // `fp8lab bench linear`: JSON, the printed report, and the PyTorch peer's numbers.
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "fp8lab/bench_linear.hpp"
+#include "fp8lab/json_read.hpp"
 
 namespace fp8lab {
 namespace {
@@ -149,15 +149,11 @@ std::string linear_bench_report(const LinearBenchResult& result) {
 }
 
 void attach_linear_peer(LinearBenchResult& result, const std::string& path) {
-  std::ifstream in(path);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot read the peer results '{}'", path);
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const std::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "peer results '{}' are not JSON: {}", path, e.what());
-  }
-  result.peer_version = j.value("torch_version", std::string("torch ?"));
+  const nlohmann::json j = read_json_file(path);
+  FP8LAB_CHECK_KIND(ErrorKind::format, j.is_object(), "peer results '{}' are not a JSON object",
+                    path);
+  result.peer_version =
+      json_value_or(j, "torch_version", std::string("torch ?"), "peer results " + path);
   for (auto& r : result.shapes) {
     for (const auto& s : j.at("shapes")) {
       if (s.at("in").get<std::int64_t>() != r.shape.in ||

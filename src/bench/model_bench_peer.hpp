@@ -3,6 +3,8 @@
 // the target checks (model_bench_targets.cpp).
 #pragma once
 
+#include "fp8lab/json_read.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -14,8 +16,7 @@ namespace fp8lab::bench {
 // partitioner), so "+recompute-pointwise" compares with the peer's arm without it.
 inline const nlohmann::json* peer_arm(const nlohmann::json& peer, const std::string& preset,
                                       const std::string& arm) {
-  if (peer.is_null() || peer.value("preset", "") != preset || !peer.contains("arms"))
-    return nullptr;
+  if (!json_has_string(peer, "preset", preset) || !peer.contains("arms")) return nullptr;
   std::string name = arm;
   const std::string pointwise = "+recompute-pointwise";
   if (name.size() > pointwise.size() && name.ends_with(pointwise))

@@ -100,4 +100,18 @@ std::string json_excerpt(const json& value, std::size_t max_chars) {
   return out;
 }
 
+bool json_has_string(const json& value, std::string_view key, std::string_view expected) {
+  if (!value.is_object()) return false;
+  const auto it = value.find(std::string(key));
+  return it != value.end() && it->is_string() && it->get_ref<const std::string&>() == expected;
+}
+
+namespace detail {
+void fail_json_key_type(std::string_view what, std::string_view key, const json& value,
+                        std::string_view wanted) {
+  FP8LAB_FAIL(ErrorKind::format, "{}: \"{}\" must be {}, got {}", what, key, wanted,
+              json_excerpt(value));
+}
+}  // namespace detail
+
 }  // namespace fp8lab

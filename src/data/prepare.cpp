@@ -139,7 +139,7 @@ SplitOf split_of(const SplitSpec& s, const Document& d, const std::string& sha_h
 bool written_by_older_prepare(const fs::path& dir) {
   try {
     const nlohmann::json m = read_json_file(dir / "manifest.json");
-    return m.is_object() && m.value("format", "") == "fp8lab-data-manifest";
+    return json_has_string(m, "format", "fp8lab-data-manifest");
   } catch (const Error&) {
     return false;
   }

@@ -8,6 +8,7 @@
 
 #include "fp8lab/error.hpp"
 #include "fp8lab/evaluate.hpp"
+#include "fp8lab/json_read.hpp"
 
 namespace fp8lab {
 namespace fs = std::filesystem;
@@ -30,12 +31,13 @@ ModelConfig weights_model_config(const fs::path& file) {
   std::string header(static_cast<std::size_t>(len), '\0');
   in.read(header.data(), static_cast<std::streamsize>(len));
   try {
-    const json h = json::parse(header);
+    const json h = parse_json(header, file.string() + " header");
     const json& meta = h.at("__metadata__");
     FP8LAB_CHECK_KIND(ErrorKind::format, meta.contains("model_config"),
                       "'{}' has no model_config metadata (not an fp8lab weights file)",
                       file.string());
-    return model_config_from_json(json::parse(meta.at("model_config").get<std::string>()));
+    return model_config_from_json(
+        parse_json(meta.at("model_config").get<std::string>(), file.string() + " model_config"));
   } catch (const json::exception& e) {
     FP8LAB_FAIL(ErrorKind::format, "'{}': unreadable safetensors header: {}", file.string(),
                 e.what());
@@ -86,12 +88,12 @@ std::string run_tokenizer_name(const RunConfig& config) {
     std::error_code ec;
     if (!manifest.empty() && fs::is_regular_file(manifest, ec)) {
       try {
-        std::ifstream in(manifest);
-        const json m = json::parse(in);
+        const json m = read_json_file(manifest);
         const std::string name = m.at("tokenizer").at("name").get<std::string>();
         if (name == "byte" || name == "gpt2") return name;
       } catch (const json::exception&) {
         // Not a manifest we can read: decide from the vocabulary below.
+      } catch (const Error&) {
       }
     }
   }

@@ -38,13 +38,14 @@ StudyArm parse_arm(const nlohmann::json& a) {
   FP8LAB_CHECK(!arm.name.empty() && arm.name.find_first_of("/\\ ") == std::string::npos &&
                    arm.name[0] != '.',
                "study config: arm name '{}' must be a plain directory name", arm.name);
-  arm.mlp_recompute = a.value("mlp_recompute", false);
-  arm.resource_only = a.value("resource_only", false);
-  arm.group = a.value("group", std::string());
+  const std::string what = fmt::format("study config: arm '{}'", arm.name);
+  arm.mlp_recompute = json_value_or(a, "mlp_recompute", false, what);
+  arm.resource_only = json_value_or(a, "resource_only", false, what);
+  arm.group = json_value_or(a, "group", std::string(), what);
   arm.extra_train_args = string_list(a, "train_args");
-  arm.recipe = a.value("recipe", arm.recipe);
-  arm.fp8_wgrad = a.value("fp8_wgrad", arm.fp8_wgrad);
-  arm.null_arm = a.value("null", false);
+  arm.recipe = json_value_or(a, "recipe", arm.recipe, what);
+  arm.fp8_wgrad = json_value_or(a, "fp8_wgrad", arm.fp8_wgrad, what);
+  arm.null_arm = json_value_or(a, "null", false, what);
   arm.may_differ_in = string_list(a, "may_differ_in");
   parse_fp8_recipe(arm.recipe);  // throws naming an unknown recipe
   FP8LAB_CHECK(arm.fp8_wgrad == "fp8" || arm.fp8_wgrad == "bf16",
@@ -62,7 +63,7 @@ StudyArm parse_arm(const nlohmann::json& a) {
                  "model (the matched weights and shapes)",
                  arm.name, key);
   }
-  arm.variant = a.value("variant", std::string());
+  arm.variant = json_value_or(a, "variant", std::string(), what);
   if (arm.variant.empty()) {
     arm.variant = arm.policy;
     if (arm.policy != "bf16") arm.variant += " " + arm.recipe;
@@ -79,7 +80,7 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
   FP8LAB_CHECK(config.is_object(), "study config must be a JSON object");
   StudyPlan plan;
   plan.source = config;
-  plan.name = config.value("name", std::string("study"));
+  plan.name = json_value_or(config, "name", std::string("study"), "study config");
   FP8LAB_CHECK(config.contains("arms") && config["arms"].is_array() && config["arms"].size() >= 2,
                "study config: 'arms' must list at least two arms (a control and a candidate)");
   std::set<std::string> names;
@@ -88,7 +89,7 @@ StudyPlan parse_study_plan(const nlohmann::json& config) {
     FP8LAB_CHECK(names.insert(arm.name).second, "study config: arm name '{}' appears twice", arm.name);
     plan.arms.push_back(std::move(arm));
   }
-  plan.control = config.value("control", plan.arms.front().name);
+  plan.control = json_value_or(config, "control", plan.arms.front().name, "study config");
   FP8LAB_CHECK(names.count(plan.control), "study config: control '{}' is not an arm", plan.control);
   for (const auto& arm : plan.arms) {
     if (arm.name == plan.control) {

@@ -37,8 +37,9 @@ ArmResult load_arm(const StudyPlan& plan, const StudyArm& arm, const fs::path& d
   for (const StudyScore& score : plan.scores)
     r.scores.push_back(read_json_file(dir / ("score_" + score.name + ".json")));
   r.run = read_json_file(dir / "run" / "run.json");
-  r.device = r.run.value("device", "");
-  r.commit = r.run.value("source_commit", "");
+  const std::string run_json = (dir / "run" / "run.json").string();
+  r.device = json_value_or(r.run, "device", std::string(), run_json);
+  r.commit = json_value_or(r.run, "source_commit", std::string(), run_json);
   r.own_eval = read_json_file(dir / ("eval_" + arm.policy + ".json"));
   r.bf16_eval = read_json_file(dir / "eval_bf16.json");
   r.timing = read_json_file(dir / "timing.json");
@@ -108,8 +109,12 @@ std::string resource_check_markdown(const fs::path& file) {
       "\n## Frozen resource check\n\n`fp8lab bench model`, {} backend, preset {} at B{} x T{}: "
       "the same weights (sha256 `{}`) and batch for every arm, median of {} forward+backward "
       "passes; then the full training step (AdamW included).\n\n",
-      r.value("backend", "?"), r.value("preset", "?"), r.value("batch", 0), r.value("seq_len", 0),
-      first ? first->value("weights_sha256", "?") : "?", r.value("repeats", 0));
+      json_value_or(r, "backend", std::string("?"), "resource check"),
+      json_value_or(r, "preset", std::string("?"), "resource check"),
+      json_value_or(r, "batch", std::int64_t{0}, "resource check"),
+      json_value_or(r, "seq_len", std::int64_t{0}, "resource check"),
+      first ? json_value_or(*first, "weights_sha256", std::string("?"), "resource check") : "?",
+      json_value_or(r, "repeats", std::int64_t{0}, "resource check"));
   md += markdown_table({"arm", "fwd+bwd ms", "peak MiB", "Δtime", "Δpeak", "first call ms",
                         "step tokens/s", "step peak MiB"},
                        rows);
@@ -272,9 +277,10 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
         score_pairs[k].push_back(pair_of(a.scores[k], ref.scores[k]));
     }
     if (!a.arm->group.empty()) role += " (" + a.arm->group + ")";
-    const double tokens = a.run.value("tokens_seen", 0.0);
+    const double tokens = json_value_or(a.run, "tokens_seen", 0.0, "run.json of " + a.arm->name);
     const double ref_seconds_per_token =
-        ref.train_seconds / std::max(ref.run.value("tokens_seen", 0.0), 1.0);
+        ref.train_seconds /
+        std::max(json_value_or(ref.run, "tokens_seen", 0.0, "run.json of " + ref.arm->name), 1.0);
     const double flops = flops_for(control_config, tokens);
     total_flops += flops;
     rows.push_back({a.arm->name, role, a.arm->variant, fmt::format("{:.4f}", ce),

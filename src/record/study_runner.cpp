@@ -216,7 +216,7 @@ void run_arm(const StudyPlan& plan, const StudyArm& arm, std::size_t index, cons
   const fs::path timing_file = dir / "timing.json";
   json timing = fs::exists(timing_file) ? read_json(timing_file) : json{{"train_segments_s", json::array()}};
   const bool completed = fs::exists(run / "run.json") &&
-                         read_json(run / "run.json").value("status", "") == "completed";
+                         json_has_string(read_json(run / "run.json"), "status", "completed");
   if (!completed) {
     check_matched_before_training(plan, arm, o, dir / "train.log", prefix);
     const bool resume = fs::exists(run / "checkpoints" / "latest");

@@ -40,7 +40,7 @@ json to_json(const CheckpointMeta& m) {
 
 CheckpointMeta parse_checkpoint_meta(std::string_view text, std::string_view source) {
   const json j = parse_json(text, fmt::format("checkpoint metadata '{}'", source));
-  FP8LAB_CHECK_KIND(ErrorKind::format, j.is_object() && j.value("format", "") == kFormat,
+  FP8LAB_CHECK_KIND(ErrorKind::format, json_has_string(j, "format", kFormat),
                     "'{}' is not fp8lab checkpoint metadata (no \"format\": \"{}\")", source,
                     kFormat);
   try {

@@ -22,7 +22,7 @@ class CountingSource : public TokenSource {
   json position() const override { return {{"kind", kind_}, {"batches", batches_}}; }
   void seek(const json& p) override {
     FP8LAB_CHECK_KIND(ErrorKind::format,
-                      p.is_object() && p.value("kind", "") == kind_ && p.contains("batches") &&
+                      json_has_string(p, "kind", kind_) && p.contains("batches") &&
                           p["batches"].is_number_unsigned(),
                       "data position {} does not belong to a '{}' source", json_excerpt(p), kind_);
     batches_ = p["batches"].get<std::uint64_t>();
@@ -148,10 +148,10 @@ class ShardSource final : public TokenSource {
     return {{"kind", "shards"}, {"loader", loader_->position().to_string()}};
   }
   void seek(const json& p) override {
-    FP8LAB_CHECK_KIND(ErrorKind::format,
-                      p.is_object() && p.value("kind", "") == "shards" && p.contains("loader") &&
-                          p["loader"].is_string(),
-                      "data position {} does not belong to a shard source", json_excerpt(p));
+    FP8LAB_CHECK_KIND(
+        ErrorKind::format,
+        json_has_string(p, "kind", "shards") && p.contains("loader") && p["loader"].is_string(),
+        "data position {} does not belong to a shard source", json_excerpt(p));
     loader_->seek(data::LoaderPosition::parse(p["loader"].get<std::string>()));
   }
   void rewind() override { loader_->rewind(); }

@@ -60,6 +60,32 @@ TEST(JsonRead, ExcerptIsShortForDeepLongAndInvalidUtf8Values) {
   EXPECT_EQ(json_excerpt(json{{"a", {1, 2}}, {"b", nullptr}}), R"({"a":[1,2],"b":null})");
 }
 
+// Keys read from hostile JSON: a value of the wrong type is "not it" for json_has_string and an
+// fp8lab::Error naming the key for json_value_or, where nlohmann's value() throws type_error.
+TEST(JsonRead, TypedKeysRefuseOtherTypesWithoutTypeErrors) {
+  const json j = json::parse(R"({"format": 1, "kind": "shards", "flag": true, "n": 2.5, "k": 3})");
+  EXPECT_TRUE(json_has_string(j, "kind", "shards"));
+  EXPECT_FALSE(json_has_string(j, "kind", "shard"));
+  EXPECT_FALSE(json_has_string(j, "format", "fp8lab-checkpoint"));  // a number there
+  EXPECT_FALSE(json_has_string(j, "missing", ""));
+  EXPECT_FALSE(json_has_string(json::array({"kind"}), "kind", "shards"));
+  EXPECT_FALSE(json_has_string(json("kind"), "kind", "shards"));
+  EXPECT_EQ(json_value_or(j, "flag", false, "t"), true);
+  EXPECT_EQ(json_value_or(j, "missing", std::string("dflt"), "t"), "dflt");
+  EXPECT_DOUBLE_EQ(json_value_or(j, "n", 0.0, "t"), 2.5);
+  EXPECT_DOUBLE_EQ(json_value_or(j, "k", 0.0, "t"), 3.0);  // an integer is a number
+  EXPECT_EQ(json_value_or(j, "k", std::int64_t{0}, "t"), 3);
+  try {
+    json_value_or(j, "format", std::string(), "meta.json");
+    ADD_FAILURE() << "a number read as a string";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::format);
+    EXPECT_EQ(e.message(), "meta.json: \"format\" must be a string, got 1");
+  }
+  EXPECT_EQ(kind_of([&] { json_value_or(j, "n", std::int64_t{0}, "t"); }), ErrorKind::format);
+  EXPECT_EQ(kind_of([&] { json_value_or(j, "kind", false, "t"); }), ErrorKind::format);
+}
+
 TEST(FileRead, RefusesDevicesFifosAndOversizedFilesBeforeReading) {
   EXPECT_EQ(kind_of([] { read_file_bounded("/dev/zero", 1 << 20, "input"); }),
             ErrorKind::invalid_argument);

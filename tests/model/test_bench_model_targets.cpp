@@ -114,6 +114,12 @@ TEST(BenchModelTargets, NothingWithoutABf16ArmOrWithAnotherPresetsPeer) {
       {"median_ms": 118.10, "tokens_per_s": 1109813, "peak_mib": 32251}}}})");
   EXPECT_TRUE(model_bench_targets(r).empty());
   EXPECT_EQ(model_bench_report(r).find("Targets ("), std::string::npos);
+  // A peer file of another shape (an array, a number as the preset) is no peer, not a crash.
+  for (const char* odd : {R"([1, 2])", R"({"preset": 350, "arms": {}})", R"("gpt350m")"}) {
+    r.peer = nlohmann::json::parse(odd);
+    EXPECT_TRUE(model_bench_targets(r).empty()) << odd;
+    EXPECT_NO_THROW(model_bench_report(r)) << odd;
+  }
 }
 
 }  // namespace

@@ -78,6 +78,16 @@ TEST(StudyPlan, RejectsBadConfigsNamingTheProblem) {
   c["arms"].erase(1);
   c["arms"].erase(1);
   expect_rejected(c, "at least two arms");
+  // A value of the wrong type is named with the key and the type wanted, not left to nlohmann.
+  c = valid_config();
+  c["arms"][2]["mlp_recompute"] = "yes";
+  expect_rejected(c, "arm 'bf16-recompute': \"mlp_recompute\" must be a boolean, got \"yes\"");
+  c = valid_config();
+  c["arms"][1]["recipe"] = 3;
+  expect_rejected(c, "arm 'fp8-mlp': \"recipe\" must be a string, got 3");
+  c = valid_config();
+  c["control"] = nlohmann::json::array({"bf16"});
+  expect_rejected(c, "study config: \"control\" must be a string");
 }
 
 TEST(StudyPlan, ScoresAreNamedAndCarryTheirOwnEvalArgs) {

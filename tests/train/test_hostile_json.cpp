@@ -75,6 +75,15 @@ TEST(HostileJson, DeepNestingIsAnErrorEverywhere) {
                       "encoder.json");
 }
 
+// A number where the checkpoint metadata's "format" string belongs (found by fuzz_checkpoint,
+// fuzz/regressions/checkpoint/format_number.json): nlohmann's value() threw a type_error that
+// escaped the parser.
+TEST(HostileJson, AFormatThatIsNotAStringIsNotACheckpoint) {
+  expect_error_naming(
+      [] { parse_checkpoint_meta(R"({"adam_updates": 1, "format": 1})", "meta.json"); },
+      "'meta.json' is not fp8lab checkpoint metadata");
+}
+
 TEST(HostileJson, ErrorsAboutDeepValuesBuiltInMemoryDoNotRecurse) {
   // Values that bypass the parser's limit (built in memory) still make short error messages.
   json value = json::array();

@@ -59,6 +59,8 @@ void check_source(const RunConfig& c) {
   EXPECT_EQ(next_batch(*a, c), next_batch(*b, c));
   EXPECT_NE(next_batch(*a, c), next_batch(*make_token_source(c, "val"), c)) << "val differs";
   EXPECT_THROW(b->seek(nlohmann::json{{"kind", "elsewhere"}}), Error);
+  EXPECT_THROW(b->seek(nlohmann::json{{"kind", 5}, {"batches", 1}}), Error);  // not a type_error
+  EXPECT_THROW(b->seek(nlohmann::json::array({1})), Error);
 }
 
 TEST(TokenSources, Synthetic) {
