@@ -352,6 +352,7 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   FP8LAB_CHECK(cfg.warmup_s >= 0 && cfg.warmup_s <= 600, "--warmup-s {} out of range [0, 600]",
                cfg.warmup_s);
   FP8LAB_CHECK(cfg.rounds >= 1, "--rounds {} must be at least 1", cfg.rounds);
+  FP8LAB_CHECK(cfg.seq_len >= 0, "--seq-len {} must be positive (or 0: the preset's)", cfg.seq_len);
   FP8LAB_CHECK(!cfg.arms.empty(), "bench model: no arms");
   RunConfig run = run_preset(cfg.preset);
   for (const std::string& set : cfg.sets) {

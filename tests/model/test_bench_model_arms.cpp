@@ -149,6 +149,9 @@ TEST(BenchModelArms, RoundsInterleaveTheArmsAndPoolTheirRepeats) {
   EXPECT_EQ(j["arms"][1]["step"]["round_medians_ms"].size(), 2u);
   c.rounds = 0;
   EXPECT_THROW(run_model_bench(c), Error);
+  c.rounds = 1;
+  c.seq_len = -5;  // was taken as "the preset's T"
+  EXPECT_THROW(run_model_bench(c), Error);
 }
 
 // The train step updates the weights at every repeat on the same batch: its loss at the first
