@@ -9,8 +9,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 
@@ -18,6 +16,7 @@
 #include "commands/json_output.hpp"
 #include "fp8lab/decoder.hpp"
 #include "fp8lab/error.hpp"
+#include "fp8lab/file_read.hpp"
 #include "fp8lab/inference_checkpoint.hpp"
 #include "fp8lab/tokenizer.hpp"
 #include "openmp_policy.hpp"
@@ -42,9 +41,10 @@ std::string read_prompt(const SampleOptions& o, bool have_prompt) {
   FP8LAB_CHECK(have_prompt != !o.prompt_file.empty(),
                "give the prompt as --prompt TEXT or --prompt-file FILE (exactly one of them)");
   if (have_prompt) return o.prompt;
-  std::ifstream in(o.prompt_file, std::ios::binary);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot read --prompt-file '{}'", o.prompt_file);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  // Far more than any context holds (a longer prompt is refused once tokenized), and a bound:
+  // /dev/zero or a FIFO is an error, not an endless read.
+  constexpr std::uint64_t kMaxPromptFileBytes = std::uint64_t{16} << 20;
+  return read_file_bounded(o.prompt_file, kMaxPromptFileBytes, "--prompt-file");
 }
 
 std::string hex_bytes(std::string_view bytes) {

@@ -1,5 +1,5 @@
-// Bounded whole-file reads (see src/core/file_read.hpp).
-#include "core/file_read.hpp"
+// Bounded whole-file reads (see fp8lab/file_read.hpp).
+#include "fp8lab/file_read.hpp"
 
 #include "fp8lab/error.hpp"
 

@@ -3,7 +3,7 @@
 // literal header, raw data).
 #include "fp8lab/npy.hpp"
 
-#include "core/file_read.hpp"
+#include "fp8lab/file_read.hpp"
 
 #include <cerrno>
 #include <cstring>

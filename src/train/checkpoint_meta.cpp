@@ -3,7 +3,7 @@
 #include "fp8lab/checkpoint.hpp"
 
 #include "fp8lab/error.hpp"
-#include "core/file_read.hpp"
+#include "fp8lab/file_read.hpp"
 #include "fp8lab/json_read.hpp"
 
 #include <algorithm>

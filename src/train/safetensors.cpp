@@ -2,7 +2,7 @@
 #include "fp8lab/safetensors.hpp"
 
 #include "fp8lab/error.hpp"
-#include "core/file_read.hpp"
+#include "fp8lab/file_read.hpp"
 #include "fp8lab/json_read.hpp"
 
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
 // The one JSON reading place: a depth limit instead of a stack overflow, excerpts that never
 // recurse, and bounded whole-file reads that refuse devices, FIFOs and oversized files.
 #include "fp8lab/error.hpp"
-#include "core/file_read.hpp"
+#include "fp8lab/file_read.hpp"
 #include "fp8lab/json_read.hpp"
 
 #include <gtest/gtest.h>

@@ -53,7 +53,6 @@ cmp -s "$work/out" "$work/seed5a" && fail "seeds 5 and 6 gave the same 24 tokens
 "$fp8lab" train "${small[@]}" --steps 2 --backend cpu --set model.vocab_size=97 \
   --out "$work/run97" > /dev/null
 
-# expect_bad FRAGMENT ARGS...: exit 2, nothing on stdout, FRAGMENT in the error.
 # expect_bad FRAGMENT ARGS...: exit 2 (bad input; docs/cli.md), nothing on stdout, FRAGMENT on
 # stderr. EXPECT_CODE overrides the code (3: a file that cannot be read).
 expect_bad() {
@@ -74,7 +73,9 @@ expect_bad "the prompt is empty" --checkpoint "$work/run" --prompt "" --max-new-
 expect_bad "--temperature -1" --checkpoint "$work/run" --prompt a --max-new-tokens 3 --temperature -1
 expect_bad "give the prompt as --prompt TEXT or --prompt-file FILE" --checkpoint "$work/run" --max-new-tokens 3
 expect_bad "excludes" --checkpoint "$work/run" --prompt a --prompt-file "$work/prompt.txt" --max-new-tokens 3
-EXPECT_CODE=3 expect_bad "cannot read --prompt-file '$work/none.txt'" --checkpoint "$work/run" --prompt-file "$work/none.txt" --max-new-tokens 3
+EXPECT_CODE=3 expect_bad "cannot open --prompt-file '$work/none.txt'" --checkpoint "$work/run" --prompt-file "$work/none.txt" --max-new-tokens 3
+# A device is refused before it is read (it used to be read until memory ran out).
+expect_bad "--prompt-file '/dev/zero' is not a regular file" --checkpoint "$work/run" --prompt-file /dev/zero --max-new-tokens 3
 EXPECT_CODE=3 expect_bad "checkpoint path '$work/nowhere' does not exist" --checkpoint "$work/nowhere" --prompt a --max-new-tokens 3
 expect_bad "cannot tell the tokenizer" --checkpoint "$work/run97" --prompt a --max-new-tokens 3
 expect_bad "byte(s) e9 at offset 4 are byte token 233, outside the model's vocabulary of 97 ids" \
