@@ -9,6 +9,7 @@
 #include <random>
 
 #include "fp8lab/bench_linear.hpp"
+#include "fp8lab/json_read.hpp"
 #endif
 
 namespace fp8lab::cli {
@@ -46,8 +47,11 @@ void run(const BenchLinearArgs& args) {
   for (const std::string& r : args.recipes)
     if (r != "none") config.recipes.push_back(parse_fp8_recipe(r));
   if (config.seed == 0) config.seed = std::random_device{}();
+  // The peer's file is read first: a bad one fails before minutes of timing, not after.
+  const nlohmann::json peer =
+      config.peer_json.empty() ? nlohmann::json() : read_json_file(config.peer_json);
   LinearBenchResult result = run_linear_bench(config);
-  if (!config.peer_json.empty()) attach_linear_peer(result, config.peer_json);
+  if (!config.peer_json.empty()) attach_linear_peer(result, peer, config.peer_json);
   // Under --json the report goes to stderr; stdout gets only the JSON.
   std::fputs(linear_bench_report(result).c_str(), args.json.text());
   args.json.emit(linear_bench_json(result));

@@ -33,10 +33,11 @@ void run(BenchModelArgs& args) {
   std::fprintf(text, "%s\n", choice.line("bench model").c_str());
   std::fflush(text);
   for (const std::string& a : args.arms) config.arms.push_back(parse_model_bench_arm(a));
+  // The peer's file is read first: a bad one fails before minutes of timing, not after.
+  const nlohmann::json peer =
+      config.peer_json.empty() ? nlohmann::json() : read_json_file(config.peer_json);
   ModelBenchResult result = run_model_bench(config);
-  if (!config.peer_json.empty()) {
-    result.peer = read_json_file(config.peer_json);
-  }
+  result.peer = peer;
   std::fputs(model_bench_report(result).c_str(), text);
   args.json.emit(model_bench_json(result));
 }

@@ -89,7 +89,9 @@ struct LinearBenchResult {
 LinearBenchResult run_linear_bench(const LinearBenchConfig& config);
 nlohmann::json linear_bench_json(const LinearBenchResult& result);
 std::string linear_bench_report(const LinearBenchResult& result);  // the printed tables
-// Reads the peer's JSON into result.shapes[*].peer_* (matching in/out); throws naming the file.
-void attach_linear_peer(LinearBenchResult& result, const std::string& path);
+// The peer's JSON (read before the bench runs, so a bad file fails first) into
+// result.shapes[*].peer_* (matching in/out); throws naming `path`, the file it came from.
+void attach_linear_peer(LinearBenchResult& result, const nlohmann::json& peer,
+                        const std::string& path);
 
 }  // namespace fp8lab

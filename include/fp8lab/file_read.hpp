@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fp8lab {
 
@@ -16,5 +17,12 @@ namespace fp8lab {
 // holds more than `max_bytes`.
 std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t max_bytes,
                               std::string_view what);
+// The same, as bytes (for binary files: safetensors, byte corpora).
+std::vector<std::uint8_t> read_file_bytes_bounded(const std::filesystem::path& path,
+                                                  std::uint64_t max_bytes, std::string_view what);
+
+// A bound for files that may legitimately be huge (an optimizer state, a corpus): only devices,
+// FIFOs and directories are refused, and a file cannot grow while it is read.
+inline constexpr std::uint64_t kMaxBinaryFileBytes = std::uint64_t{1} << 40;  // 1 TiB
 
 }  // namespace fp8lab

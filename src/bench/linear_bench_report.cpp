@@ -148,8 +148,8 @@ std::string linear_bench_report(const LinearBenchResult& result) {
   return o.str();
 }
 
-void attach_linear_peer(LinearBenchResult& result, const std::string& path) {
-  const nlohmann::json j = read_json_file(path);
+void attach_linear_peer(LinearBenchResult& result, const nlohmann::json& j,
+                        const std::string& path) {
   FP8LAB_CHECK_KIND(ErrorKind::format, j.is_object(), "peer results '{}' are not a JSON object",
                     path);
   result.peer_version =

@@ -9,16 +9,19 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace fp8lab {
+namespace {
 
-std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t max_bytes,
-                              std::string_view what) {
+template <typename Bytes>
+Bytes read_bounded(const std::filesystem::path& path, std::uint64_t max_bytes,
+                   std::string_view what) {
   // O_NONBLOCK: opening a FIFO without a writer must not hang; it is refused below anyway.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   FP8LAB_CHECK_KIND(ErrorKind::io, fd >= 0, "cannot open {} '{}': {}", what, path.string(),
                     std::strerror(errno));
-  std::string bytes;
+  Bytes bytes;
   try {
     struct stat st {};
     FP8LAB_CHECK_KIND(ErrorKind::io, ::fstat(fd, &st) == 0, "cannot stat {} '{}': {}", what,
@@ -40,7 +43,8 @@ std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t m
                           "{} '{}' grew past {} bytes while being read", what, path.string(), size);
         bytes.resize(done + 1);
       }
-      const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+      const ssize_t n =
+          ::read(fd, reinterpret_cast<char*>(bytes.data()) + done, bytes.size() - done);
       if (n < 0 && errno == EINTR) continue;
       FP8LAB_CHECK_KIND(ErrorKind::io, n >= 0, "cannot read {} '{}': {}", what, path.string(),
                         std::strerror(errno));
@@ -54,6 +58,18 @@ std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t m
   }
   ::close(fd);
   return bytes;
+}
+
+}  // namespace
+
+std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t max_bytes,
+                              std::string_view what) {
+  return read_bounded<std::string>(path, max_bytes, what);
+}
+
+std::vector<std::uint8_t> read_file_bytes_bounded(const std::filesystem::path& path,
+                                                  std::uint64_t max_bytes, std::string_view what) {
+  return read_bounded<std::vector<std::uint8_t>>(path, max_bytes, what);
 }
 
 }  // namespace fp8lab

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 namespace fp8lab {
@@ -169,11 +168,8 @@ SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string so
 }
 
 SafetensorsFile SafetensorsFile::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open safetensors file '{}'", path.string());
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-  return SafetensorsFile(std::move(bytes), path.string());
+  return SafetensorsFile(read_file_bytes_bounded(path, kMaxBinaryFileBytes, "safetensors file"),
+                         path.string());
 }
 
 bool SafetensorsFile::contains(std::string_view name) const {

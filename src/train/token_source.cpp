@@ -1,13 +1,12 @@
 // Token sources for the trainer: a synthetic stream, the bytes of a text file, and token shards
 // through the data loader (src/data/loader.hpp). All are deterministic in (data_seed, position).
 #include "fp8lab/error.hpp"
+#include "fp8lab/file_read.hpp"
 #include "fp8lab/json_read.hpp"
 #include "data/loader.hpp"
 #include "fp8lab/rng.hpp"
 #include "fp8lab/trainer.hpp"
 
-#include <fstream>
-#include <iterator>
 
 namespace fp8lab {
 namespace {
@@ -85,10 +84,8 @@ class ByteSource final : public CountingSource {
     const bool own_val = split == "val" && !c.data.val.empty();
     const std::string path = own_val ? c.data.val : c.data.train;
     FP8LAB_CHECK(!path.empty(), "data.kind=bytes needs data.train (a text file)");
-    std::ifstream in(path, std::ios::binary);
-    FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open data file '{}'", path);
-    std::vector<std::uint8_t> all((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+    const std::vector<std::uint8_t> all =
+        read_file_bytes_bounded(path, kMaxBinaryFileBytes, "data file");
     std::size_t begin = 0, end = all.size();
     if (c.data.val.empty()) {
       const std::size_t cut = all.size() / 10 * 9;

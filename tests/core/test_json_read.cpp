@@ -3,6 +3,7 @@
 #include "fp8lab/error.hpp"
 #include "fp8lab/file_read.hpp"
 #include "fp8lab/json_read.hpp"
+#include "fp8lab/safetensors.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -100,6 +101,10 @@ TEST(FileRead, RefusesDevicesFifosAndOversizedFilesBeforeReading) {
   EXPECT_EQ(read_file_bounded(dir / "big", 2000, "input").size(), 2000u);
   EXPECT_EQ(kind_of([&] { read_file_bounded(dir / "missing", 10, "input"); }), ErrorKind::io);
   EXPECT_EQ(kind_of([&] { read_json_file(dir / "big"); }), ErrorKind::format);  // not JSON
+  EXPECT_EQ(read_file_bytes_bounded(dir / "big", 2000, "input").size(), 2000u);
+  EXPECT_EQ(kind_of([] { read_file_bytes_bounded("/dev/zero", kMaxBinaryFileBytes, "input"); }),
+            ErrorKind::invalid_argument);
+  EXPECT_EQ(kind_of([] { SafetensorsFile::load("/dev/zero"); }), ErrorKind::invalid_argument);
   fs::remove_all(dir);
 }
 

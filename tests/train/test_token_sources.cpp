@@ -99,6 +99,15 @@ TEST(TokenSources, BytesOfATextFile) {
   check_source(c);
   c.model.vocab_size = 64;
   EXPECT_THROW(make_token_source(c, "train"), Error);  // bytes need a 256-token vocabulary
+  // A device is refused before it is read (it used to be read until memory ran out).
+  c.model.vocab_size = 256;
+  c.data.train = "/dev/zero";
+  try {
+    make_token_source(c, "train");
+    ADD_FAILURE() << "/dev/zero read as a text file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+  }
 }
 
 TEST(TokenSources, ShardsThroughTheLoader) {
