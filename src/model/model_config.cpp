@@ -12,6 +12,16 @@ void ModelConfig::validate() const {
                d_model, n_layers, n_heads, seq_len);
   FP8LAB_CHECK(d_model % n_heads == 0, "model.d_model {} is not divisible by model.n_heads {}",
                d_model, n_heads);
+  // Far beyond any model this trainer can hold, and small enough that sizes cannot overflow
+  // int64 and no loop over the layers runs for hours before an allocation fails.
+  constexpr std::int64_t kMaxDModel = 1 << 17, kMaxLayers = 1 << 12, kMaxSeqLen = 1 << 24;
+  FP8LAB_CHECK(d_model <= kMaxDModel && n_layers <= kMaxLayers && seq_len <= kMaxSeqLen,
+               "model.d_model {}, n_layers {}, seq_len {} exceed the limits {}, {}, {}", d_model,
+               n_layers, seq_len, kMaxDModel, kMaxLayers, kMaxSeqLen);
+  const double d = static_cast<double>(d_model);
+  const double params = (static_cast<double>(vocab_size) + static_cast<double>(seq_len)) * d +
+                        static_cast<double>(n_layers) * 12.0 * d * d;
+  FP8LAB_CHECK(params <= 0x1p40, "model of about {:.3g} parameters: more than 2^40", params);
   FP8LAB_CHECK(norm_eps > 0.f && init_std > 0.f, "model.norm_eps {} and init_std {} must be > 0",
                norm_eps, init_std);
 }

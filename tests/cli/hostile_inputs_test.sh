@@ -88,13 +88,20 @@ expect 2 "is corrupt" -- "$fp8lab" data unpack --in flip.fp8pack --out un2
 expect 2 "format version 1" -- "$fp8lab" data prepare --tokenizer byte \
   --input "$(dirname "$0")/../../fuzz/regressions/pack/version1.fp8pack" --out p1 --quiet
 
-# 8. eval: a meta.json that names a model larger than its weights is refused before allocation.
-"$python" - r1/checkpoints/"$(tr -d '\n' < r1/checkpoints/latest)"/meta.json <<'PY'
+# 8. eval: a meta.json that names a model larger than its weights is refused before allocation,
+# and one beyond any model's limits (2^40 layers) when it is validated.
+meta=r1/checkpoints/"$(tr -d '\n' < r1/checkpoints/latest)"/meta.json
+cp "$meta" meta.saved
+for layers in 4096 1099511627776; do
+  "$python" - "$meta" "$layers" <<'PY'
 import json, sys
-m = json.load(open(sys.argv[1])); m["config"]["model"]["n_layers"] = 1 << 40
+m = json.load(open(sys.argv[1])); m["config"]["model"]["n_layers"] = int(sys.argv[2])
 json.dump(m, open(sys.argv[1], "w"))
 PY
-expect 2 "larger than its" -- "$fp8lab" eval --checkpoint r1 --policy bf16 --data docs
+  [ "$layers" = 4096 ] && want="larger than its" || want="n_layers 1099511627776, seq_len 16 exceed the limits"
+  expect 2 "$want" -- "$fp8lab" eval --checkpoint r1 --policy bf16 --data docs
+done
+cp meta.saved "$meta"
 
 # 9. tokenize streams: its JSON is valid, totals last.
 head -c 200000 /dev/urandom | base64 > big.txt

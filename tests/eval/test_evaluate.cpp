@@ -225,12 +225,13 @@ TEST(Evaluate, ShardsWithoutSidecarsTakeByteLengthsFromTheTokenizer) {
 }
 
 // meta.json is checked before anything is allocated from it: a model its weights file cannot
-// hold (here d_model 2^20, some 13 TB of parameters) is an error, not an allocation.
+// hold (here d_model 2^17, the largest a config may name: hundreds of GB of parameters) is an
+// error, not an allocation.
 TEST(Evaluate, AModelLargerThanItsWeightsFileIsRefusedBeforeAllocation) {
   const auto r = train_small_run("bf16");
   const fs::path ckpt = resolve_checkpoint_dir(r->run());
   nlohmann::json meta = nlohmann::json::parse(std::ifstream(ckpt / "meta.json"));
-  meta["config"]["model"]["d_model"] = 1 << 20;
+  meta["config"]["model"]["d_model"] = 1 << 17;
   meta["config"]["model"]["n_heads"] = 1;
   std::ofstream(ckpt / "meta.json", std::ios::trunc) << meta.dump();
   try {

@@ -79,6 +79,24 @@ INSTANTIATE_TEST_SUITE_P(AllRecipes, ModelRecipes,
                                                               Fp8Recipe::blockwise),
                                             ::testing::Bool()));
 
+// Sizes no trainer could hold are refused when validated, not found out by a layer loop that
+// runs for hours or a size that overflows (n_layers 99999999999999 used to hang).
+TEST(ModelConfigLimits, HugeDimensionsAreRefusedNamingThem) {
+  ModelConfig m;
+  m.n_layers = 99999999999999;
+  const Error layers = error_of([&] { m.validate(); });
+  EXPECT_NE(layers.message().find("n_layers 99999999999999"), std::string::npos)
+      << layers.message();
+  m = ModelConfig{};
+  m.d_model = 1 << 16;
+  m.n_heads = 1;
+  m.n_layers = 4096;
+  const Error params = error_of([&] { m.validate(); });
+  EXPECT_NE(params.message().find("more than 2^40"), std::string::npos) << params.message();
+  m.n_layers = 8;  // 412G parameters: within the limits
+  EXPECT_NO_THROW(m.validate());
+}
+
 TEST(ModelRecipes, RunConfigsARecipeCannotTileAreRejected) {
   RunConfig c = run_preset("tiny");
   c.precision.policy = PrecisionPolicy::fp8_mlp;
