@@ -19,6 +19,7 @@ namespace {
 struct StudyCliOptions {
   std::string config, out, gpus;
   bool record_only = false;
+  bool plan = false;
   bool force = false;
   double stop_after_s = 0.0;
   JsonOutput json;
@@ -45,6 +46,10 @@ std::vector<std::string> gpu_list(const std::string& spec) {
 
 void run_study_command(const StudyCliOptions& o) {
   const std::filesystem::path out(o.out);
+  if (o.plan) {  // writes nothing
+    std::fputs(study_plan_report(load_study_plan(o.config), out).c_str(), stdout);
+    return;
+  }
   o.json.check_not_input({o.config, out / "study.json", out / "results.json", out / "results.md",
                           out / "manifest.json"});
   const StudyPlan plan = load_study_plan(o.config);
@@ -96,6 +101,7 @@ void setup_study(CLI::App& sub) {
       "DIR receives study.json, arms/<arm>/..., results.md, results.json, loss.svg, manifest.json.\n"
       "Example: fp8lab study configs/study-kjv-tiny.json --out runs/study-kjv\n"
       "On a machine held for ten minutes: fp8lab study CONFIG --out DIR --stop-after 560\n"
+      "What is left and how long it takes: fp8lab study CONFIG --out DIR --plan\n"
       "--json prints results.json's content, --json-file writes it to another file too.\n");
   sub.add_option("config", o->config, "study config (JSON)")->required()->check(CLI::ExistingFile);
   sub.add_option("--out", o->out, "record directory (created; reused to resume)")->required();
@@ -104,6 +110,10 @@ void setup_study(CLI::App& sub) {
   sub.add_flag("--record-only", o->record_only,
                "only (re)write the record from the arms finished so far (a partial study's "
                "record lists the rest as pending)");
+  sub.add_flag("--plan", o->plan,
+               "write nothing: print the arms in the order they train, each with its reference "
+               "and its state in --out, and how long the rest should take")
+      ->excludes("--record-only");
   sub.add_flag("--force", o->force, "write into --out even when fp8lab did not create it");
   sub.add_option("--stop-after", o->stop_after_s,
                  "SECONDS: start no arm that would likely end later than this (an arm is "

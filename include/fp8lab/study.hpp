@@ -96,6 +96,15 @@ struct StudyRunOptions {
 // Returns the number of arms still pending (non-zero only under stop_after_s).
 std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& options);
 
+// The order run_study trains the arms in (indices into plan.arms): group by group, the
+// control's first, each group's reference before the arms compared with it, in config order.
+std::vector<std::size_t> study_run_order(const StudyPlan& plan);
+
+// What `fp8lab study CONFIG --out DIR --plan` prints, writing nothing: the arms in run order
+// with their reference and state in DIR (finished, started, waiting), and how long the rest
+// should take at the longest finished arm's time (the estimate --stop-after uses).
+std::string study_plan_report(const StudyPlan& plan, const std::filesystem::path& out);
+
 // The record files alone, from finished arms (run_study calls it; also usable to re-render).
 // Arms not finished yet are listed as pending; the record is whole once every arm is.
 void write_study_record(const StudyPlan& plan, const StudyRunOptions& options);

@@ -432,21 +432,7 @@ std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   } else {
     write_text(plan_file, plan.source.dump(2) + "\n");
   }
-  // Group by group, the control's first, each group's reference (its bf16 arm) before the arms
-  // compared with it, in config order: every arm is checked against its reference as soon as it
-  // has trained, and a study cut short (--stop-after) leaves whole groups, every pair in them
-  // complete, rather than every reference and few pairs.
-  std::vector<std::size_t> references, order;
-  for (std::size_t i = 0; i < plan.arms.size(); ++i) {
-    if (&study_reference(plan, plan.arms[i]) != &plan.arms[i]) continue;
-    if (plan.arms[i].name == plan.control) references.insert(references.begin(), i);
-    else references.push_back(i);
-  }
-  for (std::size_t r : references) {
-    order.push_back(r);
-    for (std::size_t i = 0; i < plan.arms.size(); ++i)
-      if (i != r && &study_reference(plan, plan.arms[i]) == &plan.arms[r]) order.push_back(i);
-  }
+  const std::vector<std::size_t> order = study_run_order(plan);
   StopAfter stop;
   stop.limit_s = o.stop_after_s;
   const std::size_t pending = run_arms(plan, order, o, stop);
@@ -460,6 +446,51 @@ std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   }
   write_study_record(plan, o);
   return pending;
+}
+
+std::vector<std::size_t> study_run_order(const StudyPlan& plan) {
+  // Every arm is checked against its reference as soon as it has trained, and a study cut short
+  // (--stop-after) leaves whole groups, every pair in them complete, rather than every
+  // reference and few pairs.
+  std::vector<std::size_t> references, order;
+  for (std::size_t i = 0; i < plan.arms.size(); ++i) {
+    if (&study_reference(plan, plan.arms[i]) != &plan.arms[i]) continue;
+    if (plan.arms[i].name == plan.control) references.insert(references.begin(), i);
+    else references.push_back(i);
+  }
+  for (std::size_t r : references) {
+    order.push_back(r);
+    for (std::size_t i = 0; i < plan.arms.size(); ++i)
+      if (i != r && &study_reference(plan, plan.arms[i]) == &plan.arms[r]) order.push_back(i);
+  }
+  return order;
+}
+
+std::string study_plan_report(const StudyPlan& plan, const fs::path& out) {
+  std::string text = fmt::format("study '{}': {} arms, control '{}', in {} (run order)\n",
+                                 plan.name, plan.arms.size(), plan.control, out.string());
+  text += "| # | arm | variant | reference | state |\n|---:|---|---|---|---|\n";
+  double longest_s = 0.0;
+  std::size_t left = 0, n = 0;
+  for (std::size_t i : study_run_order(plan)) {
+    const StudyArm& arm = plan.arms[i];
+    const fs::path dir = study_arm_dir(out, arm);
+    const bool finished = study_arm_finished(out, arm);
+    if (finished) longest_s = std::max(longest_s, arm_seconds(dir));
+    left += finished ? 0 : 1;
+    const StudyArm& ref = study_reference(plan, arm);
+    text += fmt::format("| {} | {} | {} | {} | {} |\n", ++n, arm.name, arm.variant,
+                        &ref == &arm ? "(itself)" : ref.name,
+                        finished ? "finished" : fs::exists(dir / "run") ? "started" : "waiting");
+  }
+  if (left == 0) return text + "every arm has finished\n";
+  if (longest_s <= 0.0)
+    return text + fmt::format("{} arm{} to train; no arm has finished, so no estimate yet\n", left,
+                              left == 1 ? "" : "s");
+  return text + fmt::format("{} arm{} to train: about {} at {} an arm (the longest finished)\n",
+                            left, left == 1 ? "" : "s",
+                            format_duration(static_cast<double>(left) * longest_s),
+                            format_duration(longest_s));
 }
 
 }  // namespace fp8lab

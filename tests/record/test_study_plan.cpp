@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 namespace fp8lab {
 namespace {
@@ -53,6 +56,41 @@ TEST(StudyPlan, SeedGroupsAreMatchedAgainstTheirOwnBf16Arm) {
   EXPECT_EQ(study_reference(plan, plan.arms[2]).name, "bf16");       // recompute arm, same group
   EXPECT_EQ(study_reference(plan, plan.arms[3]).name, "bf16-seed7");
   EXPECT_EQ(study_reference(plan, plan.arms[4]).name, "bf16-seed7");
+}
+
+// The run order (each group's reference before its arms, the control's group first) and the
+// --plan report: each arm's reference and state in the out directory, and the time left at the
+// longest finished arm's time.
+TEST(StudyPlan, RunOrderAndPlanReport) {
+  auto c = valid_config();
+  c["arms"].push_back({{"name", "fp8-seed2"}, {"policy", "fp8-mlp"}, {"group", "seed2"}});
+  c["arms"].push_back({{"name", "bf16-seed2"}, {"policy", "bf16"}, {"group", "seed2"}});
+  const StudyPlan plan = parse_study_plan(c);
+  EXPECT_EQ(study_run_order(plan), (std::vector<std::size_t>{0, 1, 2, 4, 3}));
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / ("fp8lab_plan_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(out);
+  EXPECT_NE(study_plan_report(plan, out).find("5 arms to train; no arm has finished"),
+            std::string::npos);
+  for (const char* arm : {"bf16", "fp8-mlp"}) {
+    std::filesystem::create_directories(out / "arms" / arm / "run");
+    std::ofstream(out / "arms" / arm / "DONE") << "";
+    std::ofstream(out / "arms" / arm / "timing.json")
+        << (std::string(arm) == "bf16" ? R"({"train_segments_s": [100, 20], "eval_bf16": 5})"
+                                       : R"({"train_segments_s": [90], "eval_bf16": 4})");
+  }
+  std::filesystem::create_directories(out / "arms" / "bf16-seed2" / "run");
+  const std::string report = study_plan_report(plan, out);
+  EXPECT_NE(report.find("| 1 | bf16 | bf16 | (itself) | finished |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| 4 | bf16-seed2 | bf16 | (itself) | started |"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("| 5 | fp8-seed2 | fp8-mlp tensorwise | bf16-seed2 | waiting |"),
+            std::string::npos)
+      << report;
+  // Three arms left at the longest finished arm's 125 s.
+  EXPECT_NE(report.find("3 arms to train: about 6m15s at 2m05s an arm"), std::string::npos)
+      << report;
+  std::filesystem::remove_all(out);
 }
 
 TEST(StudyPlan, RejectsBadConfigsNamingTheProblem) {
