@@ -2,7 +2,7 @@
 # <target>: inputs that once crashed or leaked) replayed through one plain executable, so that
 # CTest checks them on every build (GCC included, no sanitizers). Each target's entry point is
 # renamed to fuzz_<target> so that all of them link into fuzz_replay.
-set(fp8lab_fuzz_targets vocab shard jsonl pack gpt2_encode safetensors checkpoint study_plan)
+set(fp8lab_fuzz_targets vocab shard jsonl pack gpt2_encode safetensors checkpoint study_plan config_override)
 set(fuzz_replay_sources ${CMAKE_CURRENT_LIST_DIR}/replay_main.cpp)
 foreach(name IN LISTS fp8lab_fuzz_targets)
   set(source ${CMAKE_CURRENT_LIST_DIR}/fuzz_${name}.cpp)

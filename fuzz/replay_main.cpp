@@ -15,7 +15,8 @@
 using FuzzTarget = int (*)(const std::uint8_t*, std::size_t);
 
 #define FP8LAB_FUZZ_TARGETS(X) \
-  X(vocab) X(shard) X(jsonl) X(pack) X(gpt2_encode) X(safetensors) X(checkpoint) X(study_plan)
+  X(vocab) X(shard) X(jsonl) X(pack) X(gpt2_encode) X(safetensors) X(checkpoint) X(study_plan) \
+  X(config_override)
 #define FP8LAB_DECLARE(name) extern "C" int fuzz_##name(const std::uint8_t*, std::size_t);
 FP8LAB_FUZZ_TARGETS(FP8LAB_DECLARE)
 
