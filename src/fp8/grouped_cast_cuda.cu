@@ -28,6 +28,7 @@
 // - otherwise every element is converted, checked and counted on its own (cast4_exact).
 #include <algorithm>
 
+#include "core/cp_async.cuh"
 #include "fp8_device.cuh"
 #include "grouped_launch.hpp"
 
@@ -136,16 +137,12 @@ __device__ __forceinline__ void prefetch_tile(const GroupedCastArgs& a, std::int
       const int warp = static_cast<int>(threadIdx.x) >> 5,
                 lane = static_cast<int>(threadIdx.x) & 31;
 #pragma unroll
-      for (int i = 0; i < kRows; ++i) {
-        const std::int64_t base = (t.r0 + warp * kRows + i) * a.cols + t.c0 + 4 * lane;
-        const auto dst =
-            static_cast<unsigned>(__cvta_generic_to_shared(stage + i * kThreads + threadIdx.x));
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(a.x + base)
-                     : "memory");
-      }
+      for (int i = 0; i < kRows; ++i)
+        cp_async_8(stage + i * kThreads + threadIdx.x,
+                   a.x + (t.r0 + warp * kRows + i) * a.cols + t.c0 + 4 * lane);
     }
   }
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  cp_async_commit();
 }
 
 // Reads tile t: from this thread's slots of `stage` when the tile is whole and stage is given
@@ -379,11 +376,11 @@ __global__ void __launch_bounds__(kThreads, 2) grouped_cast_tiles(GroupedCastArg
   prefetch_tile(a, tile, tiles, tile_cols, staged);
   for (int s = 0; tile < tiles; tile += gridDim.x, s ^= 1) {
     prefetch_tile(a, tile + gridDim.x, tiles, tile_cols, staged + (s ^ 1) * kStageWords);
-    asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // this tile's group is complete
+    cp_async_wait_group<1>();  // this tile's group is complete
     cast_tile<F, kHw, kMode, kQt>(a, tile / tile_cols, tile % tile_cols, tile_rows, tile_cols,
                                   staged + s * kStageWords);
   }
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  cp_async_wait_all();
 }
 
 template <bool kQt>
@@ -422,24 +419,22 @@ dim3 tile_grid(const GroupedCastArgs& a) {
 // The attribute is set at every launch: it belongs to the current device's context. A failure
 // shows as the launch's error.
 template <typename Kernel>
-void launch_persistent(Kernel kernel, const GroupedCastArgs& a, cudaStream_t s) {
-  int device = 0, sms = 1;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+void launch_persistent(Kernel kernel, const GroupedCastArgs& a, int sm_count, cudaStream_t s) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStagedBytes);
   const dim3 g = tile_grid(a);
   const std::int64_t tiles = static_cast<std::int64_t>(g.x) * g.y;
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 2LL * sms));
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 2LL * sm_count));
   kernel<<<grid, kThreads, kStagedBytes, s>>>(a);
 }
 
 template <ScaleMode kMode>
-void launch_mode(const GroupedCastArgs& a, Fp8Format format, bool hw, cudaStream_t s) {
+void launch_mode(const GroupedCastArgs& a, Fp8Format format, bool hw, int sm_count,
+                 cudaStream_t s) {
   dispatch_cast(format, hw, [&]<Fp8Format F, bool kHw>() {
     if (a.qt != nullptr)
-      launch_persistent(grouped_cast_tiles<F, kHw, kMode, true>, a, s);
+      launch_persistent(grouped_cast_tiles<F, kHw, kMode, true>, a, sm_count, s);
     else
-      launch_persistent(grouped_cast_tiles<F, kHw, kMode, false>, a, s);
+      launch_persistent(grouped_cast_tiles<F, kHw, kMode, false>, a, sm_count, s);
   });
 }
 
@@ -453,16 +448,16 @@ void launch_grouped_row_col_keys(const GroupedCastArgs& args, cudaStream_t strea
 }
 
 void launch_grouped_cast(const GroupedCastArgs& args, ScaleMode mode, Fp8Format format, bool hw,
-                         cudaStream_t stream) {
+                         int sm_count, cudaStream_t stream) {
   switch (mode) {
     case ScaleMode::row:
-      launch_mode<ScaleMode::row>(args, format, hw, stream);
+      launch_mode<ScaleMode::row>(args, format, hw, sm_count, stream);
       break;
     case ScaleMode::vec128:
-      launch_mode<ScaleMode::vec128>(args, format, hw, stream);
+      launch_mode<ScaleMode::vec128>(args, format, hw, sm_count, stream);
       break;
     default:
-      launch_mode<ScaleMode::block128>(args, format, hw, stream);
+      launch_mode<ScaleMode::block128>(args, format, hw, sm_count, stream);
       break;
   }
 }
