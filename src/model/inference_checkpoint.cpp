@@ -94,6 +94,7 @@ std::string run_tokenizer_name(const RunConfig& config) {
       } catch (const json::exception&) {
         // Not a manifest we can read: decide from the vocabulary below.
       } catch (const Error&) {
+        // Not one we may read (too large, too deep): the same.
       }
     }
   }

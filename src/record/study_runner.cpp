@@ -288,6 +288,23 @@ double arm_seconds(const fs::path& dir) {
   return total;
 }
 
+// What an arm is expected to take: the longest finished arm's seconds (0 before any finished).
+double longest_finished_arm_s(const StudyPlan& plan, const fs::path& out) {
+  double longest = 0.0;
+  for (const auto& arm : plan.arms)
+    if (study_arm_finished(out, arm))
+      longest = std::max(longest, arm_seconds(study_arm_dir(out, arm)));
+  return longest;
+}
+
+// "N arms to train: about T at S an arm (the longest so far)", `slots` arms at a time.
+std::string time_left_text(std::size_t left, double arm_s, std::size_t slots) {
+  return fmt::format(
+      "{} arm{} to train: about {} at {} an arm (the longest so far)", left, left == 1 ? "" : "s",
+      format_duration(static_cast<double>(left) * arm_s / static_cast<double>(slots)),
+      format_duration(arm_s));
+}
+
 // Under --stop-after: whether an arm started now would likely end after the limit. An arm is
 // expected to take as long as the longest finished one; before any has finished, one starts.
 struct StopAfter {
@@ -328,9 +345,7 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
                      const StudyRunOptions& o, StopAfter& stop) {
   enum State { waiting, running, finished, failed };
   std::vector<State> state(plan.arms.size(), waiting);
-  for (const auto& arm : plan.arms)
-    if (study_arm_finished(o.out, arm))
-      stop.expected_arm_s = std::max(stop.expected_arm_s, arm_seconds(study_arm_dir(o.out, arm)));
+  stop.expected_arm_s = std::max(stop.expected_arm_s, longest_finished_arm_s(plan, o.out));
   std::vector<std::size_t> reference(plan.arms.size());
   for (std::size_t i = 0; i < plan.arms.size(); ++i)
     reference[i] = static_cast<std::size_t>(&study_reference(plan, plan.arms[i]) - plan.arms.data());
@@ -345,11 +360,7 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
     if (done(pick) || stop.expected_arm_s <= 0) return;
     std::size_t left = 0;
     for (std::size_t i : order) left += (state[i] == waiting || i == pick) && !done(i) ? 1 : 0;
-    const double seconds =
-        static_cast<double>(left) * stop.expected_arm_s / static_cast<double>(slots.size());
-    std::printf("[study] %zu arm%s to train: about %s at %s an arm (the longest so far)\n", left,
-                left == 1 ? "" : "s", format_duration(seconds).c_str(),
-                format_duration(stop.expected_arm_s).c_str());
+    std::printf("[study] %s\n", time_left_text(left, stop.expected_arm_s, slots.size()).c_str());
     std::fflush(stdout);
   };
   auto worker = [&](const std::string& gpu) {
@@ -470,13 +481,11 @@ std::string study_plan_report(const StudyPlan& plan, const fs::path& out) {
   std::string text = fmt::format("study '{}': {} arms, control '{}', in {} (run order)\n",
                                  plan.name, plan.arms.size(), plan.control, out.string());
   text += "| # | arm | variant | reference | state |\n|---:|---|---|---|---|\n";
-  double longest_s = 0.0;
   std::size_t left = 0, n = 0;
   for (std::size_t i : study_run_order(plan)) {
     const StudyArm& arm = plan.arms[i];
     const fs::path dir = study_arm_dir(out, arm);
     const bool finished = study_arm_finished(out, arm);
-    if (finished) longest_s = std::max(longest_s, arm_seconds(dir));
     left += finished ? 0 : 1;
     const StudyArm& ref = study_reference(plan, arm);
     text += fmt::format("| {} | {} | {} | {} | {} |\n", ++n, arm.name, arm.variant,
@@ -484,13 +493,11 @@ std::string study_plan_report(const StudyPlan& plan, const fs::path& out) {
                         finished ? "finished" : fs::exists(dir / "run") ? "started" : "waiting");
   }
   if (left == 0) return text + "every arm has finished\n";
-  if (longest_s <= 0.0)
+  const double arm_s = longest_finished_arm_s(plan, out);
+  if (arm_s <= 0.0)
     return text + fmt::format("{} arm{} to train; no arm has finished, so no estimate yet\n", left,
                               left == 1 ? "" : "s");
-  return text + fmt::format("{} arm{} to train: about {} at {} an arm (the longest finished)\n",
-                            left, left == 1 ? "" : "s",
-                            format_duration(static_cast<double>(left) * longest_s),
-                            format_duration(longest_s));
+  return text + time_left_text(left, arm_s, 1) + "\n";
 }
 
 }  // namespace fp8lab

@@ -7,7 +7,6 @@
 #include "fp8lab/rng.hpp"
 #include "fp8lab/trainer.hpp"
 
-
 namespace fp8lab {
 namespace {
 
