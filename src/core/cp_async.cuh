@@ -1,6 +1,6 @@
 // Asynchronous global -> shared copies (cp.async) and their groups: the kernels that fetch
-// their next tile while they compute the current one (the attention kernels, the grouped FP8
-// casts). Each thread waits on its own groups only; a tile other threads read needs a barrier too.
+// their next tile while they compute the current one (the attention kernels). Each thread waits
+// on its own groups only; a tile other threads read needs a barrier too.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +18,6 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
                "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_8(void* dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem_addr(dst)), "l"(src)
                : "memory");
 }
 __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {

@@ -70,8 +70,7 @@ void quantize_grouped_cuda(const TensorView& x, Fp8Format format, OperandScaling
     detail::launch_grouped_row_col_keys(a, stream);
     FP8LAB_LAUNCH_CHECK("grouped_row_col_keys");
   }
-  detail::launch_grouped_cast(a, scaling.q, format, fp8_hw_conversion_exact(), cuda_sm_count(),
-                              stream);
+  detail::launch_grouped_cast(a, scaling.q, format, fp8_hw_conversion_exact(), stream);
   FP8LAB_LAUNCH_CHECK("grouped_cast_tile");
   if (scaling.q == ScaleMode::row) {
     detail::launch_keys_to_inverse_scales(a.q_inv, out.q_inv.numel(), format, stream);

@@ -1,13 +1,6 @@
-// Grouped FP8 casts (src/fp8/fp8_grouped_cuda.hpp): 128x128 tiles of bf16 x, each cast into q
-// and, transposed, qt with the recipe's groups; the same bytes, scales and counts as
+// Grouped FP8 casts (src/fp8/fp8_grouped_cuda.hpp): one 128x128 tile of bf16 x per CTA, cast
+// into q and, transposed, qt with the recipe's groups; the same bytes, scales and counts as
 // quantize_grouped_cpu and quantize_grouped_transposed_cpu.
-//
-// The cast's CTAs are persistent (two per SM, each walking the tiles with a stride of the grid)
-// and copy their next whole tile into shared memory with cp.async while they cast the current
-// one: a CTA that loaded its tile only when it began left the memory idle while it computed, and
-// two CTAs an SM (the register file's limit at 64 registers a thread) kept too few bytes in
-// flight (docs/performance.md, "FP8 scaling recipes"). Each thread copies exactly the 8 bytes of
-// each row it later reads, into slots of its own, so a thread waits on its own copies alone.
 //
 // A tile is exactly one 128x128 block, and holds whole 1x128 groups of x (a row of the tile)
 // and of xᵀ (a column of the tile): so vec128 and block128 find their amax inside the CTA and
@@ -28,7 +21,6 @@
 // - otherwise every element is converted, checked and counted on its own (cast4_exact).
 #include <algorithm>
 
-#include "core/cp_async.cuh"
 #include "fp8_device.cuh"
 #include "grouped_launch.hpp"
 
@@ -46,11 +38,10 @@ struct Tile {
   bool whole;      // a full tile with 4-byte aligned rows in q and qt: vector loads and stores
 };
 
-__device__ __forceinline__ Tile tile_of(const GroupedCastArgs& a, std::int64_t tile_row,
-                                        std::int64_t tile_col) {
+__device__ __forceinline__ Tile tile_of(const GroupedCastArgs& a) {
   Tile t;
-  t.r0 = tile_row * kT;
-  t.c0 = tile_col * kT;
+  t.r0 = static_cast<std::int64_t>(blockIdx.y) * kT;
+  t.c0 = static_cast<std::int64_t>(blockIdx.x) * kT;
   t.rows = static_cast<int>(a.rows - t.r0 < kT ? a.rows - t.r0 : kT);
   t.cols = static_cast<int>(a.cols - t.c0 < kT ? a.cols - t.c0 : kT);
   const auto addr = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
@@ -112,51 +103,17 @@ __device__ __forceinline__ void tile_keys(const uint2 (&raw)[kRows], std::uint32
   __syncthreads();
 }
 
-// A tile: its extent, this thread's elements and the tile's row and column keys.
+// The tile of this CTA: its extent, this thread's elements and the tile's row and column keys.
 struct TileValues {
   Tile t;
   uint2 raw[kRows];
   std::uint32_t row_key[kRows];
 };
 
-// The cast's prefetch buffers: two stages of a whole tile, a stage's slot (i, thread) holding
-// row i of that thread's elements (a warp's 32 slots of one row are 256 consecutive bytes).
-constexpr int kStageWords = kRows * kThreads;  // uint2 words: 32 KiB a stage
-constexpr int kStages = 2;
-constexpr int kStagedBytes = static_cast<int>(sizeof(uint2)) * kStageWords * kStages;
-
-// Starts copying this thread's elements of tile `tile` (row-major over the tile grid) into its
-// slots of `stage` when the tile is whole; others are read from global memory when cast. Commits
-// a cp.async group either way, so that the cast's wait counts one group per tile.
-__device__ __forceinline__ void prefetch_tile(const GroupedCastArgs& a, std::int64_t tile,
-                                              std::int64_t tiles, std::int64_t tile_cols,
-                                              uint2* stage) {
-  if (tile < tiles) {
-    const Tile t = tile_of(a, tile / tile_cols, tile % tile_cols);
-    if (t.whole) {
-      const int warp = static_cast<int>(threadIdx.x) >> 5,
-                lane = static_cast<int>(threadIdx.x) & 31;
-#pragma unroll
-      for (int i = 0; i < kRows; ++i)
-        cp_async_8(stage + i * kThreads + threadIdx.x,
-                   a.x + (t.r0 + warp * kRows + i) * a.cols + t.c0 + 4 * lane);
-    }
-  }
-  cp_async_commit();
-}
-
-// Reads tile t: from this thread's slots of `stage` when the tile is whole and stage is given
-// (its copy complete), else from global memory; then the keys.
-__device__ __forceinline__ void read_tile(const GroupedCastArgs& a, const Tile& t,
-                                          const uint2* stage, TileValues& tv,
+__device__ __forceinline__ void read_tile(const GroupedCastArgs& a, TileValues& tv,
                                           std::uint32_t* col_key) {
-  tv.t = t;
-  if (stage != nullptr && t.whole) {
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) tv.raw[i] = stage[i * kThreads + threadIdx.x];
-  } else {
-    load_tile(a, t, tv.raw);
-  }
+  tv.t = tile_of(a);
+  load_tile(a, tv.t, tv.raw);
   tile_keys(tv.raw, tv.row_key, col_key);
 }
 
@@ -221,20 +178,13 @@ __device__ __forceinline__ void store4(std::uint8_t* out, std::int64_t row, std:
   for (int j = 0; j < n && j < 4; ++j) p[j] = static_cast<std::uint8_t>(codes >> (8 * j));
 }
 
-// Casts the tile at (tile_row, tile_col) of a tile_rows x tile_cols grid, read from `stage`
-// when whole (see read_tile). Its shared arrays are reused by the CTA's next tile without a
-// barrier of their own: every thread reads them before it leaves this tile, and the next tile
-// writes them only after tile_keys' first __syncthreads, except `part`, which this tile last
-// reads before its second one.
 template <Fp8Format F, bool kHw, ScaleMode kMode, bool kQt>
-__device__ __forceinline__ void cast_tile(const GroupedCastArgs& a, std::int64_t tile_row,
-                                          std::int64_t tile_col, std::int64_t tile_rows,
-                                          std::int64_t tile_cols, const uint2* stage) {
+__global__ void __launch_bounds__(kThreads, 2) grouped_cast_tile(GroupedCastArgs a) {
   __shared__ std::uint32_t col_key[kT];
   __shared__ alignas(16) std::uint8_t tile_t[kT][kT + 8];  // qt's codes, rows = x's columns
   __shared__ std::uint32_t warp_key[kWarps];
   TileValues tv;
-  read_tile(a, tile_of(a, tile_row, tile_col), stage, tv, col_key);
+  read_tile(a, tv, col_key);
   const Tile& t = tv.t;
   const auto& v = tv.raw;
   const auto& row_key = tv.row_key;
@@ -338,11 +288,11 @@ __device__ __forceinline__ void cast_tile(const GroupedCastArgs& a, std::int64_t
     a.q_inv[a.q_layout.index(t.r0 / kT, t.c0 / kT)] = block.inv_scale;
     if (kQt) a.qt_inv[a.qt_layout.index(t.c0 / kT, t.r0 / kT)] = block.inv_scale;
     // The last tile of a row of blocks fills its row's padding (read by no valid block).
-    if (tile_col + 1 == tile_cols)
-      for (std::int64_t cg = tile_cols; cg < a.q_layout.ld(); ++cg)
+    if (blockIdx.x + 1 == gridDim.x)
+      for (std::int64_t cg = gridDim.x; cg < a.q_layout.ld(); ++cg)
         a.q_inv[a.q_layout.index(t.r0 / kT, cg)] = 1.0f;
-    if (kQt && tile_row + 1 == tile_rows)
-      for (std::int64_t cg = tile_rows; cg < a.qt_layout.ld(); ++cg)
+    if (kQt && blockIdx.y + 1 == gridDim.y)
+      for (std::int64_t cg = gridDim.y; cg < a.qt_layout.ld(); ++cg)
         a.qt_inv[a.qt_layout.index(t.c0 / kT, cg)] = 1.0f;
   }
   if (threadIdx.x == 0 && block_key != 0) {
@@ -365,29 +315,11 @@ __device__ __forceinline__ void cast_tile(const GroupedCastArgs& a, std::int64_t
   }
 }
 
-// The persistent cast: CTA b casts tiles b, b + grid, b + 2 grid, ... (row-major over the tile
-// grid), copying the next one into the other stage while it casts the current one.
-template <Fp8Format F, bool kHw, ScaleMode kMode, bool kQt>
-__global__ void __launch_bounds__(kThreads, 2) grouped_cast_tiles(GroupedCastArgs a) {
-  extern __shared__ uint2 staged[];  // kStages x kStageWords
-  const std::int64_t tile_rows = (a.rows + kT - 1) / kT, tile_cols = (a.cols + kT - 1) / kT;
-  const std::int64_t tiles = tile_rows * tile_cols;
-  std::int64_t tile = blockIdx.x;
-  prefetch_tile(a, tile, tiles, tile_cols, staged);
-  for (int s = 0; tile < tiles; tile += gridDim.x, s ^= 1) {
-    prefetch_tile(a, tile + gridDim.x, tiles, tile_cols, staged + (s ^ 1) * kStageWords);
-    cp_async_wait_group<1>();  // this tile's group is complete
-    cast_tile<F, kHw, kMode, kQt>(a, tile / tile_cols, tile % tile_cols, tile_rows, tile_cols,
-                                  staged + s * kStageWords);
-  }
-  cp_async_wait_all();
-}
-
 template <bool kQt>
 __global__ void __launch_bounds__(kThreads) grouped_row_col_keys(GroupedCastArgs a) {
   __shared__ std::uint32_t col_key[kT];
   TileValues tv;
-  read_tile(a, tile_of(a, blockIdx.y, blockIdx.x), nullptr, tv, col_key);
+  read_tile(a, tv, col_key);
   const Tile& t = tv.t;
   const auto& row_key = tv.row_key;
   const int warp = static_cast<int>(threadIdx.x) >> 5, lane = static_cast<int>(threadIdx.x) & 31;
@@ -415,26 +347,13 @@ dim3 tile_grid(const GroupedCastArgs& a) {
               static_cast<unsigned>((a.rows + kT - 1) / kT));
 }
 
-// Two persistent CTAs per SM (the kernel's launch bounds), fewer when there are fewer tiles.
-// The attribute is set at every launch: it belongs to the current device's context. A failure
-// shows as the launch's error.
-template <typename Kernel>
-void launch_persistent(Kernel kernel, const GroupedCastArgs& a, int sm_count, cudaStream_t s) {
-  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kStagedBytes);
-  const dim3 g = tile_grid(a);
-  const std::int64_t tiles = static_cast<std::int64_t>(g.x) * g.y;
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, 2LL * sm_count));
-  kernel<<<grid, kThreads, kStagedBytes, s>>>(a);
-}
-
 template <ScaleMode kMode>
-void launch_mode(const GroupedCastArgs& a, Fp8Format format, bool hw, int sm_count,
-                 cudaStream_t s) {
+void launch_mode(const GroupedCastArgs& a, Fp8Format format, bool hw, cudaStream_t s) {
   dispatch_cast(format, hw, [&]<Fp8Format F, bool kHw>() {
     if (a.qt != nullptr)
-      launch_persistent(grouped_cast_tiles<F, kHw, kMode, true>, a, sm_count, s);
+      grouped_cast_tile<F, kHw, kMode, true><<<tile_grid(a), kThreads, 0, s>>>(a);
     else
-      launch_persistent(grouped_cast_tiles<F, kHw, kMode, false>, a, sm_count, s);
+      grouped_cast_tile<F, kHw, kMode, false><<<tile_grid(a), kThreads, 0, s>>>(a);
   });
 }
 
@@ -448,16 +367,16 @@ void launch_grouped_row_col_keys(const GroupedCastArgs& args, cudaStream_t strea
 }
 
 void launch_grouped_cast(const GroupedCastArgs& args, ScaleMode mode, Fp8Format format, bool hw,
-                         int sm_count, cudaStream_t stream) {
+                         cudaStream_t stream) {
   switch (mode) {
     case ScaleMode::row:
-      launch_mode<ScaleMode::row>(args, format, hw, sm_count, stream);
+      launch_mode<ScaleMode::row>(args, format, hw, stream);
       break;
     case ScaleMode::vec128:
-      launch_mode<ScaleMode::vec128>(args, format, hw, sm_count, stream);
+      launch_mode<ScaleMode::vec128>(args, format, hw, stream);
       break;
     default:
-      launch_mode<ScaleMode::block128>(args, format, hw, sm_count, stream);
+      launch_mode<ScaleMode::block128>(args, format, hw, stream);
       break;
   }
 }

@@ -32,9 +32,8 @@ struct GroupedCastArgs {
 // (both zeroed before; qt_inv only when qt is set).
 void launch_grouped_row_col_keys(const GroupedCastArgs& args, cudaStream_t stream);
 // The cast: vec128 and block128 find their groups' amax inside the tile; row reads pass 1's keys.
-// Two persistent CTAs per SM of the `sm_count` (cuda_sm_count()) walk the tiles.
 void launch_grouped_cast(const GroupedCastArgs& args, ScaleMode mode, Fp8Format format, bool hw,
-                         int sm_count, cudaStream_t stream);
+                         cudaStream_t stream);
 // ScaleMode::row, pass 3: the keys in `keys` [n] turned into inverse scales in place.
 void launch_keys_to_inverse_scales(float* keys, std::int64_t n, Fp8Format format,
                                    cudaStream_t stream);

@@ -111,12 +111,11 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(1, 131, 1481, 512), ::testing::Values(3221, 677, 384),
                        ::testing::Bool()));
 
-// Shapes where every persistent CTA casts several tiles (18 x 33 = 594 tiles, more than twice the
-// 264 CTAs of two per SM on a 132-SM H100 or H200), whole tiles (copied ahead into shared
-// memory) and edge tiles (read directly) mixed in one CTA's walk; rows and columns multiples of 4,
-// which whole tiles need, and neither a multiple of 128.
+// A grid of many tiles (18 x 33 = 594, more CTAs than an H100 or H200 holds at once), whole and
+// edge tiles mixed; rows and columns multiples of 4 (the whole tiles' fast path reads 4 columns a
+// lane), neither a multiple of 128.
 INSTANTIATE_TEST_SUITE_P(
-    PersistentWalk, CudaGroupedCast,
+    ManyTiles, CudaGroupedCast,
     ::testing::Combine(::testing::Values(ScaleMode::row, ScaleMode::vec128, ScaleMode::block128),
                        ::testing::Values(Fp8Format::e4m3, Fp8Format::e5m2), ::testing::Values(2180),
                        ::testing::Values(4100), ::testing::Bool()));
