@@ -76,7 +76,8 @@ class CudaFusedAmax : public ::testing::Test {
     const AmaxSlot slot = amax_slot(slots, 0, format);
     produce(plain.view, {});
     produce(fused.view, slot);
-    gpu->synchronize();
+    // The whole device: a producer may run on another backend's stream (the cuDNN one).
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     const HostTensor a = to_host(plain.view);
     HostTensor b = to_host(fused.view);
     EXPECT_EQ(std::memcmp(a.view().data, b.view().data, a.nbytes()), 0) << what << ": output";
@@ -100,8 +101,9 @@ class CudaFusedAmax : public ::testing::Test {
     deferred.deferred = true;
     gpu->fill_zero({deferred.meta, DType::u8, {sizeof(Fp8Meta)}, Device::cuda});
     DeviceView out(c.out, c.shape, c.offset);
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());  // the zeroed slot, before another stream reads it
     produce(out.view, deferred);
-    gpu->synchronize();
+    FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
     const HostTensor o = to_host(out.view);
     EXPECT_EQ(std::memcmp(plain_out.view().data, o.view().data, o.nbytes()), 0)
         << what << ": output (deferred)";
