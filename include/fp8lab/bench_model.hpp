@@ -105,10 +105,12 @@ struct ModelBenchArmResult {
   double step_loss_last = std::numeric_limits<double>::quiet_NaN();
   struct OpShare {
     std::string op;
-    double ms = 0;
+    double ms = 0;       // GPU time
+    double host_ms = 0;  // host time inside the op's calls
     int calls = 0;
   };
   std::vector<OpShare> op_times;  // one training step's GPU time per op (--op-times)
+  double op_step_wall_ms = 0;     // that step's wall-clock time, synchronised at its end
   // The training state once the optimizer exists (the train step's model): bytes of the
   // parameters (master and working copies), the gradients and the optimizer's moments, as the
   // backend accounts them (MemoryStats::current_by_kind). All zero without a train step.

@@ -248,10 +248,12 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
 #if defined(FP8LAB_HAVE_CUDA)
     if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(backend.get()); cuda && op_times) {
       cuda->set_op_timing(true);
+      const auto timed = Clock::now();
       step();
+      r.op_step_wall_ms = ms_since(timed);
       cuda->set_op_timing(false);
       for (const cuda::OpTime& t : cuda->take_op_times())
-        r.op_times.push_back({t.name, t.ms, t.calls});
+        r.op_times.push_back({t.name, t.ms, t.host_ms, t.calls});
     }
 #endif
   }
@@ -511,20 +513,26 @@ std::string model_bench_report(const ModelBenchResult& r) {
   }
   for (const auto& a : r.arms) {
     if (a.op_times.empty()) continue;
-    double total = 0;  // "op: part" entries time pieces of an op already counted
-    for (const auto& t : a.op_times)
-      if (t.op.find(':') == std::string::npos) total += t.ms;
+    double total = 0, host = 0;  // "op: part" entries time pieces of an op already counted
+    for (const auto& t : a.op_times) {
+      if (t.op.find(':') != std::string::npos) continue;
+      total += t.ms;
+      host += t.host_ms;
+    }
+    // GPU time shows what the kernels cost; host time inside the ops beside the step's wall
+    // time shows a step the host holds back (launch overhead, a wait inside an op's call).
     std::snprintf(line, sizeof line,
-                  "GPU time per op, one training step of %s (op timing on; %.1f ms in ops):\n"
-                  "| op | calls | ms | share |\n|---|---:|---:|---:|\n",
-                  a.arm.c_str(), total);
+                  "GPU time per op, one training step of %s (op timing on; %.1f ms in ops on the "
+                  "GPU, %.1f ms on the host inside them, %.1f ms wall):\n"
+                  "| op | calls | ms | share | host ms |\n|---|---:|---:|---:|---:|\n",
+                  a.arm.c_str(), total, host, a.op_step_wall_ms);
     out += line;
     auto sorted = a.op_times;
     std::sort(sorted.begin(), sorted.end(),
               [](const auto& x, const auto& y) { return x.ms > y.ms; });
     for (const auto& t : sorted) {
-      std::snprintf(line, sizeof line, "| %s | %d | %.2f | %.1f%% |\n", t.op.c_str(), t.calls, t.ms,
-                    100.0 * t.ms / total);
+      std::snprintf(line, sizeof line, "| %s | %d | %.2f | %.1f%% | %.2f |\n", t.op.c_str(),
+                    t.calls, t.ms, 100.0 * t.ms / total, t.host_ms);
       out += line;
     }
   }
@@ -570,9 +578,10 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
   for (const auto& a : r.arms) {
     nlohmann::json ops = nlohmann::json::array();
     for (const auto& t : a.op_times)
-      ops.push_back({{"op", t.op}, {"ms", t.ms}, {"calls", t.calls}});
+      ops.push_back({{"op", t.op}, {"ms", t.ms}, {"host_ms", t.host_ms}, {"calls", t.calls}});
     arms.push_back({{"arm", a.arm},
                     {"op_times", ops},
+                    {"op_step_wall_ms", a.op_step_wall_ms},
                     {"frozen", timing(a.frozen)},
                     {"step", timing(a.step)},
                     {"loss", a.loss},

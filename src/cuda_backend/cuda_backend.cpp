@@ -294,13 +294,16 @@ OpTimer::OpTimer(CudaBackend& backend, const char* name) : backend_(backend), na
   if (!backend_.op_timing_) return;
   start_ = backend_.take_event();
   FP8LAB_CUDA_CHECK(cudaEventRecord(start_, backend_.stream_));
+  host_start_ = std::chrono::steady_clock::now();
 }
 
 OpTimer::~OpTimer() {
   if (start_ == nullptr) return;
+  const std::chrono::duration<double, std::milli> host =
+      std::chrono::steady_clock::now() - host_start_;
   cudaEvent_t stop = backend_.take_event();
   cudaEventRecord(stop, backend_.stream_);
-  backend_.timed_ops_.push_back({name_, start_, stop});
+  backend_.timed_ops_.push_back({name_, start_, stop, host.count()});
 }
 
 std::vector<OpTime> CudaBackend::take_op_times() {
@@ -311,8 +314,9 @@ std::vector<OpTime> CudaBackend::take_op_times() {
     FP8LAB_CUDA_CHECK(cudaEventElapsedTime(&ms, t.start, t.stop));
     auto it =
         std::find_if(out.begin(), out.end(), [&](const OpTime& o) { return o.name == t.name; });
-    if (it == out.end()) it = out.insert(out.end(), OpTime{t.name, 0.0, 0});
+    if (it == out.end()) it = out.insert(out.end(), OpTime{t.name, 0.0, 0.0, 0});
     it->ms += ms;
+    it->host_ms += t.host_ms;
     ++it->calls;
     free_events_.push_back(t.start);
     free_events_.push_back(t.stop);

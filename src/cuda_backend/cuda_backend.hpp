@@ -20,12 +20,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fp8lab/backend.hpp"
@@ -63,7 +64,8 @@ class PoolBlock {
 // CUDA events around its launches; take_op_times() sums them per op name.
 struct OpTime {
   std::string name;
-  double ms = 0;
+  double ms = 0;       // GPU time between the op's events on the stream
+  double host_ms = 0;  // host time inside the op's call (launches, checks, any wait)
   int calls = 0;
 };
 
@@ -201,6 +203,7 @@ class CudaBackend final : public Backend {
   struct TimedOp {
     const char* name;
     cudaEvent_t start, stop;
+    double host_ms;
   };
   std::vector<TimedOp> timed_ops_;
   std::vector<cudaEvent_t> free_events_;
@@ -219,6 +222,7 @@ class OpTimer {
   CudaBackend& backend_;
   const char* name_;
   cudaEvent_t start_ = nullptr;
+  std::chrono::steady_clock::time_point host_start_;
 };
 
 }  // namespace cuda

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_backend/cuda_backend.hpp"
 #include "cuda_kernels/cuda_ops_launch.hpp"
 #include "cuda_test_util.hpp"
 #include "fp8lab/backend.hpp"
@@ -777,6 +778,30 @@ TEST(CudaOps, EmbeddingBackwardBitExactAndDeterministic) {
       expect_bytes_equal(got_pe[1], got_pe[0], what.str() + " dwpe run 2 vs run 1");
     }
   }
+}
+
+// Op timing's host column: an op that waits for the GPU inside its call (sum_of_squares reads
+// its result back) shows that wait as host time, at least its GPU time less the two event
+// records' slack; without a host clock around the call it would read 0.
+TEST(CudaOps, OpTimesCountTheHostTimeInsideAnOp) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  auto gpu = make_cuda_backend();
+  auto* cuda = dynamic_cast<cuda::CudaBackend*>(gpu.get());
+  ASSERT_NE(cuda, nullptr);
+  DeviceTensor t(DType::f32, {std::int64_t{1} << 28});  // 1 GiB: a read of about 0.3 ms
+  gpu->fill_zero(t.view());
+  gpu->synchronize();
+  cuda->set_op_timing(true);
+  EXPECT_EQ(gpu->sum_of_squares(t.view()), 0.0);
+  cuda->set_op_timing(false);
+  const std::vector<cuda::OpTime> ops = cuda->take_op_times();
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].name, "sum_of_squares");
+  EXPECT_EQ(ops[0].calls, 1);
+  EXPECT_GT(ops[0].ms, 0.1) << "a 1 GiB read takes longer on any GPU";
+  EXPECT_GE(ops[0].host_ms + 0.05, ops[0].ms)
+      << "the host waited for the sum inside the op: GPU " << ops[0].ms << " ms, host "
+      << ops[0].host_ms << " ms";
 }
 
 }  // namespace
