@@ -89,25 +89,44 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[NB][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(d[j][e])::"memory");
 }
 
-// Each instruction shape below is its own asm statement with every accumulator register spelled
-// out as an operand: inline asm takes no arrays, so the shapes cannot share an operand list.
+// Inline asm takes no arrays: every accumulator register is its own operand. These macros
+// spell the operands out once: the registers of d[N / 8][4] with the constraint C ("+f"
+// accumulates into d, "=f" overwrites it), and the matching {%0, ...} list of the PTX
+// instruction (the accumulators are always the first operands).
+#define FP8LAB_WGMMA_ACC4(C, r) C(r[0]), C(r[1]), C(r[2]), C(r[3])
+#define FP8LAB_WGMMA_ACC_N64(C, d)                                                        \
+  FP8LAB_WGMMA_ACC4(C, d[0]), FP8LAB_WGMMA_ACC4(C, d[1]), FP8LAB_WGMMA_ACC4(C, d[2]),     \
+      FP8LAB_WGMMA_ACC4(C, d[3]), FP8LAB_WGMMA_ACC4(C, d[4]), FP8LAB_WGMMA_ACC4(C, d[5]), \
+      FP8LAB_WGMMA_ACC4(C, d[6]), FP8LAB_WGMMA_ACC4(C, d[7])
+#define FP8LAB_WGMMA_ACC_N128(C, d)                                                          \
+  FP8LAB_WGMMA_ACC_N64(C, d), FP8LAB_WGMMA_ACC4(C, d[8]), FP8LAB_WGMMA_ACC4(C, d[9]),        \
+      FP8LAB_WGMMA_ACC4(C, d[10]), FP8LAB_WGMMA_ACC4(C, d[11]), FP8LAB_WGMMA_ACC4(C, d[12]), \
+      FP8LAB_WGMMA_ACC4(C, d[13]), FP8LAB_WGMMA_ACC4(C, d[14]), FP8LAB_WGMMA_ACC4(C, d[15])
+#define FP8LAB_WGMMA_D_N64                                                  \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define FP8LAB_WGMMA_D_N128                                                          \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "          \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+
+// The two instruction shapes with their accumulator lists. Each asm below opens a scope that
+// declares the predicate p from its scale-d operand (scale_d == 0 overwrites d instead of
+// accumulating), and the instruction's text closes it.
+#define FP8LAB_WGMMA_M64N64 \
+  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FP8LAB_WGMMA_D_N64
+#define FP8LAB_WGMMA_M64N128 \
+  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " FP8LAB_WGMMA_D_N128
 
 // d[64 x 64] (+)= A[64 x 16] * B[16 x 64], A and B from shared memory (descriptors), both
-// K-major. scale_d == 0 overwrites d instead of accumulating.
+// K-major.
 __device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], std::uint64_t desc_a,
                                              std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
-      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
-      "%27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
-        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
-        "+f"(d[7][2]), "+f"(d[7][3])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" FP8LAB_WGMMA_M64N64
+               ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+               : FP8LAB_WGMMA_ACC_N64("+f", d)
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
 // d[64 x 64] = A[64 x 16] * B[16 x 64] (d's old values are not read), A and B from shared
@@ -116,18 +135,10 @@ __device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], std::uint64_t des
 // in flight and make ptxas serialize them (C7515).
 __device__ __forceinline__ void wgmma_ss_n64_overwrite(float (&d)[8][4], std::uint64_t desc_a,
                                                        std::uint64_t desc_b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
-      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
-      "%27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "=f"(d[0][0]), "=f"(d[0][1]), "=f"(d[0][2]), "=f"(d[0][3]), "=f"(d[1][0]), "=f"(d[1][1]),
-        "=f"(d[1][2]), "=f"(d[1][3]), "=f"(d[2][0]), "=f"(d[2][1]), "=f"(d[2][2]), "=f"(d[2][3]),
-        "=f"(d[3][0]), "=f"(d[3][1]), "=f"(d[3][2]), "=f"(d[3][3]), "=f"(d[4][0]), "=f"(d[4][1]),
-        "=f"(d[4][2]), "=f"(d[4][3]), "=f"(d[5][0]), "=f"(d[5][1]), "=f"(d[5][2]), "=f"(d[5][3]),
-        "=f"(d[6][0]), "=f"(d[6][1]), "=f"(d[6][2]), "=f"(d[6][3]), "=f"(d[7][0]), "=f"(d[7][1]),
-        "=f"(d[7][2]), "=f"(d[7][3])
-      : "l"(desc_a), "l"(desc_b), "r"(0));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" FP8LAB_WGMMA_M64N64
+               ", %32, %33, p, 1, 1, 0, 0;\n}\n"
+               : FP8LAB_WGMMA_ACC_N64("=f", d)
+               : "l"(desc_a), "l"(desc_b), "r"(0));
 }
 
 // d = A B^T over K = HD, both operands K-major in shared memory: A the 64 rows from a_row0 of the
@@ -135,8 +146,7 @@ __device__ __forceinline__ void wgmma_ss_n64_overwrite(float (&d)[8][4], std::ui
 // first overwriting d; the caller fences before and commits after (one group).
 template <int HD>
 __device__ __forceinline__ void wgmma_ss_n64_product(float (&d)[8][4], std::uint32_t a_tile,
-                                                     int a_rows, int a_row0,
-                                                     std::uint32_t b_tile) {
+                                                     int a_rows, int a_row0, std::uint32_t b_tile) {
   wgmma_ss_n64_overwrite(d, sw128_desc_kmajor(a_tile, a_rows, a_row0, 0),
                          sw128_desc_kmajor(b_tile, 64, 0, 0));
 #pragma unroll
@@ -156,58 +166,22 @@ __device__ __forceinline__ void wgmma_keep_fragments(const std::uint32_t (&a)[KT
     asm volatile("" ::"r"(a[k][0]), "r"(a[k][1]), "r"(a[k][2]), "r"(a[k][3]) : "memory");
 }
 
-// d[64 x 64] (+)= A[64 x 16] * B[16 x 64], A from registers (the m64k16 fragment: this warp's 16
-// rows, as mma.sync's m16n8k16 A), B from shared memory N-major (transposed).
-__device__ __forceinline__ void wgmma_rs_n64_bmn(float (&d)[8][4], const std::uint32_t (&a)[4],
-                                                 std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
-      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
-      "%27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
-        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
-        "+f"(d[7][2]), "+f"(d[7][3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
-}
-
-// d[64 x 128] (+)= A[64 x 16] * B[16 x 128], A from registers (the m64k16 fragment: this warp's 16
-// rows, as mma.sync's m16n8k16 A), B from shared memory N-major (transposed).
-__device__ __forceinline__ void wgmma_rs_n128_bmn(float (&d)[16][4], const std::uint32_t (&a)[4],
-                                                  std::uint64_t desc_b, int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, "
-      "%9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, "
-      "%27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, "
-      "%45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, "
-      "%63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
-        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
-        "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
-        "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]),
-        "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]),
-        "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
-        "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]),
-        "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]),
-        "+f"(d[15][2]), "+f"(d[15][3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
-}
-
+// d[64 x N] (+)= A[64 x 16] * B[16 x N], N 64 or 128: A from registers (the m64k16 fragment:
+// this warp's 16 rows, as mma.sync's m16n8k16 A), B from shared memory N-major (transposed).
 template <int N>
 __device__ __forceinline__ void wgmma_rs_bmn(float (&d)[N / 8][4], const std::uint32_t (&a)[4],
                                              std::uint64_t desc_b, int scale_d) {
   static_assert(N == 64 || N == 128, "wgmma_rs_bmn: N is 64 or 128");
   if constexpr (N == 64) {
-    wgmma_rs_n64_bmn(d, a, desc_b, scale_d);
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" FP8LAB_WGMMA_M64N64
+                 ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+                 : FP8LAB_WGMMA_ACC_N64("+f", d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
   } else {
-    wgmma_rs_n128_bmn(d, a, desc_b, scale_d);
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" FP8LAB_WGMMA_M64N128
+                 ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+                 : FP8LAB_WGMMA_ACC_N128("+f", d)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
   }
 }
 
