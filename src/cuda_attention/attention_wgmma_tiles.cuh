@@ -45,6 +45,7 @@ struct QueryCtaOffsets {
   static constexpr int kBc = kWgStep;  // keys per step
   static constexpr int kQueryTileBytes = kBr * HD * 2;
   static constexpr int kKeyTileBytes = kBc * HD * 2;
+  static constexpr bool kHoldsDo = OwnTiles == 2;
   static constexpr int kOffDo = kQueryTileBytes;
   static constexpr int kOffK = OwnTiles * kQueryTileBytes;
   static constexpr int kOffV = kOffK + Slots * kKeyTileBytes;
@@ -151,6 +152,34 @@ __device__ __forceinline__ void load_key_tile(const QueryCtaTiles<C>& tiles,
   constexpr int Bc = C::kBc;
   load_tile_sw128<HD, Bc>(tiles.k + buf * Bc * HD, head.k, head.hv.qkv_stride, j * Bc, seq_len);
   load_tile_sw128<HD, Bc>(tiles.v + buf * Bc * HD, head.v, head.hv.qkv_stride, j * Bc, seq_len);
+}
+
+// A cp.async query-tile CTA (the wgmma forward and dQ kernels) past the (batch, head) check: its
+// tiles, its head, and this thread: its index, lane and rows (WgRows).
+template <class C>
+struct WgQueryCta {
+  QueryCtaTiles<C> tiles;
+  QueryTileHead head;
+  int tid, lane;
+  WgRows rows;
+};
+
+// The CTA's start: its query rows of q (and of dout where the layout holds dO; the forward
+// passes nullptr) and key tile 0 loading as one cp.async group.
+template <int HD, class C>
+__device__ __forceinline__ WgQueryCta<C> start_query_cta(const bf16_bits* qkv,
+                                                         const bf16_bits* dout, int bh, int seq_len,
+                                                         int n_heads) {
+  const QueryCtaTiles<C> tiles(smem_aligned_1024());
+  const QueryTileHead head = query_tile_head<HD, C::kBr, C::kBc>(qkv, bh, seq_len, n_heads);
+  load_tile_sw128<HD, C::kBr>(tiles.q, head.q, head.hv.qkv_stride, head.q0, seq_len);
+  if constexpr (C::kHoldsDo)
+    load_tile_sw128<HD, C::kBr>(tiles.dout, dout + head.hv.out_head, head.d_model, head.q0,
+                                seq_len);
+  load_key_tile<HD>(tiles, head, 0, 0, seq_len);
+  cp_async_commit();
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
+  return {tiles, head, tid, lane, wg_rows(tid, lane, head.q0)};
 }
 
 // The walk over the key tiles up to the diagonal, kBuffers deep (the caller has loaded tile 0

@@ -100,20 +100,12 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
     attention_backward_dq_wgmma_kernel(
         FP8LAB_ATTENTION_BACKWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = WgQShape<HD>;
-  constexpr int Br = C::kBr, Bc = C::kBc;
-  const QueryCtaTiles<C> tiles(smem_aligned_1024());
-
   const int bh = block_bh();
   if (bh >= batch_heads) return;
-  const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
+  const auto [tiles, head, tid, lane, rows] =
+      start_query_cta<HD, C>(qkv, dout, bh, seq_len, n_heads);
   const HeadView& hv = head.hv;
-  load_tile_sw128<HD, Br>(tiles.q, head.q, hv.qkv_stride, head.q0, seq_len);
-  load_tile_sw128<HD, Br>(tiles.dout, dout + hv.out_head, head.d_model, head.q0, seq_len);
-  load_key_tile<HD>(tiles, head, 0, 0, seq_len);
-  cp_async_commit();
-
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid, lane, head.q0);
+  const auto [wg, warp, g, c, row_wg0, row_w0] = rows;
   float lse_log2[2], dot[2];  // this lane's rows g and g + 8
   lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
   const std::uint32_t a_q = smem_addr(tiles.q), a_do = smem_addr(tiles.dout);
@@ -121,9 +113,9 @@ __global__ void __launch_bounds__(kWgThreads, WgQShape<HD>::kMinBlocks)
   float dq[HD / 8][4] = {};
 
   walk_key_tiles<HD>(tiles, head, row_wg0, seq_len, [&](int buf, int k0) {
-    wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + buf * C::kKeyTileBytes,
-                          a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
-                          lse_log2, dot, dq);
+    wgmma_dq_step<HD, C::kBr>(a_q, a_do, wg, a_k + buf * C::kKeyTileBytes,
+                              a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c, scale_log2,
+                              lse_log2, dot, dq);
   });
   wgmma_fence_operands(dq);
 

@@ -28,18 +28,11 @@ template <int HD>
 __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
     attention_forward_wgmma_kernel(FP8LAB_ATTENTION_FORWARD_PARAMS(const bf16_bits* __restrict__)) {
   using C = WgFwdShape<HD>;
-  constexpr int Br = C::kBr, Bc = C::kBc;
-  const QueryCtaTiles<C> tiles(smem_aligned_1024());
-
   const int bh = block_bh();
   if (bh >= batch_heads) return;
-  const QueryTileHead head = query_tile_head<HD, Br, Bc>(qkv, bh, seq_len, n_heads);
-  load_tile_sw128<HD, Br>(tiles.q, head.q, head.hv.qkv_stride, head.q0, seq_len);
-  load_key_tile<HD>(tiles, head, 0, 0, seq_len);
-  cp_async_commit();
-
-  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32;
-  const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid, lane, head.q0);
+  const auto [tiles, head, tid, lane, rows] =
+      start_query_cta<HD, C>(qkv, nullptr, bh, seq_len, n_heads);
+  const auto [wg, warp, g, c, row_wg0, row_w0] = rows;
   const std::uint32_t a_q = smem_addr(tiles.q), a_k = smem_addr(tiles.k);
   const std::uint32_t a_v = smem_addr(tiles.v);
   float o[HD / 8][4] = {};
@@ -48,9 +41,9 @@ __global__ void __launch_bounds__(kWgThreads, WgFwdShape<HD>::kMinBlocks)
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
 
   walk_key_tiles<HD>(tiles, head, row_wg0, seq_len, [&](int buf, int k0) {
-    wgmma_forward_step<HD, Br>(a_q, wg, a_k + buf * C::kKeyTileBytes,
-                               a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
-                               scale_log2, o, row_max, row_sum);
+    wgmma_forward_step<HD, C::kBr>(a_q, wg, a_k + buf * C::kKeyTileBytes,
+                                   a_v + buf * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
+                                   scale_log2, o, row_max, row_sum);
   });
 
   // Epilogue: O / rowsum -> out (staged per warp over the tiles), lse = max + log(sum).
