@@ -68,6 +68,51 @@ __device__ __forceinline__ void tma_key_tiles(const QueryCtaTiles<C>& tiles,
   }
 }
 
+// A warp-specialised query-tile CTA (the forward at hd 128, the dQ kernel) past the (batch,
+// head) check, as one of its threads sees it: the tiles and barriers in shared memory, batch b
+// and head h, the first query row q0 and the key tiles it walks, and the thread's index, lane
+// and the columns of one part of qkv (d_model).
+template <class C, int STAGES>
+struct WsQueryCta {
+  QueryCtaTiles<C> tiles;
+  WsBarriers<STAGES> bars;
+  int b, h, q0, n_tiles;
+  int tid, lane, d_model;
+};
+
+// Such a CTA's run. Warpgroup 0 produces (handing its registers over first when PRODUCER_REGS is
+// not 0, tma.cuh): its thread 0 loads the CTA's own tiles (Q, and dO where the layout holds it)
+// onto `own`, then walks the key tiles into the ring. The other warpgroups (`consumers` threads)
+// run consume(cta), which returns the amax key of what the thread stored; the producer's is 0.
+template <int HD, class C, int STAGES, int PRODUCER_REGS, class Consume>
+__device__ __forceinline__ std::uint32_t run_ws_query_cta(const CUtensorMap* qkv,
+                                                          const CUtensorMap* dout, int bh,
+                                                          int n_heads, int seq_len,
+                                                          unsigned consumers, Consume&& consume) {
+  constexpr int Br = C::kBr, Bc = C::kBc;
+  unsigned char* smem = smem_aligned_1024();
+  const QueryCtaTiles<C> tiles(smem);
+  const WsBarriers<STAGES> bars(smem + C::kOffBars);
+  const int b = bh / n_heads, h = bh % n_heads;
+  // Long rows first: the last query tiles, which walk the most keys, start first.
+  const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
+  const auto [tid, lane, d_model] = ws_thread<HD>(bars, n_heads, 1, consumers);
+  std::uint32_t key = 0;
+  if (tid < 128) {
+    // ---- producer: one thread issues every load ------------------------------------------
+    if constexpr (PRODUCER_REGS > 0) warpgroup_release_registers<PRODUCER_REGS>();
+    if (tid == 0) {
+      mbarrier_arrive_expect_tx(bars.own, (C::kHoldsDo ? 2 : 1) * C::kQueryTileBytes);
+      tma_load_tile<HD, Br>(tiles.q, qkv, h * HD, q0, b, bars.own);
+      if constexpr (C::kHoldsDo) tma_load_tile<HD, Br>(tiles.dout, dout, h * HD, q0, b, bars.own);
+      tma_key_tiles<HD>(tiles, bars.ring, qkv, d_model, h, b, n_tiles);
+    }
+  } else {
+    key = consume(WsQueryCta<C, STAGES>{tiles, bars, b, h, q0, n_tiles, tid, lane, d_model});
+  }
+  return key;
+}
+
 // Consumer: the walk over the n_tiles key tiles of BC keys from the ring, handing step(s, k0)
 // stage s when a row of this warpgroup (from row_wg0) sees its keys. Every stage is waited for
 // and released, also the skipped ones: an early release could count towards the stage's

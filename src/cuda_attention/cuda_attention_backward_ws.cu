@@ -145,48 +145,34 @@ template <int HD>
 __global__ void __launch_bounds__(WsQShape<HD>::kThreads, 1) attention_backward_dq_ws_kernel(
     FP8LAB_ATTENTION_BACKWARD_PARAMS(const __grid_constant__ CUtensorMap)) {
   using C = WsQShape<HD>;
-  constexpr int Br = C::kBr, Bc = C::kBc;
-  unsigned char* smem = smem_aligned_1024();
-  const QueryCtaTiles<C> tiles(smem);
-  const WsBarriers<kStages> bars(smem + C::kOffBars);
-
   const int bh = block_bh();
   if (bh >= batch_heads) return;
-  const int b = bh / n_heads, h = bh % n_heads;
-  // Long rows first: the last query tiles, which walk the most keys, start first.
-  const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
-  const auto [tid, lane, d_model] = ws_thread<HD>(bars, n_heads, 1, C::kConsumers * 128);
-  std::uint32_t key = 0;  // the amax key of what this thread stored
-  if (tid < 128) {
-    // ---- producer: one thread issues every load --------------------------------------------
-    warpgroup_release_registers<kProducerRegs>();
-    if (tid == 0) {
-      mbarrier_arrive_expect_tx(bars.own, 2 * C::kQueryTileBytes);
-      tma_load_tile<HD, Br>(tiles.q, &qkv, h * HD, q0, b, bars.own);
-      tma_load_tile<HD, Br>(tiles.dout, &dout, h * HD, q0, b, bars.own);
-      tma_key_tiles<HD>(tiles, bars.ring, &qkv, d_model, h, b, n_tiles);
-    }
-  } else {
-    // ---- consumers: the wgmma kernel's step, key tiles from the ring ------------------------
-    warpgroup_claim_registers<C::kRegs>();
-    const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid - 128, lane, q0);
-    float lse_log2[2], dot[2];  // this lane's rows g and g + 8
-    lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
-    const std::uint32_t a_q = smem_addr(tiles.q), a_do = smem_addr(tiles.dout);
-    const std::uint32_t a_k = smem_addr(tiles.k), a_v = smem_addr(tiles.v);
-    float dq[HD / 8][4] = {};
-    mbarrier_wait(bars.own, 0);
-    consume_key_tiles<Bc>(bars.ring, n_tiles, row_wg0, seq_len, [&](int s, int k0) {
-      wgmma_dq_step<HD, Br>(a_q, a_do, wg, a_k + s * C::kKeyTileBytes, a_v + s * C::kKeyTileBytes,
-                            k0, row_wg0, row_w0, g, c, scale_log2, lse_log2, dot, dq);
-    });
-    wgmma_fence_operands(dq);
+  // The amax key of what this thread stored.
+  const std::uint32_t key = run_ws_query_cta<HD, C, kStages, kProducerRegs>(
+      &qkv, &dout, bh, n_heads, seq_len, C::kConsumers * 128,
+      [&](const WsQueryCta<C, kStages>& cta) {
+        // ---- consumers: the wgmma kernel's step, key tiles from the ring ------------------------
+        warpgroup_claim_registers<C::kRegs>();
+        const auto& [tiles, bars, b, h, q0, n_tiles, tid, lane, d_model] = cta;
+        const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid - 128, lane, q0);
+        float lse_log2[2], dot[2];  // this lane's rows g and g + 8
+        lane_row_stats(lse, row_dot, bh, seq_len, row_w0, g, lse_log2, dot);
+        const std::uint32_t a_q = smem_addr(tiles.q), a_do = smem_addr(tiles.dout);
+        const std::uint32_t a_k = smem_addr(tiles.k), a_v = smem_addr(tiles.v);
+        float dq[HD / 8][4] = {};
+        mbarrier_wait(bars.own, 0);
+        consume_key_tiles<C::kBc>(bars.ring, n_tiles, row_wg0, seq_len, [&](int s, int k0) {
+          wgmma_dq_step<HD, C::kBr>(a_q, a_do, wg, a_k + s * C::kKeyTileBytes,
+                                    a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
+                                    scale_log2, lse_log2, dot, dq);
+        });
+        wgmma_fence_operands(dq);
 
-    asm volatile("bar.sync 1, %0;\n" ::"r"(C::kConsumers * 128) : "memory");
-    const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-    key = store_dq_rows<HD, C::kS>(dq, scale, tiles.stage(warp), dqkv + hv.qkv_head, hv.qkv_stride,
-                                   row_w0, seq_len, lane);
-  }
+        asm volatile("bar.sync 1, %0;\n" ::"r"(C::kConsumers * 128) : "memory");
+        const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+        return store_dq_rows<HD, C::kS>(dq, scale, tiles.stage(warp), dqkv + hv.qkv_head,
+                                        hv.qkv_stride, row_w0, seq_len, lane);
+      });
   dqkv_amax(key);  // every thread of the CTA (the ticket protocol: __syncthreads)
 }
 

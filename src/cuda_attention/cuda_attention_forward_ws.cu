@@ -37,44 +37,32 @@ template <int HD>
 __global__ void __launch_bounds__(kWsThreads, 1) attention_forward_ws_kernel(
     FP8LAB_ATTENTION_FORWARD_PARAMS(const __grid_constant__ CUtensorMap)) {
   using C = WsShape<HD>;
-  constexpr int Br = C::kBr, Bc = C::kBc;
-  unsigned char* smem = smem_aligned_1024();
-  const QueryCtaTiles<C> tiles(smem);
-  const WsBarriers<kStages> bars(smem + C::kOffBars);
-
   const int bh = block_bh();
   if (bh >= batch_heads) return;
-  const int b = bh / n_heads, h = bh % n_heads;
-  const int q0 = query_tile_row0<Br>(), n_tiles = key_tiles_to_diagonal<Br, Bc>(q0, seq_len);
-  const auto [tid, lane, d_model] = ws_thread<HD>(bars, n_heads, 1, 2 * 128);
-  std::uint32_t key = 0;  // the amax key of what this thread stored
-  if (tid < 128) {
-    // ---- producer: one thread issues every load ------------------------------------------
-    if (tid == 0) {
-      mbarrier_arrive_expect_tx(bars.own, C::kQueryTileBytes);
-      tma_load_tile<HD, Br>(tiles.q, &qkv, h * HD, q0, b, bars.own);
-      tma_key_tiles<HD>(tiles, bars.ring, &qkv, d_model, h, b, n_tiles);
-    }
-  } else {
-    // ---- consumers: the wgmma kernel's step, tiles from the ring -----------------------
-    const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid - 128, lane, q0);
-    const std::uint32_t a_q = smem_addr(tiles.q), a_k = smem_addr(tiles.k);
-    const std::uint32_t a_v = smem_addr(tiles.v);
-    float o[HD / 8][4] = {};
-    float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
-    mbarrier_wait(bars.own, 0);
-    consume_key_tiles<Bc>(bars.ring, n_tiles, row_wg0, seq_len, [&](int s, int k0) {
-      wgmma_forward_step<HD, Br>(a_q, wg, a_k + s * C::kKeyTileBytes, a_v + s * C::kKeyTileBytes,
-                                 k0, row_wg0, row_w0, g, c, scale_log2, o, row_max, row_sum);
-    });
+  // The amax key of what this thread stored.
+  const std::uint32_t key = run_ws_query_cta<HD, C, kStages, 0>(
+      &qkv, nullptr, bh, n_heads, seq_len, 2 * 128, [&](const WsQueryCta<C, kStages>& cta) {
+        // ---- consumers: the wgmma kernel's step, tiles from the ring -----------------------
+        const auto& [tiles, bars, b, h, q0, n_tiles, tid, lane, d_model] = cta;
+        const auto [wg, warp, g, c, row_wg0, row_w0] = wg_rows(tid - 128, lane, q0);
+        const std::uint32_t a_q = smem_addr(tiles.q), a_k = smem_addr(tiles.k);
+        const std::uint32_t a_v = smem_addr(tiles.v);
+        float o[HD / 8][4] = {};
+        float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.f, 0.f};
+        mbarrier_wait(bars.own, 0);
+        consume_key_tiles<C::kBc>(bars.ring, n_tiles, row_wg0, seq_len, [&](int s, int k0) {
+          wgmma_forward_step<HD, C::kBr>(a_q, wg, a_k + s * C::kKeyTileBytes,
+                                         a_v + s * C::kKeyTileBytes, k0, row_wg0, row_w0, g, c,
+                                         scale_log2, o, row_max, row_sum);
+        });
 
-    // The wgmma kernel's epilogue, once every consumer is done with the tiles.
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    const HeadView hv = head_view(bh, seq_len, n_heads, HD);
-    key = wgmma_forward_epilogue<HD, C::kS>(
-        o, row_max, row_sum, tiles.stage(warp), out + hv.out_head, d_model,
-        lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
-  }
+        // The wgmma kernel's epilogue, once every consumer is done with the tiles.
+        asm volatile("bar.sync 1, 256;\n" ::: "memory");
+        const HeadView hv = head_view(bh, seq_len, n_heads, HD);
+        return wgmma_forward_epilogue<HD, C::kS>(
+            o, row_max, row_sum, tiles.stage(warp), out + hv.out_head, d_model,
+            lse + static_cast<std::int64_t>(bh) * seq_len, row_w0, seq_len, lane, scale);
+      });
   out_amax(key);  // every thread of the CTA (the ticket protocol has a __syncthreads)
 }
 
