@@ -103,6 +103,9 @@ void add_bench_model(CLI::App& bench) {
       ->capture_default_str();
   model->add_flag("!--no-frozen", c.frozen, "skip the frozen forward+backward check");
   model->add_flag("!--no-step", c.train_step, "skip the training-step benchmark");
+  model->add_flag("!--no-energy", c.energy,
+                  "skip the energy counter and its sampling thread (NVML reads on a thread of "
+                  "their own while the arms run)");
   model->add_flag("--op-times", c.op_times,
                   "CUDA: time one more training step op by op and print the breakdown");
   model->add_option("--loss-chunk-rows", c.loss_chunk_rows, "rows per classifier chunk")

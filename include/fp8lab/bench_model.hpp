@@ -61,6 +61,7 @@ struct ModelBenchConfig {
   std::int64_t loss_chunk_rows = 4096;
   std::uint64_t seed = 1234;  // weights (init) and batch
   bool op_times = false;      // CUDA: one extra timed step with per-op GPU times
+  bool energy = true;         // false: no energy counter and no sampling thread
   std::string checkpoint;     // optional: weights from this checkpoint directory instead
   std::string peer_json;      // optional: bench/peers/gpt_peer.py's results
   std::string commit;

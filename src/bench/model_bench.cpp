@@ -367,7 +367,10 @@ ModelBenchResult run_model_bench(const ModelBenchConfig& config) {
   if (cfg.seq_len > 0) result.model.seq_len = cfg.seq_len;
   result.model.validate();
   result.parameters = ParameterLayout(result.model).total();
-  if (cfg.energy_joules) {
+  if (!cfg.energy) {
+    cfg.energy_joules = nullptr;
+    result.energy_source = "not measured: --no-energy";
+  } else if (cfg.energy_joules) {
     result.energy_source = "the caller's energy counter";
   } else if (cfg.backend != "cuda") {
     result.energy_source = "not measured: the " + cfg.backend + " backend has no energy counter";

@@ -139,6 +139,23 @@ TEST(BenchModelEnergy, WithoutACounterTheReportSaysWhy) {
   EXPECT_TRUE(model_bench_json(r)["arms"][0]["frozen"]["mean_watts"].is_null());
 }
 
+// --no-energy: even a given counter is not read (no sampling thread, no extra repeats), and
+// the report says that this was asked for.
+TEST(BenchModelEnergy, NoEnergyReadsNoCounter) {
+  ModelBenchConfig c = tiny_cpu_bench({"bf16"});
+  std::atomic<int> reads{0};
+  c.energy_joules = [&reads] {
+    ++reads;
+    return std::optional<double>(1000.0 + reads.load());
+  };
+  c.energy = false;
+  const ModelBenchResult r = run_model_bench(c);
+  EXPECT_EQ(reads.load(), 0);
+  EXPECT_EQ(r.energy_source, "not measured: --no-energy");
+  EXPECT_FALSE(r.arms[0].frozen.energy_j.has_value());
+  EXPECT_NE(model_bench_report(r).find("energy: not measured: --no-energy\n"), std::string::npos);
+}
+
 TEST(GpuEnergyCounter, AMissingLibraryIsUnavailableAndSaysWhy) {
   const bench::GpuEnergyCounter counter("0000:3B:00.0", "libfp8lab-no-such-nvml.so.1");
   EXPECT_FALSE(counter.available());
