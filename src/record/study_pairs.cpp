@@ -230,7 +230,9 @@ std::vector<std::pair<double, double>> validation_gaps(
     const std::vector<std::pair<double, double>>& arm,
     const std::vector<std::pair<double, double>>& reference) {
   std::vector<std::pair<double, double>> gaps;
-  for (const auto& [step, loss] : arm) {
+  for (const auto& point : arm) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda.
+    const double step = point.first, loss = point.second;
     const auto it = std::find_if(reference.begin(), reference.end(),
                                  [&](const auto& r) { return r.first == step; });
     if (it != reference.end()) gaps.emplace_back(step, loss - it->second);

@@ -19,7 +19,8 @@ void add_fill_and_convert(std::vector<OpRow>& rows) {
                   }});
   for (const auto& [from, to, name] : {std::tuple{DType::f32, DType::bf16, "f32_to_bf16"},
                                        std::tuple{DType::bf16, DType::f32, "bf16_to_f32"}}) {
-    rows.push_back({"convert", name, [from, to](OpSession& s, std::uint64_t seed) {
+    // Init-captures: clang before 16 cannot capture a structured binding by name.
+    rows.push_back({"convert", name, [from = from, to = to](OpSession& s, std::uint64_t seed) {
                       const TensorView src = s.in(normal(from, {kRows, kCols}, seed, 1));
                       const TensorView dst = s.out(to, {kRows, kCols});
                       s.backend().convert(src, dst);

@@ -78,7 +78,11 @@ class ScalingOverShapes
     : public ::testing::TestWithParam<std::tuple<Fp8Format, std::int64_t, std::int64_t, DType>> {};
 
 TEST_P(ScalingOverShapes, AmaxQuantizeAndQuantizeTransposeAgree) {
-  const auto [format, rows, cols, dtype] = GetParam();
+  // Plain variables, not a structured binding: the OpenMP loop below uses them, and clang
+  // before 16 cannot capture a binding there.
+  const Fp8Format format = std::get<0>(GetParam());
+  const std::int64_t rows = std::get<1>(GetParam()), cols = std::get<2>(GetParam());
+  const DType dtype = std::get<3>(GetParam());
   const std::uint64_t seed = fresh_seed();
   const HostTensor x = mixed_input(dtype, {rows, cols}, seed);
 
