@@ -9,6 +9,8 @@ the median of the repeats between CUDA events, inputs rotating over several buff
   torch_fp8:  PyTorch's tensorwise recipe, torch._scaled_mm with the casts under torch.compile
               (Fp8Linear of bench/peers/linear_peer.py).
   torch_bf16: torch.compile(nn.Linear(bias=False)) in bf16.
+Each arm's <arm>_host_ms is the median time Python takes to queue one step without waiting for
+the GPU: where it reaches <arm>_ms, the GPU waited for the host and the time is Python's.
 The C++ layer: `fp8lab bench linear --json-file` run first, in the same call (bf16, fp8-fused
 and the grouped recipes asked for); each fp8lab_torch arm is printed and recorded as a ratio
 to the C++ layer of its recipe (what the Python binding costs), and to torch_fp8. The bench
@@ -28,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -112,7 +115,23 @@ def interleaved_medians(torch, arms, warmup, repeats):
     torch.cuda.synchronize()
     medians = {name: statistics.median(s.elapsed_time(e) for s, e in events[name])
                for name in live}
-    return medians, errors
+    return medians, host_medians(torch, live, warmup + repeats, repeats), errors
+
+
+def host_medians(torch, live, first, repeats):
+    """{name: median ms} the host takes to queue one step (no synchronisation inside the loop):
+    where it reaches the GPU time, the GPU waits for Python and the arm is host-bound."""
+    host = {}
+    for name, step in live.items():
+        torch.cuda.synchronize()
+        times = []
+        for i in range(repeats):
+            t0 = time.perf_counter()
+            step(first + i)
+            times.append((time.perf_counter() - t0) * 1e3)
+        torch.cuda.synchronize()
+        host[name] = statistics.median(times)
+    return host
 
 
 def bench_shape(torch, fp8lab_torch, Fp8Linear, tokens, k, n, cxx, args):
@@ -144,10 +163,11 @@ def bench_shape(torch, fp8lab_torch, Fp8Linear, tokens, k, n, cxx, args):
         lin.weight.copy_(w_init)
     arms["torch_bf16"] = step_of(torch.compile(lin, dynamic=False), [lin.weight])
 
-    medians, errors = interleaved_medians(torch, arms, args.warmup, args.repeats)
+    medians, host, errors = interleaved_medians(torch, arms, args.warmup, args.repeats)
     result = {"in": k, "out": n, "tokens": tokens}
     for name in arms:
         result[f"{name}_ms"] = medians.get(name)
+        result[f"{name}_host_ms"] = host.get(name)
         if name in errors:
             result[f"{name}_error"] = errors[name]
     for recipe in args.recipes:
