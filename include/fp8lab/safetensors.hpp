@@ -39,6 +39,10 @@ using SafetensorsMetadata = std::map<std::string, std::string>;
 std::vector<std::uint8_t> encode_safetensors(const std::vector<SafetensorsTensor>& tensors,
                                              const SafetensorsMetadata& metadata);
 
+// The metadata of a safetensors file, reading only its header (checked as SafetensorsFile
+// checks it) and none of the tensor data.
+SafetensorsMetadata read_safetensors_metadata(const std::filesystem::path& path);
+
 class SafetensorsFile {
  public:
   // Parses and validates `bytes` (kept inside); `source` names the file in errors.

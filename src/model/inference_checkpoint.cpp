@@ -1,14 +1,13 @@
 // Opening a checkpoint for inference (fp8lab/inference_checkpoint.hpp).
 #include "fp8lab/inference_checkpoint.hpp"
 
-#include <cstdint>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "fp8lab/error.hpp"
 #include "fp8lab/evaluate.hpp"
 #include "fp8lab/json_read.hpp"
+#include "fp8lab/safetensors.hpp"
 
 namespace fp8lab {
 namespace fs = std::filesystem;
@@ -18,30 +17,12 @@ namespace {
 
 // The model_config in a safetensors file's __metadata__, reading only its header.
 ModelConfig weights_model_config(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open '{}'", file.string());
-  unsigned char len_bytes[8] = {};
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
-  std::uint64_t len = 0;
-  for (int i = 7; i >= 0; --i) len = (len << 8) | len_bytes[i];
-  const std::uintmax_t size = fs::file_size(file);
-  FP8LAB_CHECK_KIND(ErrorKind::format, in.good() && size >= 8 && len <= size - 8,
-                    "'{}' is not a safetensors file: header length {} in a file of {} bytes",
-                    file.string(), len, size);
-  std::string header(static_cast<std::size_t>(len), '\0');
-  in.read(header.data(), static_cast<std::streamsize>(len));
-  try {
-    const json h = parse_json(header, file.string() + " header");
-    const json& meta = h.at("__metadata__");
-    FP8LAB_CHECK_KIND(ErrorKind::format, meta.contains("model_config"),
-                      "'{}' has no model_config metadata (not an fp8lab weights file)",
-                      file.string());
-    return model_config_from_json(
-        parse_json(meta.at("model_config").get<std::string>(), file.string() + " model_config"));
-  } catch (const json::exception& e) {
-    FP8LAB_FAIL(ErrorKind::format, "'{}': unreadable safetensors header: {}", file.string(),
-                e.what());
-  }
+  const SafetensorsMetadata meta = read_safetensors_metadata(file);
+  const auto it = meta.find("model_config");
+  FP8LAB_CHECK_KIND(ErrorKind::format, it != meta.end(),
+                    "'{}' has no model_config metadata (not an fp8lab weights file)",
+                    file.string());
+  return model_config_from_json(parse_json(it->second, file.string() + " model_config"));
 }
 
 // The manifest.json next to a shards path (a manifest, a directory, or a .bin), if any.

@@ -1,15 +1,15 @@
 // safetensors encoding and strict parsing (see fp8lab/safetensors.hpp).
 #include "fp8lab/safetensors.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
 #include "fp8lab/error.hpp"
 #include "fp8lab/file_read.hpp"
 #include "fp8lab/json_read.hpp"
-
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
-#include <cstring>
-#include <limits>
 
 namespace fp8lab {
 namespace {
@@ -25,6 +25,40 @@ struct DTypeName {
 constexpr DTypeName kDTypeNames[] = {
     {DType::f32, "F32"}, {DType::bf16, "BF16"}, {DType::e4m3, "F8_E4M3"}, {DType::e5m2, "F8_E5M2"},
     {DType::i32, "I32"}, {DType::u16, "U16"},   {DType::u8, "U8"},        {DType::f64, "F64"}};
+
+// The header length in the first 8 bytes of a file of `size` bytes, checked against both.
+std::uint64_t header_length(const std::uint8_t* first8, std::uintmax_t size,
+                            const std::string& source) {
+  FP8LAB_CHECK_KIND(ErrorKind::format, size >= 8,
+                    "safetensors '{}': {} bytes is too short for the header length", source, size);
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(first8[i]) << (8 * i);
+  FP8LAB_CHECK_KIND(
+      ErrorKind::format, n <= kMaxHeaderBytes && n <= size - 8,
+      "safetensors '{}': header length {} exceeds the file ({} bytes) or the 100 MiB limit "
+      "(truncated or not a safetensors file)",
+      source, n, size);
+  return n;
+}
+
+json parse_header(std::string_view text, const std::string& source) {
+  json header = parse_json(text, fmt::format("safetensors '{}' header", source));
+  FP8LAB_CHECK_KIND(ErrorKind::format, header.is_object(),
+                    "safetensors '{}': header is not a JSON object", source);
+  return header;
+}
+
+SafetensorsMetadata parse_metadata(const json& value, const std::string& source) {
+  FP8LAB_CHECK_KIND(ErrorKind::format, value.is_object(),
+                    "safetensors '{}': __metadata__ is not an object", source);
+  SafetensorsMetadata out;
+  for (const auto& [k, v] : value.items()) {
+    FP8LAB_CHECK_KIND(ErrorKind::format, v.is_string(),
+                      "safetensors '{}': metadata '{}' is not a string", source, k);
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -82,33 +116,17 @@ std::vector<std::uint8_t> encode_safetensors(const std::vector<SafetensorsTensor
 SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string source)
     : bytes_(std::move(bytes)), source_(std::move(source)) {
   const std::size_t size = bytes_.size();
-  FP8LAB_CHECK_KIND(ErrorKind::format, size >= 8,
-                    "safetensors '{}': {} bytes is too short for the header length", source_, size);
-  std::uint64_t n = 0;
-  for (int i = 0; i < 8; ++i)
-    n |= static_cast<std::uint64_t>(bytes_[static_cast<std::size_t>(i)]) << (8 * i);
-  FP8LAB_CHECK_KIND(
-      ErrorKind::format, n <= kMaxHeaderBytes && n <= size - 8,
-      "safetensors '{}': header length {} exceeds the file ({} bytes) or the 100 MiB limit "
-      "(truncated or not a safetensors file)",
-      source_, n, size);
+  const std::uint64_t n = header_length(bytes_.data(), size, source_);
   data_start_ = 8 + static_cast<std::size_t>(n);
   const std::size_t data_size = size - data_start_;
-  const json header = parse_json(std::string_view(reinterpret_cast<const char*>(bytes_.data()) + 8,
-                                                  static_cast<std::size_t>(n)),
-                                 fmt::format("safetensors '{}' header", source_));
-  FP8LAB_CHECK_KIND(ErrorKind::format, header.is_object(),
-                    "safetensors '{}': header is not a JSON object", source_);
+  const json header =
+      parse_header(std::string_view(reinterpret_cast<const char*>(bytes_.data()) + 8,
+                                    static_cast<std::size_t>(n)),
+                   source_);
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      FP8LAB_CHECK_KIND(ErrorKind::format, value.is_object(),
-                        "safetensors '{}': __metadata__ is not an object", source_);
-      for (const auto& [k, v] : value.items()) {
-        FP8LAB_CHECK_KIND(ErrorKind::format, v.is_string(),
-                          "safetensors '{}': metadata '{}' is not a string", source_, k);
-        metadata_[k] = v.get<std::string>();
-      }
+      metadata_ = parse_metadata(value, source_);
       continue;
     }
     const bool well_formed =
@@ -170,6 +188,25 @@ SafetensorsFile::SafetensorsFile(std::vector<std::uint8_t> bytes, std::string so
 SafetensorsFile SafetensorsFile::load(const std::filesystem::path& path) {
   return SafetensorsFile(read_file_bytes_bounded(path, kMaxBinaryFileBytes, "safetensors file"),
                          path.string());
+}
+
+SafetensorsMetadata read_safetensors_metadata(const std::filesystem::path& path) {
+  const std::string source = path.string();
+  std::ifstream in(path, std::ios::binary);
+  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot open '{}'", source);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  FP8LAB_CHECK_KIND(ErrorKind::io, !ec, "cannot read the size of '{}': {}", source, ec.message());
+  std::uint8_t first8[8] = {};
+  in.read(reinterpret_cast<char*>(first8),
+          static_cast<std::streamsize>(std::min<std::uintmax_t>(size, 8)));
+  const std::uint64_t n = header_length(first8, size, source);
+  std::string text(static_cast<std::size_t>(n), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(n));
+  FP8LAB_CHECK_KIND(ErrorKind::io, in.good(), "cannot read the header of '{}'", source);
+  const json header = parse_header(text, source);
+  const auto it = header.find("__metadata__");
+  return it == header.end() ? SafetensorsMetadata{} : parse_metadata(*it, source);
 }
 
 bool SafetensorsFile::contains(std::string_view name) const {

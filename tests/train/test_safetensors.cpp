@@ -1,10 +1,13 @@
 // safetensors writer/reader: round trip, and every kind of damage is a clear format error.
-#include "common/test_data.hpp"
-#include "fp8lab/safetensors.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+
+#include "common/test_data.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/safetensors.hpp"
+#include "train/train_fixtures.hpp"
 
 namespace fp8lab {
 namespace {
@@ -83,6 +86,48 @@ TEST(Safetensors, DamagedFilesAreFormatErrors) {
   expect_format_error(with_header(R"({"x":[1,2]})", 0), "entry not an object");
   expect_format_error(with_header(R"({"__metadata__":{"k":3}})", 0), "non-string metadata");
   expect_format_error(with_header(R"([1])", 0), "header not an object");
+}
+
+void write_bytes(const std::filesystem::path& file, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(file, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST(Safetensors, MetadataIsReadFromTheHeaderAlone) {
+  HostTensor a, b;
+  auto good = sample_file(testing::fresh_seed(), a, b);
+  testing::TempDir dir;
+  const auto file = dir.path() / "w.safetensors";
+  // Cut inside the data: the whole-file reader refuses it, the header reader never reads there.
+  good.resize(good.size() - 5);
+  write_bytes(file, good);
+  EXPECT_EQ(read_safetensors_metadata(file), (SafetensorsMetadata{{"note", "hello"}}));
+  write_bytes(file, with_header(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4));
+  EXPECT_TRUE(read_safetensors_metadata(file).empty());
+
+  const auto kind_of = [&](const std::vector<std::uint8_t>& bytes) {
+    write_bytes(file, bytes);
+    try {
+      read_safetensors_metadata(file);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+      return e.kind();
+    }
+    return ErrorKind::internal;  // parsed: the caller's expectation fails
+  };
+  EXPECT_EQ(kind_of({1, 2, 3}), ErrorKind::format);
+  EXPECT_EQ(kind_of(std::vector<std::uint8_t>(good.begin(), good.begin() + 20)),
+            ErrorKind::format);  // the header is cut
+  EXPECT_EQ(kind_of(with_header(R"({"__metadata__":{"k":3}})", 0)), ErrorKind::format);
+  EXPECT_EQ(kind_of(with_header(R"({"__metadata__":[]})", 0)), ErrorKind::format);
+  EXPECT_EQ(kind_of(with_header("{nope", 0)), ErrorKind::format);
+  try {
+    read_safetensors_metadata(dir.path() / "absent.safetensors");
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io) << e.what();
+  }
 }
 
 }  // namespace
