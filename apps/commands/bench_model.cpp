@@ -71,11 +71,10 @@ void add_bench_model(CLI::App& bench) {
   model->add_option("--batch", c.batch, "micro-batch (0: gpt50m 64, gpt350m 16, gpt1.3b 8)")
       ->capture_default_str();
   model->add_option("--seq-len", c.seq_len, "override the preset's T (0: keep)");
-  model->add_option(
-      "--set", c.sets,
-      "model.KEY=VALUE overrides of the preset and kernels.KEY=VALUE choices "
-      "(kernels.attention=auto|mma-sync|wgmma|wgmma-ws|cudnn|cudnn-nondeterministic), as "
-      "in train");
+  model->add_option("--set", c.sets,
+                    "model.KEY=VALUE overrides of the preset and kernels.KEY=VALUE choices "
+                    "(kernels.attention=auto|mma-sync|wgmma|wgmma-ws|cudnn), as "
+                    "in train");
   model
       ->add_option("--arms", args->arms,
                    "bf16, fp8-mlp or fp8-linears; an FP8 one optionally +rowwise or +blockwise "

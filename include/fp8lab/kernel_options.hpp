@@ -21,27 +21,13 @@ namespace fp8lab {
 //   cudnn:    cuDNN's fused scaled-dot-product attention through its graph API, loaded at run
 //             time (libcudnn.so.9, or the file FP8LAB_CUDNN_LIBRARY names); hd 32, 64 and 128;
 //             deterministic (its deterministic backward); not bit-identical to the own families.
-//   cudnn_nondeterministic: cudnn's forward (the same bits) with cuDNN's default backward
-//             algorithm, which sums dQ in whatever order its CTAs finish: reruns may differ in
-//             their last bits, so a resumed run no longer repeats an unbroken one bit for bit.
 // A family not built for a head dimension, or a TMA family on a driver without tensor-map
 // encoding, runs the next one down the list (wgmma_ws, wgmma, mma_sync); cudnn without the
 // library, or with a cuDNN that cannot build the graph, runs `automatic`'s choice, with one line
 // on stderr saying why.
-enum class AttentionKernels : std::uint8_t {
-  automatic,
-  mma_sync,
-  wgmma,
-  wgmma_ws,
-  cudnn,
-  cudnn_nondeterministic
-};
-// "auto", "mma-sync", "wgmma", "wgmma-ws", "cudnn", "cudnn-nondeterministic"
+enum class AttentionKernels : std::uint8_t { automatic, mma_sync, wgmma, wgmma_ws, cudnn };
+// "auto", "mma-sync", "wgmma", "wgmma-ws", "cudnn"
 const char* attention_kernels_name(AttentionKernels k);
-// Whether k runs cuDNN's attention (either backward algorithm).
-inline bool is_cudnn(AttentionKernels k) {
-  return k == AttentionKernels::cudnn || k == AttentionKernels::cudnn_nondeterministic;
-}
 AttentionKernels parse_attention_kernels(std::string_view name);  // throws naming the bad string
 
 struct KernelOptions {

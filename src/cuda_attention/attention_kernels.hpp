@@ -52,10 +52,9 @@ bool attention_backward_ws(const void* qkv, const float* lse, const void* dout,
 // Why the cudnn family cannot run in this process ("" when the library loaded).
 const std::string& cudnn_attention_unavailable();
 // The workspace cuDNN's graph for this call needs (building the graph on first use); 0 when
-// cuDNN cannot run it (the launch then returns false). `deterministic` picks the backward's
-// algorithm (the forward has one).
-std::size_t cudnn_attention_workspace_bytes(bool forward, bool deterministic, int batch,
-                                            int seq_len, int n_heads, int head_dim);
+// cuDNN cannot run it (the launch then returns false).
+std::size_t cudnn_attention_workspace_bytes(bool forward, int batch, int seq_len, int n_heads,
+                                            int head_dim);
 // Run the call through cuDNN; false (nothing written, the reason printed once) where the library
 // is missing, cuDNN cannot build the graph, a pointer is not 16-byte aligned or the workspace is
 // missing. No amax: the dispatch adds it.
@@ -63,6 +62,6 @@ bool attention_forward_cudnn(const void* qkv, void* out, float* lse, int batch, 
                              int n_heads, int head_dim, void* workspace, cudaStream_t stream);
 bool attention_backward_cudnn(const void* qkv, const void* out, const float* lse, const void* dout,
                               void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                              bool deterministic, void* workspace, cudaStream_t stream);
+                              void* workspace, cudaStream_t stream);
 
 }  // namespace fp8lab::cuda_ops

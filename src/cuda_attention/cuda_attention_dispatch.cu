@@ -99,7 +99,7 @@ bool cudnn_here(int head_dim) {
 template <typename Launch, std::size_t N>
 AttentionKernels resolve_with_cudnn(const KernelRow<Launch> (&table)[N], AttentionKernels requested,
                                     int head_dim) {
-  if (!is_cudnn(requested)) return resolve(table, requested, head_dim);
+  if (requested != AttentionKernels::cudnn) return resolve(table, requested, head_dim);
   if (cudnn_here(head_dim)) return requested;
   return resolve(table, AttentionKernels::automatic, head_dim);
 }
@@ -127,9 +127,10 @@ std::size_t attention_workspace_bytes(bool forward, AttentionKernels kernels, in
   std::size_t bytes = forward ? 0 : row_dot_bytes(batch, seq_len, n_heads);
   // The own kernels' Di stays affordable beside cuDNN's: a call cuDNN refuses at run time
   // falls back to them with the same workspace.
-  if (is_cudnn(kernels) && batch > 0 && seq_len > 0 && n_heads > 0 && cudnn_here(head_dim)) {
-    const std::size_t cudnn = cudnn_attention_workspace_bytes(
-        forward, kernels == AttentionKernels::cudnn, batch, seq_len, n_heads, head_dim);
+  if (kernels == AttentionKernels::cudnn && batch > 0 && seq_len > 0 && n_heads > 0 &&
+      cudnn_here(head_dim)) {
+    const std::size_t cudnn =
+        cudnn_attention_workspace_bytes(forward, batch, seq_len, n_heads, head_dim);
     bytes = bytes > cudnn ? bytes : cudnn;
   }
   return bytes;
@@ -140,7 +141,7 @@ void attention_forward(const void* qkv, void* out, float* lse, int batch, int se
                        int head_dim, cudaStream_t stream, AmaxOut amax, AttentionKernels kernels,
                        void* workspace) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
-  if (is_cudnn(kernels)) {
+  if (kernels == AttentionKernels::cudnn) {
     if (cudnn_takes(head_dim) && attention_forward_cudnn(qkv, out, lse, batch, seq_len, n_heads,
                                                          head_dim, workspace, stream)) {
       const std::int64_t n =
@@ -158,10 +159,9 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
                         void* workspace, cudaStream_t stream, AttentionKernels kernels,
                         AmaxOut amax) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
-  if (is_cudnn(kernels)) {
-    if (cudnn_takes(head_dim) &&
-        attention_backward_cudnn(qkv, out, lse, dout, dqkv, batch, seq_len, n_heads, head_dim,
-                                 kernels == AttentionKernels::cudnn, workspace, stream)) {
+  if (kernels == AttentionKernels::cudnn) {
+    if (cudnn_takes(head_dim) && attention_backward_cudnn(qkv, out, lse, dout, dqkv, batch, seq_len,
+                                                          n_heads, head_dim, workspace, stream)) {
       const std::int64_t n =
           elements(batch, seq_len, 3 * static_cast<std::int64_t>(n_heads) * head_dim);
       return amax_only(dqkv, ElemType::bf16, n, stream, amax);

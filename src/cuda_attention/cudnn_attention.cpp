@@ -10,10 +10,9 @@
 // our lse, so either direction may run in cuDNN while the other runs an own kernel.
 //
 // Graphs are built once per (device, direction, B, T, H, hd) and kept; the first call of a
-// shape pays the build (cuDNN's heuristics, tens to hundreds of milliseconds). The `cudnn`
-// family's backward is built with cuDNN's deterministic algorithm, so reruns repeat their bits as
-// the own kernels do; `cudnn-nondeterministic` takes cuDNN's default one (dQ summed in the order
-// its CTAs finish).
+// shape pays the build (cuDNN's heuristics, tens to hundreds of milliseconds). The backward is
+// built with cuDNN's deterministic algorithm, so reruns repeat their bits as the own kernels do
+// (its default algorithm, which sums dQ in the order its CTAs finish, was no faster at gpt1.3b).
 #if defined(FP8LAB_HAVE_CUDA)
 #include <cstdio>
 #include <map>
@@ -120,8 +119,8 @@ struct Plan {
   std::string why_not;  // empty: built
 };
 
-// device, forward, deterministic (always true for the forward), B, T, H, hd
-using PlanKey = std::tuple<int, bool, bool, int, int, int, int>;
+// device, forward, B, T, H, hd
+using PlanKey = std::tuple<int, bool, int, int, int, int>;
 
 struct State {
   std::mutex mu;
@@ -159,8 +158,7 @@ std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const c
 }
 
 // Builds `plan`'s graph for one direction; returns why not ("" when built).
-std::string build(Plan& plan, cudnnHandle_t handle, const Shape4& s, bool forward,
-                  bool deterministic) {
+std::string build(Plan& plan, cudnnHandle_t handle, const Shape4& s, bool forward) {
   auto g = std::make_shared<fe::graph::Graph>();
   g->set_io_data_type(fe::DataType_t::BFLOAT16)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -198,7 +196,7 @@ std::string build(Plan& plan, cudnnHandle_t handle, const Shape4& s, bool forwar
                        .set_attn_scale(scale)
                        .set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT)
                        .set_diagonal_band_right_bound(0)
-                       .set_deterministic_algorithm(deterministic);
+                       .set_deterministic_algorithm(true);
     auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, options);
     dq->set_output(true).set_uid(kDQ).set_dim(s.dims()).set_stride(s.qkv_strides());
     dk->set_output(true).set_uid(kDK).set_dim(s.dims()).set_stride(s.qkv_strides());
@@ -236,13 +234,11 @@ void note_once(State& st, const std::string& why) {
 
 // The plan for a call, built on first use; null when cuDNN cannot run it (reason printed once).
 // Call with st.mu held.
-Plan* plan_for(State& st, const Shape4& s, bool forward, bool deterministic,
-               cudnnHandle_t* handle) {
+Plan* plan_for(State& st, const Shape4& s, bool forward, cudnnHandle_t* handle) {
   if (!loaded().why_not.empty()) return nullptr;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
-  deterministic = deterministic || forward;  // one forward graph serves both families
-  const PlanKey key{device, forward, deterministic, s.batch, s.seq, s.heads, s.head_dim};
+  const PlanKey key{device, forward, s.batch, s.seq, s.heads, s.head_dim};
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
     Plan plan;
@@ -253,7 +249,7 @@ Plan* plan_for(State& st, const Shape4& s, bool forward, bool deterministic,
       why = "outside cuDNN's fused attention (T >= 2, B and H <= 65535)";
     } else if (cudnnHandle_t h = handle_for(st, device, &why); h != nullptr) {
       try {
-        why = build(plan, h, s, forward, deterministic);
+        why = build(plan, h, s, forward);
       } catch (const std::exception& e) {
         why = e.what();
       }
@@ -277,14 +273,14 @@ Plan* plan_for(State& st, const Shape4& s, bool forward, bool deterministic,
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-bool run(const Shape4& s, bool forward, bool deterministic,
-         std::unordered_map<std::int64_t, void*> pack, void* workspace, cudaStream_t stream) {
+bool run(const Shape4& s, bool forward, std::unordered_map<std::int64_t, void*> pack,
+         void* workspace, cudaStream_t stream) {
   for (const auto& [uid, p] : pack)
     if (!aligned16(p)) return false;  // cuDNN's loads are 16-byte vectors: the own kernels run
   State& st = state();
   std::lock_guard lock(st.mu);
   cudnnHandle_t handle = nullptr;
-  Plan* plan = plan_for(st, s, forward, deterministic, &handle);
+  Plan* plan = plan_for(st, s, forward, &handle);
   if (plan == nullptr) return false;
   if (plan->workspace > 0 && workspace == nullptr) return false;
   if (fe::detail::set_stream(handle, stream) != CUDNN_STATUS_SUCCESS) return false;
@@ -304,13 +300,12 @@ bool run(const Shape4& s, bool forward, bool deterministic,
 
 const std::string& cudnn_attention_unavailable() { return loaded().why_not; }
 
-std::size_t cudnn_attention_workspace_bytes(bool forward, bool deterministic, int batch,
-                                            int seq_len, int n_heads, int head_dim) {
+std::size_t cudnn_attention_workspace_bytes(bool forward, int batch, int seq_len, int n_heads,
+                                            int head_dim) {
   State& st = state();
   std::lock_guard lock(st.mu);
   cudnnHandle_t handle = nullptr;
-  const Plan* plan =
-      plan_for(st, {batch, seq_len, n_heads, head_dim}, forward, deterministic, &handle);
+  const Plan* plan = plan_for(st, {batch, seq_len, n_heads, head_dim}, forward, &handle);
   return plan != nullptr ? static_cast<std::size_t>(plan->workspace) : 0;
 }
 
@@ -319,19 +314,18 @@ bool attention_forward_cudnn(const void* qkv, void* out, float* lse, int batch, 
   const Shape4 s{batch, seq_len, n_heads, head_dim};
   auto* base = static_cast<std::uint16_t*>(const_cast<void*>(qkv));
   const std::int64_t d = s.d_model();
-  return run(s, true, true,
-             {{kQ, base}, {kK, base + d}, {kV, base + 2 * d}, {kO, out}, {kStats, lse}}, workspace,
-             stream);
+  return run(s, true, {{kQ, base}, {kK, base + d}, {kV, base + 2 * d}, {kO, out}, {kStats, lse}},
+             workspace, stream);
 }
 
 bool attention_backward_cudnn(const void* qkv, const void* out, const float* lse, const void* dout,
                               void* dqkv, int batch, int seq_len, int n_heads, int head_dim,
-                              bool deterministic, void* workspace, cudaStream_t stream) {
+                              void* workspace, cudaStream_t stream) {
   const Shape4 s{batch, seq_len, n_heads, head_dim};
   auto* base = static_cast<std::uint16_t*>(const_cast<void*>(qkv));
   auto* grad = static_cast<std::uint16_t*>(dqkv);
   const std::int64_t d = s.d_model();
-  return run(s, false, deterministic,
+  return run(s, false,
              {{kQ, base},
               {kK, base + d},
               {kV, base + 2 * d},
@@ -352,7 +346,7 @@ const std::string& cudnn_attention_unavailable() {
   return why;
 }
 
-std::size_t cudnn_attention_workspace_bytes(bool, bool, int, int, int, int) { return 0; }
+std::size_t cudnn_attention_workspace_bytes(bool, int, int, int, int) { return 0; }
 
 bool attention_forward_cudnn(const void*, void*, float*, int, int, int, int, void*, cudaStream_t) {
   return false;

@@ -157,7 +157,7 @@ void CudaBackend::note_attention_fallback(bool forward, int head_dim) {
   const AttentionKernels runs = forward ? cuda_ops::attention_forward_family(asked, head_dim)
                                         : cuda_ops::attention_backward_family(asked, head_dim);
   if (runs == asked || !attention_fallbacks_noted_.insert({forward, head_dim}).second) return;
-  if (is_cudnn(asked) && !cuda_ops::cudnn_attention_unavailable().empty()) {
+  if (asked == AttentionKernels::cudnn && !cuda_ops::cudnn_attention_unavailable().empty()) {
     std::fprintf(stderr, "fp8lab: kernels.attention=%s: %s; running %s\n",
                  attention_kernels_name(asked), cuda_ops::cudnn_attention_unavailable().c_str(),
                  attention_kernels_name(runs));

@@ -17,21 +17,17 @@ const char* attention_kernels_name(AttentionKernels k) {
       return "wgmma-ws";
     case AttentionKernels::cudnn:
       return "cudnn";
-    case AttentionKernels::cudnn_nondeterministic:
-      return "cudnn-nondeterministic";
   }
   return "?";
 }
 
 AttentionKernels parse_attention_kernels(std::string_view name) {
-  for (AttentionKernels k : {AttentionKernels::automatic, AttentionKernels::mma_sync,
-                             AttentionKernels::wgmma, AttentionKernels::wgmma_ws,
-                             AttentionKernels::cudnn, AttentionKernels::cudnn_nondeterministic})
+  for (AttentionKernels k :
+       {AttentionKernels::automatic, AttentionKernels::mma_sync, AttentionKernels::wgmma,
+        AttentionKernels::wgmma_ws, AttentionKernels::cudnn})
     if (name == attention_kernels_name(k)) return k;
   FP8LAB_FAIL(ErrorKind::invalid_argument,
-              "kernels.attention '{}': expected auto, mma-sync, wgmma, wgmma-ws, cudnn or "
-              "cudnn-nondeterministic",
-              name);
+              "kernels.attention '{}': expected auto, mma-sync, wgmma, wgmma-ws or cudnn", name);
 }
 
 }  // namespace fp8lab

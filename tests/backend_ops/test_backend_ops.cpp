@@ -43,9 +43,9 @@ std::vector<Case> all_cases() {
       cases.push_back({r, {"cuda", true}});
       continue;
     }
-    for (AttentionKernels k : {AttentionKernels::automatic, AttentionKernels::mma_sync,
-                               AttentionKernels::wgmma, AttentionKernels::wgmma_ws,
-                               AttentionKernels::cudnn, AttentionKernels::cudnn_nondeterministic}) {
+    for (AttentionKernels k :
+         {AttentionKernels::automatic, AttentionKernels::mma_sync, AttentionKernels::wgmma,
+          AttentionKernels::wgmma_ws, AttentionKernels::cudnn}) {
       std::string name = std::string("cuda_") + attention_kernels_name(k);
       for (char& c : name)
         if (c == '-') c = '_';

@@ -161,11 +161,11 @@ struct DeviceAttention {
   }
 };
 
-// Both directions within the bounds of the CPU reference, and their bits repeated by a second run
-// (the backward's only where `backward_repeats`: a nondeterministic algorithm need not).
+// Both directions within the bounds of the CPU reference, and their bits repeated by a second
+// run; `grad_bound`: the gradients' relative bound.
 void check_attention(const AttentionShape& s, AttentionKernels algo,
                      AttentionKernels fwd = AttentionKernels::automatic,
-                     bool backward_repeats = true) {
+                     double grad_bound = kBoundGrad) {
   SCOPED_TRACE(s.describe() + " backward " + attention_kernels_name(algo) + ", forward " +
                attention_kernels_name(fwd));
   ASSERT_TRUE(cuda_ops::attention_supports_head_dim(s.head_dim));
@@ -202,13 +202,13 @@ void check_attention(const AttentionShape& s, AttentionKernels algo,
   const std::int64_t d = s.d_model();
   expect_slice_close(out.view(), ref_out.view(), 0, d, kBoundOut, s, "out");
   expect_lse_close(lse.view(), ref_lse.view(), s);
-  expect_slice_close(dqkv.view(), ref_dqkv.view(), 0, d, kBoundGrad, s, "dq");
-  expect_slice_close(dqkv.view(), ref_dqkv.view(), d, d, kBoundGrad, s, "dk");
-  expect_slice_close(dqkv.view(), ref_dqkv.view(), 2 * d, d, kBoundGrad, s, "dv");
+  expect_slice_close(dqkv.view(), ref_dqkv.view(), 0, d, grad_bound, s, "dq");
+  expect_slice_close(dqkv.view(), ref_dqkv.view(), d, d, grad_bound, s, "dk");
+  expect_slice_close(dqkv.view(), ref_dqkv.view(), 2 * d, d, grad_bound, s, "dv");
 
   expect_identical(out.view(), to_host(d_out2.view()).view(), s, "out");
   expect_identical(lse.view(), to_host(d_lse2.view()).view(), s, "lse");
-  if (backward_repeats) expect_identical(dqkv.view(), to_host(d_dqkv2.view()).view(), s, "dqkv");
+  expect_identical(dqkv.view(), to_host(d_dqkv2.view()).view(), s, "dqkv");
 }
 
 // Another backward algorithm (wgmma or wgmma-ws) against the two-pass one on the same inputs and
@@ -561,7 +561,10 @@ TEST(CudnnAttention, MatchesCpuReferenceAndRepeatsItsBits) {
   check_attention({2, 4, 256, 64}, K, K);
   check_attention({1, 2, 1000, 128}, K, K);
   check_attention({2, 3, 333, 32}, K, K);
-  check_attention({3, 2, 2, 64}, K, K);
+  // Two tokens: each dS is P0·P1 times a difference of two dot products, so cuDNN's rounding
+  // shows relative to gradients this small (dK measured at rel 0.020 once, FP8LAB_TEST_SEED=
+  // 16743876087125154947; within 0.01 at every longer shape).
+  check_attention({3, 2, 2, 64}, K, K, /*grad_bound=*/3e-2);
 }
 
 // cuDNN's Stats are the own kernels' lse: either direction may run in cuDNN with the other in
@@ -571,23 +574,6 @@ TEST(CudnnAttention, MixesWithTheOwnKernelsThroughTheLse) {
   FP8LAB_SKIP_WITHOUT_CUDNN();
   check_attention({1, 2, 1000, 128}, AttentionKernels::automatic, AttentionKernels::cudnn);
   check_attention({1, 2, 1000, 64}, AttentionKernels::cudnn, AttentionKernels::automatic);
-}
-
-// cuDNN's default backward algorithm: within the same bounds of the CPU reference (its bits may
-// change run to run, so only the bounds are checked), and the forward the deterministic family's
-// bits, as one graph serves both.
-TEST(CudnnAttention, NondeterministicBackwardMatchesCpuReference) {
-  FP8LAB_SKIP_WITHOUT_GPU();
-  FP8LAB_SKIP_WITHOUT_CUDNN();
-  const auto K = AttentionKernels::cudnn_nondeterministic;
-  for (const AttentionShape& a : {AttentionShape{2, 4, 256, 64}, AttentionShape{1, 2, 1000, 128},
-                                  AttentionShape{2, 3, 333, 32}, AttentionShape{3, 2, 2, 64}})
-    check_attention(a, K, K, /*backward_repeats=*/false);
-  for (int hd : {32, 64, 128}) {
-    EXPECT_EQ(cuda_ops::attention_forward_family(K, hd), K);
-    EXPECT_EQ(cuda_ops::attention_backward_family(K, hd), K);
-  }
-  check_forward_identical({2, 3, 333, 64}, K, AttentionKernels::cudnn);
 }
 
 TEST(CudnnAttentionLong, AtModelShapes) {

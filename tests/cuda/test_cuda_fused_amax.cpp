@@ -242,11 +242,9 @@ struct AttentionInputs {
 // cuDNN's backward writes no amax itself: the dispatch's amax pass over its dqkv is checked here
 // (where the library is missing, the own kernels run instead).
 std::vector<AttentionKernels> backward_algos(int head_dim) {
-  if (head_dim == 32)
-    return {AttentionKernels::mma_sync, AttentionKernels::cudnn,
-            AttentionKernels::cudnn_nondeterministic};
+  if (head_dim == 32) return {AttentionKernels::mma_sync, AttentionKernels::cudnn};
   return {AttentionKernels::mma_sync, AttentionKernels::wgmma, AttentionKernels::wgmma_ws,
-          AttentionKernels::cudnn, AttentionKernels::cudnn_nondeterministic};
+          AttentionKernels::cudnn};
 }
 
 // out (attn.proj's x) and d_qkv (qkv's dY) through the backend and through every backward
