@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "core/utc_time.hpp"
 #include "fp8lab/config.hpp"
@@ -320,21 +322,37 @@ struct StopAfter {
   }
 };
 
-// Whether `next` is the `previous` plan with arms appended: every other key and every earlier
-// arm the same.
-bool adds_arms_only(const json& previous, const json& next) {
+// How `next` may differ from the `previous` plan of a study directory: every key but "arms" the
+// same; the previous arms, in their order, less any that never started (`started` says, by name:
+// their directory under arms/ is missing), then new arms at the end. So a study grows by seed
+// groups or variants, and sheds pending arms that its question no longer needs, but never
+// changes or reorders an arm that has trained. nullopt when `next` is not such a change; else
+// the names of the arms it drops.
+std::optional<std::vector<std::string>> plan_change_dropped_arms(
+    const json& previous, const json& next,
+    const std::function<bool(const std::string&)>& started) {
   if (!previous.is_object() || !next.is_object() || !previous.contains("arms") ||
       !next.contains("arms"))
-    return false;
+    return std::nullopt;
   const json& before = previous["arms"];
   const json& after = next["arms"];
-  if (!before.is_array() || !after.is_array() || after.size() <= before.size()) return false;
-  for (std::size_t i = 0; i < before.size(); ++i)
-    if (before[i] != after[i]) return false;
+  if (!before.is_array() || !after.is_array()) return std::nullopt;
   json rest_before = previous, rest_after = next;
   rest_before.erase("arms");
   rest_after.erase("arms");
-  return rest_before == rest_after;
+  if (rest_before != rest_after) return std::nullopt;
+  std::vector<std::string> dropped;
+  std::size_t j = 0;  // the next arm of `after` to match
+  for (const json& arm : before) {
+    if (j < after.size() && after[j] == arm) {
+      ++j;
+      continue;
+    }
+    const std::string name = arm.value("name", std::string{});
+    if (name.empty() || started(name)) return std::nullopt;  // a started arm changed or moved
+    dropped.push_back(name);
+  }
+  return dropped;  // after[j..] are the arms added at the end
 }
 
 // Trains and scores the arms in `order`, one at a time per GPU slot. A slot takes the first
@@ -431,13 +449,23 @@ std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   if (fs::exists(plan_file)) {
     const json previous = read_json(plan_file);
     if (previous != plan.source) {
-      FP8LAB_CHECK(adds_arms_only(previous, plan.source),
+      const auto dropped = plan_change_dropped_arms(
+          previous, plan.source,
+          [&](const std::string& n) { return fs::exists(o.out / "arms" / n); });
+      FP8LAB_CHECK(dropped.has_value(),
                    "'{}' holds a study with another config; a config may only add arms at the "
-                   "end of its list (else use a new --out directory; differences: {})",
+                   "end of its list and drop arms that have not started (else use a new --out "
+                   "directory; differences: {})",
                    o.out.string(), json_excerpt(json::diff(previous, plan.source), 400));
-      const std::size_t added = plan.source["arms"].size() - previous["arms"].size();
-      std::printf("the config adds %zu arm%s to the study in '%s'\n", added,
-                  added == 1 ? "" : "s", o.out.string().c_str());
+      const std::size_t kept = previous["arms"].size() - dropped->size();
+      const std::size_t added = plan.source["arms"].size() - kept;
+      if (!dropped->empty())
+        std::printf("the config drops %zu arm%s that had not started (%s) from the study in '%s'\n",
+                    dropped->size(), dropped->size() == 1 ? "" : "s",
+                    fmt::format("{}", fmt::join(*dropped, ", ")).c_str(), o.out.string().c_str());
+      if (added > 0)
+        std::printf("the config adds %zu arm%s to the study in '%s'\n", added,
+                    added == 1 ? "" : "s", o.out.string().c_str());
       write_text(plan_file, plan.source.dump(2) + "\n");
     }
   } else {

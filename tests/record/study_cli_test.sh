@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end: `fp8lab study` on a small synthetic corpus. Checks the record bundle, that an
 # interrupted study resumes without re-running finished arms (and gives the same results), and
-# that an arm which does not start from the control's weights aborts the study.
+# that an arm which does not start from the control's weights aborts the study, and how a
+# config may change a study that has run (arms added at the end, pending arms dropped).
 # Usage: study_cli_test.sh FP8LAB_BINARY WORKDIR
 set -euo pipefail
 fp8lab=$1
@@ -96,6 +97,28 @@ if "$fp8lab" study "$work/reordered.json" --out "$work/grown" > "$work/reordered
   fail "a config reordering the arms was accepted"
 fi
 grep -q "only add arms at the end" "$work/reordered.log" || fail "no clear message for reordered arms"
+# A config may also drop arms that have not started (a pending rowwise arm, between the finished
+# ones, here written into the directory's plan as if a run had stopped before it), not a finished
+# one.
+python3 - "$work/grown.json" "$work/grown/study.json" "$work/shed-finished.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+pending = dict(s, arms=s["arms"][:5] + [{"name": "fp8-mlp-rowwise", "policy": "fp8-mlp", "recipe": "rowwise"}] + s["arms"][5:])
+json.dump(pending, open(sys.argv[2], "w"))
+json.dump(dict(s, arms=[a for a in s["arms"] if a["name"] != "fp8-mlp-seed9"]), open(sys.argv[3], "w"))
+PY
+"$fp8lab" study "$work/grown.json" --out "$work/grown" > "$work/shed.log" 2>&1 ||
+  fail "a config dropping a pending arm was refused: $(tail -3 "$work/shed.log")"
+grep -q "the config drops 1 arm that had not started (fp8-mlp-rowwise)" "$work/shed.log" ||
+  fail "no line saying the config drops the pending arm"
+grep -q '\[1/7 bf16\] finished earlier: kept' "$work/shed.log" || fail "dropping an arm retrained the control"
+[ ! -e "$work/grown/arms/fp8-mlp-rowwise" ] || fail "the dropped arm was trained"
+grep -q fp8-mlp-rowwise "$work/grown/study.json" && fail "the dropped arm is still in the plan"
+if "$fp8lab" study "$work/shed-finished.json" --out "$work/grown" > "$work/shed-finished.log" 2>&1; then
+  fail "a config dropping a finished arm was accepted"
+fi
+grep -q "drop arms that have not started" "$work/shed-finished.log" ||
+  fail "no clear message for a dropped finished arm"
 
 # NAME ARGS...: the study with arm 1's train_args set to ARGS, run into $work/NAME (log
 # $work/NAME.log); it must exit 2, as bad input.
