@@ -65,6 +65,7 @@ void run_study_command(const StudyCliOptions& o) {
   run.force = o.force;
   run.stop_after_s = o.stop_after_s;
   if (o.record_only) {
+    adopt_study_plan(plan, run.out);
     write_study_record(plan, run);
   } else {
     std::printf("fp8lab study '%s': %zu arms, control '%s', record in %s%s%s\n", plan.name.c_str(),

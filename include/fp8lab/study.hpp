@@ -105,6 +105,13 @@ std::vector<std::size_t> study_run_order(const StudyPlan& plan);
 // should take at the longest finished arm's time (the estimate --stop-after uses).
 std::string study_plan_report(const StudyPlan& plan, const std::filesystem::path& out);
 
+// Makes `plan` the plan of the study in `out` (its study.json): written where there is none,
+// else the directory's plan must differ from `plan` only by arms added at the end of the list
+// or dropped before they started (says which on stdout); otherwise throws, naming the
+// differences. run_study calls it first; `fp8lab study --record-only` too, so that a record's
+// study.json is always the plan it renders.
+void adopt_study_plan(const StudyPlan& plan, const std::filesystem::path& out);
+
 // The record files alone, from finished arms (run_study calls it; also usable to re-render).
 // Arms not finished yet are listed as pending; the record is whole once every arm is.
 void write_study_record(const StudyPlan& plan, const StudyRunOptions& options);

@@ -435,6 +435,39 @@ std::size_t run_arms(const StudyPlan& plan, const std::vector<std::size_t>& orde
 
 }  // namespace
 
+void adopt_study_plan(const StudyPlan& plan, const fs::path& out) {
+  // A study directory belongs to one plan: resuming with a different config is refused, but for
+  // arms added at the end of the list (more seed groups, another variant), which then train
+  // beside the finished ones and join the record, and arms dropped before they started.
+  fs::create_directories(out);
+  const fs::path plan_file = out / "study.json";
+  if (fs::exists(plan_file)) {
+    const json previous = read_json(plan_file);
+    if (previous != plan.source) {
+      const auto dropped = plan_change_dropped_arms(
+          previous, plan.source,
+          [&](const std::string& n) { return fs::exists(out / "arms" / n); });
+      FP8LAB_CHECK(dropped.has_value(),
+                   "'{}' holds a study with another config; a config may only add arms at the "
+                   "end of its list and drop arms that have not started (else use a new --out "
+                   "directory; differences: {})",
+                   out.string(), json_excerpt(json::diff(previous, plan.source), 400));
+      const std::size_t kept = previous["arms"].size() - dropped->size();
+      const std::size_t added = plan.source["arms"].size() - kept;
+      if (!dropped->empty())
+        std::printf("the config drops %zu arm%s that had not started (%s) from the study in '%s'\n",
+                    dropped->size(), dropped->size() == 1 ? "" : "s",
+                    fmt::format("{}", fmt::join(*dropped, ", ")).c_str(), out.string().c_str());
+      if (added > 0)
+        std::printf("the config adds %zu arm%s to the study in '%s'\n", added,
+                    added == 1 ? "" : "s", out.string().c_str());
+      write_text(plan_file, plan.source.dump(2) + "\n");
+    }
+  } else {
+    write_text(plan_file, plan.source.dump(2) + "\n");
+  }
+}
+
 std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   // One study process per record directory; a directory an older fp8lab wrote has study.json.
   ClaimOptions claim;
@@ -442,35 +475,7 @@ std::size_t run_study(const StudyPlan& plan, const StudyRunOptions& o) {
   claim.written_by_older_fp8lab = [](const fs::path& d) { return fs::exists(d / "study.json"); };
   const OutputDirectory lock(o.out, "study", claim);
   fs::create_directories(o.out / "arms");
-  // A study directory belongs to one plan: resuming with a different config is refused, but for
-  // arms added at the end of the list (more seed groups, another variant), which then train
-  // beside the finished ones and join the record.
-  const fs::path plan_file = o.out / "study.json";
-  if (fs::exists(plan_file)) {
-    const json previous = read_json(plan_file);
-    if (previous != plan.source) {
-      const auto dropped = plan_change_dropped_arms(
-          previous, plan.source,
-          [&](const std::string& n) { return fs::exists(o.out / "arms" / n); });
-      FP8LAB_CHECK(dropped.has_value(),
-                   "'{}' holds a study with another config; a config may only add arms at the "
-                   "end of its list and drop arms that have not started (else use a new --out "
-                   "directory; differences: {})",
-                   o.out.string(), json_excerpt(json::diff(previous, plan.source), 400));
-      const std::size_t kept = previous["arms"].size() - dropped->size();
-      const std::size_t added = plan.source["arms"].size() - kept;
-      if (!dropped->empty())
-        std::printf("the config drops %zu arm%s that had not started (%s) from the study in '%s'\n",
-                    dropped->size(), dropped->size() == 1 ? "" : "s",
-                    fmt::format("{}", fmt::join(*dropped, ", ")).c_str(), o.out.string().c_str());
-      if (added > 0)
-        std::printf("the config adds %zu arm%s to the study in '%s'\n", added,
-                    added == 1 ? "" : "s", o.out.string().c_str());
-      write_text(plan_file, plan.source.dump(2) + "\n");
-    }
-  } else {
-    write_text(plan_file, plan.source.dump(2) + "\n");
-  }
+  adopt_study_plan(plan, o.out);
   const std::vector<std::size_t> order = study_run_order(plan);
   StopAfter stop;
   stop.limit_s = o.stop_after_s;

@@ -119,6 +119,22 @@ if "$fp8lab" study "$work/shed-finished.json" --out "$work/grown" > "$work/shed-
 fi
 grep -q "drop arms that have not started" "$work/shed-finished.log" ||
   fail "no clear message for a dropped finished arm"
+# --record-only takes the same plan changes, so that a record's study.json is the plan it renders.
+cp -r "$work/grown" "$work/rerecord"
+python3 - "$work/grown.json" "$work/rerecord/study.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+json.dump(dict(s, arms=s["arms"] + [{"name": "bf16-null", "policy": "bf16", "null": True,
+                                      "may_differ_in": ["train.loss_chunk_rows"]}]), open(sys.argv[2], "w"))
+PY
+"$fp8lab" study "$work/grown.json" --out "$work/rerecord" --record-only > "$work/rerecord.log" 2>&1 ||
+  fail "--record-only refused a config that drops a pending arm: $(tail -3 "$work/rerecord.log")"
+grep -q "the config drops 1 arm that had not started (bf16-null)" "$work/rerecord.log" ||
+  fail "--record-only does not say it drops the pending arm"
+grep -q bf16-null "$work/rerecord/study.json" && fail "--record-only left the dropped arm in study.json"
+if "$fp8lab" study "$work/shed-finished.json" --out "$work/rerecord" --record-only > "$work/rerecord-bad.log" 2>&1; then
+  fail "--record-only accepted a config that drops a finished arm"
+fi
 
 # NAME ARGS...: the study with arm 1's train_args set to ARGS, run into $work/NAME (log
 # $work/NAME.log); it must exit 2, as bad input.
