@@ -7,21 +7,26 @@
 // arms add on the host: a cudaMemsetAsync of the cast's meta before each cast kernel
 // (src/fp8/grouped_cast_cuda.cpp). Prediction: cudaMemsetAsync waits for the NVML read in
 // flight while kernel launches and event calls do not; 48 memsets a gpt50m fp8-mlp step (three
-// casts a linear) at ~12 ms would be the 590 ms.
+// casts a linear) at ~12 ms would be the 590 ms. Against it: the tensorwise path memsets too
+// (one a linear), and its arms were not slowed; so the FP8 GEMMs of each scale mode (tensor,
+// cuBLASLt's OUTER_VEC and VEC128 x BLK128x128, which only the grouped recipes use) are timed
+// the same way.
 //
 // For each host call, kCalls calls are queued on one stream and the host time of the loop is
 // taken (the stream synchronised after, outside the time), kRounds rounds with the poller off
 // and on in turn; the median per call in microseconds, and on/off. The NVML read time itself is
 // printed too, idle and with the GPU busy.
 //
-// Build: the `nvml_contention_probe` target (CUDA builds with -DFP8LAB_PROBES=ON). Run on the
-// GPU machine: `scripts/gpu-session probe` with PROBES=nvml_contention_probe.
+// Build: the `nvml_contention_probe` target (this file and nvml_contention_kernel.cu; CUDA
+// builds with -DFP8LAB_PROBES=ON). Run on the GPU machine: `scripts/gpu-session probe` with
+// PROBES=nvml_contention_probe.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,15 +34,17 @@
 #include <vector>
 
 #include "bench/energy_counter.hpp"
+#include "core/cuda_memory.hpp"
+#include "gemm/gemm_cuda.hpp"
+
+// bench/probes/nvml_contention_kernel.cu: an empty kernel's launch (nvcc compiles the kernel;
+// fmt, which the fp8lab headers here bring in, does not build under nvcc's relaxed constexpr).
+void launch_empty_kernel(int blocks, int threads, float* target, cudaStream_t stream);
 
 namespace {
 
 constexpr int kCalls = 200;
 constexpr int kRounds = 7;
-
-__global__ void empty_kernel(float* p) {
-  if (p != nullptr && threadIdx.x == 1024) p[0] = 0.0f;  // never true: keeps the launch real
-}
 
 bool ok(cudaError_t rc, const char* what) {
   if (rc == cudaSuccess) return true;
@@ -115,23 +122,60 @@ int main() {
   if (!ok(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate")) return 1;
   float* target = static_cast<float*>(plain);
 
+  // FP8 GEMMs at a small shape (host time is the question), one per scale mode: the operands'
+  // codes are zero bytes and every scale 1, so the values do not matter.
+  constexpr std::int64_t kDim = 256;
+  using fp8lab::ScaleMode;
+  const fp8lab::DeviceTensor qa(fp8lab::DType::e4m3, {kDim, kDim}),
+      qb(fp8lab::DType::e4m3, {kDim, kDim});
+  const fp8lab::DeviceTensor scales(fp8lab::DType::f32, {kDim * kDim});
+  fp8lab::DeviceTensor out(fp8lab::DType::bf16, {kDim, kDim});
+  const std::vector<float> ones(kDim * kDim, 1.0f);
+  if (!ok(cudaMemset(qa.view().data, 0, qa.view().nbytes()), "cudaMemset") ||
+      !ok(cudaMemset(qb.view().data, 0, qb.view().nbytes()), "cudaMemset") ||
+      !ok(cudaMemcpy(scales.view().data, ones.data(), ones.size() * sizeof(float),
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy"))
+    return 1;
+  fp8lab::CublasLtGemm gemm;
+  const float* ones_dev = scales.view().as<const float>();
+  auto fp8_gemm = [&](ScaleMode ma, ScaleMode mb) {
+    try {  // an fp8lab::Error (a scale mode this cuBLASLt lacks, say) ends the probe, said
+      gemm.matmul({qa.view(), true, ones_dev, ma}, {qb.view(), true, ones_dev, mb}, out.view(),
+                  {}, stream);
+    } catch (const std::exception& e) {
+      std::printf("%s\n", e.what());
+      return cudaErrorNotSupported;
+    }
+    return cudaGetLastError();
+  };
+
   const std::vector<HostCall> calls = {
-      {"kernel launch", [&] {
-         empty_kernel<<<1, 32, 0, stream>>>(target);
+      {"kernel launch",
+       [&] {
+         launch_empty_kernel(1, 32, target, stream);
          return cudaGetLastError();
        }},
       {"cudaMemsetAsync 32 B, pool", [&] { return cudaMemsetAsync(pooled, 0, 32, stream); }},
       {"cudaMemsetAsync 32 B, cudaMalloc", [&] { return cudaMemsetAsync(plain, 0, 32, stream); }},
       {"cudaMemsetAsync 64 KiB, pool", [&] { return cudaMemsetAsync(pooled, 0, 65536, stream); }},
-      {"cudaMemcpyAsync 32 B D2D", [&] {
-         return cudaMemcpyAsync(plain2, plain, 32, cudaMemcpyDeviceToDevice, stream);
-       }},
-      {"cudaEventRecord + StreamWaitEvent", [&] {
+      {"cudaMemcpyAsync 32 B D2D",
+       [&] { return cudaMemcpyAsync(plain2, plain, 32, cudaMemcpyDeviceToDevice, stream); }},
+      {"cudaEventRecord + StreamWaitEvent",
+       [&] {
          const cudaError_t rc = cudaEventRecord(event, stream);
          return rc != cudaSuccess ? rc : cudaStreamWaitEvent(stream, event, 0);
        }},
       {"cudaGetLastError", [&] { return cudaGetLastError(); }},
+      {"FP8 GEMM, tensor x tensor", [&] { return fp8_gemm(ScaleMode::tensor, ScaleMode::tensor); }},
+      {"FP8 GEMM, row x row (OUTER_VEC)", [&] { return fp8_gemm(ScaleMode::row, ScaleMode::row); }},
+      {"FP8 GEMM, vec128 x block128",
+       [&] { return fp8_gemm(ScaleMode::vec128, ScaleMode::block128); }},
   };
+  for (const HostCall& c : calls) {  // first calls build the GEMM plans: outside the timing
+    if (!ok(c.call(), c.name)) return 1;
+  }
+  if (!ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize")) return 1;
 
   // Per call kind, per state (0 off, 1 on): the per-call host time of each round.
   std::vector<std::vector<double>> off(calls.size()), on(calls.size());
@@ -164,7 +208,7 @@ int main() {
     Poller busy(counter);
     const double end = now_us() + 300e3;
     while (now_us() < end) {
-      for (int i = 0; i < 64; ++i) empty_kernel<<<1024, 256, 0, stream>>>(target);
+      for (int i = 0; i < 64; ++i) launch_empty_kernel(1024, 256, target, stream);
       if (!ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize")) return 1;
     }
     read_busy_us = busy.median_read_us();
