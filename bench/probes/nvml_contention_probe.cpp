@@ -14,8 +14,11 @@
 //
 // For each host call, kCalls calls are queued on one stream and the host time of the loop is
 // taken (the stream synchronised after, outside the time), kRounds rounds with the poller off
-// and on in turn; the median per call in microseconds, and on/off. The NVML read time itself is
-// printed too, idle and with the GPU busy.
+// and on in turn; the median per call in microseconds, and on/off. Then "waits": one call's host
+// time right after a kernel that keeps the GPU busy for kSpinUs, poller off: a call that takes
+// about kSpinUs waits for the queued work, which would also drain the trainer's queue (the
+// blockwise arm trains at 0.95x bf16 while its op times match tensorwise's). The NVML read time
+// itself is printed too, idle and with the GPU busy.
 //
 // Build: the `nvml_contention_probe` target (this file and nvml_contention_kernel.cu; CUDA
 // builds with -DFP8LAB_PROBES=ON). Run on the GPU machine: `scripts/gpu-session probe` with
@@ -40,11 +43,13 @@
 // bench/probes/nvml_contention_kernel.cu: an empty kernel's launch (nvcc compiles the kernel;
 // fmt, which the fp8lab headers here bring in, does not build under nvcc's relaxed constexpr).
 void launch_empty_kernel(int blocks, int threads, float* target, cudaStream_t stream);
+void launch_spin_kernel(unsigned long long ns, cudaStream_t stream);
 
 namespace {
 
 constexpr int kCalls = 200;
 constexpr int kRounds = 7;
+constexpr double kSpinUs = 2000.0;
 
 bool ok(cudaError_t rc, const char* what) {
   if (rc == cudaSuccess) return true;
@@ -141,8 +146,8 @@ int main() {
   const float* ones_dev = scales.view().as<const float>();
   auto fp8_gemm = [&](ScaleMode ma, ScaleMode mb) {
     try {  // an fp8lab::Error (a scale mode this cuBLASLt lacks, say) ends the probe, said
-      gemm.matmul({qa.view(), true, ones_dev, ma}, {qb.view(), true, ones_dev, mb}, out.view(),
-                  {}, stream);
+      gemm.matmul({qa.view(), true, ones_dev, ma}, {qb.view(), true, ones_dev, mb}, out.view(), {},
+                  stream);
     } catch (const std::exception& e) {
       std::printf("%s\n", e.what());
       return cudaErrorNotSupported;
@@ -203,6 +208,16 @@ int main() {
       }
     }
   }
+  std::vector<std::vector<double>> waits(calls.size());
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      launch_spin_kernel(static_cast<unsigned long long>(kSpinUs * 1e3), stream);
+      const double t0 = now_us();
+      if (!ok(calls[c].call(), calls[c].name)) return 1;
+      waits[c].push_back(now_us() - t0);
+      if (!ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize")) return 1;
+    }
+  }
   double read_busy_us = 0.0;
   {  // reads while the GPU runs kernels back to back
     Poller busy(counter);
@@ -216,12 +231,15 @@ int main() {
 
   std::printf("NVML total-energy read (%s): median %.0f us idle, %.0f us with kernels running\n",
               counter.describe().c_str(), read_idle_us, read_busy_us);
-  std::printf("host time per call, median of %d rounds of %d calls (poller off / on):\n", kRounds,
-              kCalls);
-  std::printf("| call | off us | on us | on/off |\n|---|---:|---:|---:|\n");
+  std::printf(
+      "host time per call, median of %d rounds of %d calls (poller off / on), and one\n"
+      "call's host time after a %.0f us kernel (waits):\n",
+      kRounds, kCalls, kSpinUs);
+  std::printf("| call | off us | on us | on/off | waits us |\n|---|---:|---:|---:|---:|\n");
   for (std::size_t c = 0; c < calls.size(); ++c) {
     const double a = median(off[c]), b = median(on[c]);
-    std::printf("| %s | %.2f | %.2f | %.1fx |\n", calls[c].name, a, b, a > 0 ? b / a : 0.0);
+    std::printf("| %s | %.2f | %.2f | %.1fx | %.1f |\n", calls[c].name, a, b, a > 0 ? b / a : 0.0,
+                median(waits[c]));
   }
   cudaEventDestroy(event);
   cudaFreeAsync(pooled, stream);
