@@ -323,11 +323,11 @@ struct StopAfter {
 };
 
 // How `next` may differ from the `previous` plan of a study directory: every key but "arms" the
-// same; the previous arms, in their order, less any that never started (`started` says, by name:
-// their directory under arms/ is missing), then new arms at the end. So a study grows by seed
-// groups or variants, and sheds pending arms that its question no longer needs, but never
-// changes or reorders an arm that has trained. nullopt when `next` is not such a change; else
-// the names of the arms it drops.
+// same; the previous arms, in their order, less any that never started (`started(name)`: the
+// arm has a directory under arms/), then new arms at the end. So a study grows by seed groups or
+// variants and sheds pending arms its question no longer needs (a pending arm changed in place
+// counts as dropped and added), but never changes or reorders an arm that has started. nullopt
+// when `next` is not such a change; else the names of the arms it drops.
 std::optional<std::vector<std::string>> plan_change_dropped_arms(
     const json& previous, const json& next,
     const std::function<bool(const std::string&)>& started) {
