@@ -103,8 +103,10 @@ void add_bench_model(CLI::App& bench) {
   model->add_flag("!--no-frozen", c.frozen, "skip the frozen forward+backward check");
   model->add_flag("!--no-step", c.train_step, "skip the training-step benchmark");
   model->add_flag("!--no-energy", c.energy,
-                  "skip the energy counter and its sampling thread (NVML reads on a thread of "
-                  "their own while the arms run)");
+                  "skip the energy windows: by default each arm's timed repeats are followed by "
+                  "as many calls with the GPU's energy counter (NVML) read on a thread of its "
+                  "own, and their energy is kept where those calls ran within 5% of the timed "
+                  "ones (the times never run beside the reads)");
   model->add_flag("--op-times", c.op_times,
                   "CUDA: time one more training step op by op and print the breakdown");
   model->add_option("--loss-chunk-rows", c.loss_chunk_rows, "rows per classifier chunk")

@@ -25,10 +25,11 @@ Two measurements per arm, on one batch of seeded random tokens shared by every a
   frozen: forward + backward (grads set to None before each), CUDA events around each call,
           median of --reps after --warmup; the first call's wall time (compilation included) and
           the peak of torch.cuda.max_memory_allocated over the timed calls.
-          Both also sample NVML's energy counter through their timed calls, interpolated at
-          the window's ends (nvml_energy.py): energy_j, energy_window_s (the window's wall
-          time), joules_per_repeat, mean_watts (over the window), tokens_per_joule (null
-          without NVML).
+          Both are followed by as many calls again with NVML's energy counter sampled on a
+          thread, interpolated at that window's ends (nvml_energy.py; never beside the timed
+          calls): energy_j, energy_window_s (the window's wall time), joules_per_repeat,
+          mean_watts (over the window), tokens_per_joule, and energy_slowdown (the window's
+          median over the timed one; above 1.05 the energy is withheld, null without NVML).
   train:  the full step: zero_grad, forward, backward, global grad-norm clip at 1.0 (foreach),
           torch.optim.AdamW(fused=True) with fp8lab's hyper-parameters and groups (weight decay
           0.1 on the matrices only); median step time, tokens/s = B * T / median, peak memory.
@@ -96,14 +97,36 @@ def make_optimizer(model):
                              lr=6e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
 
 
+# The energy window's calls may be this much slower than the timed ones (median over median)
+# before its energy is withheld, as in fp8lab's bench model (ModelBenchConfig's
+# energy_slowdown_limit).
+ENERGY_SLOWDOWN_LIMIT = 1.05
+
+
+def event_timed_calls(step, reps):
+    """The GPU time of `reps` calls of `step` (ms each, CUDA events around each call)."""
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        starts[i].record()
+        step()
+        stops[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) for s, e in zip(starts, stops)]
+
+
 def timed(step, warmup, reps, warmup_s, energy=None):
-    """(first-call seconds, median ms, peak MiB over the timed calls, all ms, joules of the timed
-    calls or None, the wall seconds those joules cover or None). Warm-up: at least `warmup`
-    calls after the first, and at least `warmup_s` seconds of them (the GPU ran the first 1-2 s
-    of load 5-15% slow on the H200, fp8lab's bench model does the same). `energy`: an
-    nvml_energy.EnergyCounter, sampled on a thread from the warm-up on (nvml_energy.py says
-    why); after the timed calls, untimed ones run on until the counter has moved, so the
-    window's end is interpolated with the same work on both sides (as fp8lab's bench model)."""
+    """(first-call seconds, median ms, peak MiB over the timed calls, all ms, joules of `reps`
+    calls or None, the wall seconds those joules cover or None, the energy window's slowdown or
+    None). Warm-up: at least `warmup` calls after the first, and at least `warmup_s` seconds of
+    them (the GPU ran the first 1-2 s of load 5-15% slow on the H200, fp8lab's bench model does
+    the same). The timed calls run with no energy counter read meanwhile. `energy`: an
+    nvml_energy.EnergyCounter; after the timed calls, as many calls again form an energy window
+    of their own, with the counter sampled on a thread (nvml_energy.py says why) and untimed
+    calls on both sides until it has moved, so the window's ends are interpolated with the same
+    work on both sides. Its energy is kept only when its calls' median is within
+    ENERGY_SLOWDOWN_LIMIT of the timed median (a poller thread can slow the calls beside it),
+    as in fp8lab's bench model."""
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     step()
@@ -114,48 +137,46 @@ def timed(step, warmup, reps, warmup_s, energy=None):
         step()
         torch.cuda.synchronize()
 
-    sampling_from = time.perf_counter()
-    sampler = (EnergySampler(energy.joules) if energy is not None and energy.available
-               else None)
-    try:
-        done = 0
-        while done < warmup or time.perf_counter() - sampling_from < warmup_s:
-            synchronized_step()
-            done += 1
-        if sampler is not None:  # the window's start needs a move before it
+    warm_from = time.perf_counter()
+    done = 0
+    while done < warmup or time.perf_counter() - warm_from < warmup_s:
+        synchronized_step()
+        done += 1
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    ms = event_timed_calls(step, reps)
+    peak = torch.cuda.max_memory_allocated() / MIB
+    joules = window_s = slowdown = None
+    if energy is not None and energy.available:
+        sampling_from = time.perf_counter()
+        sampler = EnergySampler(energy.joules)
+        try:
+            # the window's start needs a move before it
             run_until_counter_moves(sampler, sampling_from, synchronized_step)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        stops = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-        window_start = time.perf_counter()
-        for i in range(reps):
-            starts[i].record()
-            step()
-            stops[i].record()
-        torch.cuda.synchronize()
-        window_end = time.perf_counter()
-        peak = torch.cuda.max_memory_allocated() / MIB
-        joules = window_s = None
-        if sampler is not None:
+            window_start = time.perf_counter()
+            window_ms = event_timed_calls(step, reps)
+            window_end = time.perf_counter()
             run_until_counter_moves(sampler, window_end, synchronized_step)
-            joules = sampler.joules_between(window_start, window_end)
-            window_s = window_end - window_start if joules is not None else None
-    finally:
-        if sampler is not None:
+            slowdown = statistics.median(window_ms) / statistics.median(ms)
+            if slowdown <= ENERGY_SLOWDOWN_LIMIT:
+                joules = sampler.joules_between(window_start, window_end)
+                window_s = window_end - window_start if joules is not None else None
+        finally:
             sampler.close()
-    ms = [s.elapsed_time(e) for s, e in zip(starts, stops)]
-    return first_s, statistics.median(ms), peak, ms, joules, window_s
+    return first_s, statistics.median(ms), peak, ms, joules, window_s, slowdown
 
 
-def energy_fields(joules, window_s, ms, tokens):
+def energy_fields(joules, window_s, ms, tokens, slowdown=None):
     """The energy entries of a measurement (None where not measured), as fp8lab's JSON names
-    them: mean watts over the window's wall time, joules per repeat over its repeats."""
+    them: mean watts over the window's wall time, joules per repeat over its repeats (the
+    window holds as many calls as `ms`), and the window's slowdown against the timed calls."""
     if joules is None or not window_s:
         return {"energy_j": None, "energy_window_s": None, "joules_per_repeat": None,
+                "energy_slowdown": slowdown,
                 "mean_watts": None, "tokens_per_joule": None}
     per = joules / len(ms)
     return {"energy_j": joules, "energy_window_s": window_s, "joules_per_repeat": per,
+            "energy_slowdown": slowdown,
             "mean_watts": joules / window_s, "tokens_per_joule": tokens / per if per > 0 else None}
 
 
@@ -198,11 +219,11 @@ def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
         model.zero_grad(set_to_none=True)
         loss_fn().backward()
 
-    first_s, med, peak, ms, joules, window_s = timed(frozen_step, args.warmup, args.reps,
-                                                     args.warmup_s, energy)
+    first_s, med, peak, ms, joules, window_s, slowdown = timed(frozen_step, args.warmup,
+                                                               args.reps, args.warmup_s, energy)
     result["frozen"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
                         "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3),
-                        **energy_fields(joules, window_s, ms, tokens)}
+                        **energy_fields(joules, window_s, ms, tokens, slowdown)}
     print(f"[gpt_peer] {arm} frozen fwd+bwd: median {med:.2f} ms, peak {peak:.0f} MiB, "
           f"first call {first_s:.1f} s", file=sys.stderr, flush=True)
 
@@ -219,13 +240,13 @@ def run_arm(arm, cfg, batch, idx, tgt, args, compile_model, energy=None):
         opt.step()
         losses.append(loss.detach())
 
-    first_s, med, peak, ms, joules, window_s = timed(train_step, args.warmup,
-                                                     args.train_reps or args.reps, args.warmup_s,
-                                                     energy)
+    first_s, med, peak, ms, joules, window_s, slowdown = timed(train_step, args.warmup,
+                                                               args.train_reps or args.reps,
+                                                               args.warmup_s, energy)
     result["train"] = {"first_call_s": first_s, "median_ms": med, "min_ms": min(ms),
                        "max_ms": max(ms), "peak_mib": peak, "tokens_per_s": tokens / (med / 1e3),
                        "loss_first": float(losses[0]), "loss_last": float(losses[-1]),
-                       **energy_fields(joules, window_s, ms, tokens)}
+                       **energy_fields(joules, window_s, ms, tokens, slowdown)}
     print(f"[gpt_peer] {arm} train step: median {med:.2f} ms, {tokens / (med / 1e3):.0f} tokens/s, "
           f"peak {peak:.0f} MiB (loss {float(losses[0]):.4f} -> {float(losses[-1]):.4f})",
           file=sys.stderr, flush=True)

@@ -6,9 +6,10 @@
 // SHA-256 of the weights, inputs and targets (equal hashes prove the arms saw the same problem).
 // Training step: forward+backward, gradient norm and clipping, fused AdamW and the bf16 weight
 // refresh, exactly the Trainer's step: median ms, tokens/s and peak MiB (optimizer moments in).
-// On the GPU both also report the energy of their timed repeats (J per repeat, mean W, tokens
-// per joule) from the GPU's energy counter (bench/energy_counter.hpp), sampled on a thread and
-// interpolated at the window's ends (bench/energy_sampler.hpp says why).
+// On the GPU both also report the energy of a repeat (J, mean W, tokens per joule) from the
+// GPU's energy counter (bench/energy_counter.hpp), sampled on a thread and interpolated at the
+// window's ends (bench/energy_sampler.hpp says why), over a window of as many calls after the
+// timed ones: the counter is never read beside the timed repeats (see energy_joules).
 // The PyTorch peer (bench/peers/gpt_peer.py, run in the same device call) is read from its JSON
 // and the ratios printed beside each arm.
 #pragma once
@@ -62,15 +63,20 @@ struct ModelBenchConfig {
   std::uint64_t seed = 1234;  // weights (init) and batch
   bool op_times = false;      // CUDA: one extra timed step with per-op GPU times
   bool energy = true;         // false: no energy counter and no sampling thread
+  // The energy window's calls may be this much slower than the timed ones (median over median)
+  // before its energy is withheld (see energy_joules).
+  double energy_slowdown_limit = 1.05;
   std::string checkpoint;     // optional: weights from this checkpoint directory instead
   std::string peer_json;      // optional: bench/peers/gpt_peer.py's results
   std::string commit;
-  // The GPU's cumulative energy counter in joules. Each arm's warm-up and timed repeats run with
-  // a bench::EnergySampler polling it on a thread of its own (so it must be callable from
-  // another thread), and the repeats go on untimed until the counter moves after the window.
-  // Empty: NVML's counter on the cuda backend (when libnvidia-ml loads), none on the cpu
-  // backend, and no thread. Tests give their own. A read that fails (nullopt) ends the sampling:
-  // a window it leaves unbracketed is not measured.
+  // The GPU's cumulative energy counter in joules. It is never read while the timed repeats
+  // run: after them, each arm runs as many calls again in an energy window of its own, with a
+  // bench::EnergySampler polling the counter on a thread of its own (so it must be callable
+  // from another thread), and untimed calls on both sides until the counter moves. That
+  // window's energy is kept only when its calls' median is within energy_slowdown_limit of the
+  // timed median (ModelBenchTiming::energy_slowdown). Empty: NVML's counter on the cuda backend
+  // (when libnvidia-ml loads), none on the cpu backend, and no thread. Tests give their own. A read
+  // that fails (nullopt) ends the sampling: a window it leaves unbracketed is not measured.
   std::function<std::optional<double>()> energy_joules;
 };
 
@@ -81,11 +87,16 @@ struct ModelBenchTiming {
   double tokens_per_s = 0;                       // at median_ms
   std::vector<double> samples_ms;                // every timed repeat, in run order
   std::vector<double> round_medians_ms;          // one per round
-  // Energy over every timed repeat of every round (J); nullopt: not measured in some round.
+  // Energy over as many calls as the timed repeats, in every round's energy window (J):
+  // joules_per_repeat is then the energy of one repeat. nullopt: not measured in some round.
   std::optional<double> energy_j;
-  // The wall time energy_j covers (s): each round's window from just before its first timed
-  // repeat to just after its last one, host gaps included; 0 where energy_j is not measured.
+  // The wall time energy_j covers (s): each round's energy window from just before its first
+  // call to just after its last one, host gaps included; 0 where energy_j is not measured.
   double energy_window_s = 0;
+  // The energy window's median call over the timed median (the largest of the rounds'): how
+  // much reading the counter slowed the calls. Above the config's energy_slowdown_limit the
+  // energy is left unmeasured; 0 where no window ran.
+  double energy_slowdown = 0;
 };
 
 // From a timing's energy: joules per repeat, the mean power over the timed windows (W, energy

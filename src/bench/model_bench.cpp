@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace fp8lab {
 namespace {
@@ -59,32 +60,58 @@ void until_counter_moves(const bench::EnergySampler& sampler, Clock::time_point 
   }
 }
 
-// The warm-up (warm_up) and then cfg.repeats timed calls; returns their times. With an energy
-// counter, a sampler polls it from the warm-up on, and `out` gets the energy of the window from
-// just before the first timed call to just after the last one, and that window's seconds.
+// `n` calls, each timed on its own (the call synchronizes).
+template <typename Call>
+std::vector<double> timed_calls(int n, Call&& call) {
+  std::vector<double> times;
+  for (int i = 0; i < n; ++i) {
+    const auto start = Clock::now();
+    call();
+    times.push_back(ms_since(start));
+  }
+  return times;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// The energy of a window of its own, right after the timed repeats: as many calls, with a
+// sampler polling the counter (bench/energy_sampler.hpp) from just before it, and untimed calls
+// on both sides until the counter has moved. Why not the timed repeats' own window: reading the
+// counter can slow the calls beside it (with NVML polled on its thread, a gpt50m blockwise step
+// took 710 ms against 123 ms without; docs/performance.md), so the timing runs with no reads
+// at all, and this window's energy is kept only when its calls' median is within
+// cfg.energy_slowdown_limit of the timed median: else it is left unmeasured, and
+// out.energy_slowdown says why.
+
+template <typename Call>
+void measure_energy(const ModelBenchConfig& cfg, double timed_median_ms, Call&& call,
+                    ModelBenchTiming& out) {
+  const auto sampling_from = Clock::now();
+  const bench::EnergySampler sampler(cfg.energy_joules);
+  until_counter_moves(sampler, sampling_from, call);  // the window's start needs a move before it
+  const auto window_start = Clock::now();
+  const std::vector<double> times = timed_calls(cfg.repeats, call);
+  const auto window_end = Clock::now();
+  until_counter_moves(sampler, window_end, call);
+  out.energy_slowdown = timed_median_ms > 0 ? median_of(times) / timed_median_ms : 0.0;
+  if (out.energy_slowdown > cfg.energy_slowdown_limit) return;
+  out.energy_j = sampler.joules_between(window_start, window_end);
+  if (out.energy_j)
+    out.energy_window_s = std::chrono::duration<double>(window_end - window_start).count();
+}
+
+// The warm-up (warm_up) and then cfg.repeats timed calls, with no energy counter read meanwhile;
+// returns their times. With a counter, `out` then gets the energy of a window of its own
+// (measure_energy).
 template <typename Call>
 std::vector<double> warm_up_and_time(const ModelBenchConfig& cfg, Clock::time_point first,
                                      Call&& call, ModelBenchTiming& out) {
-  const auto sampling_from = Clock::now();
-  std::optional<bench::EnergySampler> sampler;
-  if (cfg.energy_joules) sampler.emplace(cfg.energy_joules);
   warm_up(cfg, first, call);
-  // The window's start needs a move before it; the default 3 s warm-up has seen ~30.
-  if (sampler) until_counter_moves(*sampler, sampling_from, call);
-  std::vector<double> times;
-  const auto window_start = Clock::now();
-  for (int i = 0; i < cfg.repeats; ++i) {
-    const auto start = Clock::now();
-    call();  // synchronizes
-    times.push_back(ms_since(start));
-  }
-  const auto window_end = Clock::now();
-  if (sampler) {
-    until_counter_moves(*sampler, window_end, call);
-    out.energy_j = sampler->joules_between(window_start, window_end);
-    if (out.energy_j)
-      out.energy_window_s = std::chrono::duration<double>(window_end - window_start).count();
-  }
+  const std::vector<double> times = timed_calls(cfg.repeats, call);
+  if (cfg.energy_joules) measure_energy(cfg, median_of(times), call, out);
   return times;
 }
 
@@ -96,7 +123,7 @@ void order_statistics(std::vector<double> t, ModelBenchTiming& out) {
   const auto at = [&](double q) {
     return t[static_cast<std::size_t>(std::lround(q * static_cast<double>(t.size() - 1)))];
   };
-  out.median_ms = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  out.median_ms = median_of(t);
   out.p10_ms = at(0.1);
   out.p90_ms = at(0.9);
 }
@@ -162,6 +189,7 @@ void pool_round(ModelBenchTiming& into, const ModelBenchTiming& round, std::int6
   order_statistics(into.samples_ms, into);
   into.peak_mib = std::max(into.peak_mib, round.peak_mib);
   // Energy is kept only when every round measured it: it must cover the pooled repeats.
+  into.energy_slowdown = std::max(into.energy_slowdown, round.energy_slowdown);
   const bool both = into.energy_j && round.energy_j;
   into.energy_j = both ? std::optional<double>(*into.energy_j + *round.energy_j) : std::nullopt;
   into.energy_window_s = both ? into.energy_window_s + round.energy_window_s : 0.0;
@@ -260,20 +288,44 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   return r;
 }
 
-// The energy table: one row per arm with any energy measured, or one line saying why none was.
+// One line naming the timings whose energy was left unmeasured because reading the counter
+// slowed their calls beyond the config's limit; empty when none was.
+std::string energy_withheld_line(const ModelBenchResult& r) {
+  std::string which;
+  for (const auto& a : r.arms) {
+    for (const auto& [what, t] : {std::pair{"fwd+bwd", &a.frozen}, std::pair{"step", &a.step}}) {
+      if (t->energy_slowdown <= r.config.energy_slowdown_limit) continue;
+      char item[160];
+      std::snprintf(item, sizeof item, "%s%s %s %.2fx", which.empty() ? "" : ", ", a.arm.c_str(),
+                    what, t->energy_slowdown);
+      which += item;
+    }
+  }
+  if (which.empty()) return "";
+  char limit[64];
+  std::snprintf(limit, sizeof limit, "%.2fx", r.config.energy_slowdown_limit);
+  return "energy withheld where reading the counter slowed the calls beyond " + std::string(limit) +
+         " of their timed median: " + which + " (the times above were taken without it)\n";
+}
+
+// The energy table: one row per arm with any energy measured, or one line saying why none was;
+// then which timings had their energy withheld, if any.
 std::string energy_report(const ModelBenchResult& r) {
   const std::int64_t tokens = r.config.batch * r.model.seq_len;
   const bool any = std::any_of(r.arms.begin(), r.arms.end(), [](const ModelBenchArmResult& a) {
     return a.frozen.energy_j || a.step.energy_j;
   });
+  const std::string withheld = energy_withheld_line(r);
   if (!any) {
+    if (!withheld.empty()) return withheld;
     return "energy: " +
            (r.energy_source.rfind("not measured", 0) == 0
                 ? r.energy_source
                 : "not measured: every read of " + r.energy_source + " failed") +
            "\n";
   }
-  std::string out = "Energy over the timed repeats (" + r.energy_source +
+  std::string out = "Energy a repeat, from a window of as many calls after the timed ones (" +
+                    r.energy_source +
                     "):\n| arm | fwd+bwd J | fwd+bwd W | step J | step W | step tokens/J | "
                     "tokens/J vs torch |\n|---|---:|---:|---:|---:|---:|---:|\n";
   const auto cell = [](std::optional<double> v, const char* format) {
@@ -296,7 +348,7 @@ std::string energy_report(const ModelBenchResult& r) {
            cell(tokens_per_joule(a.step, tokens), "%.0f") + " | " +
            cell(vs_peer(a.arm, tokens_per_joule(a.step, tokens)), "%.2fx") + " |\n";
   }
-  return out;
+  return out + withheld;
 }
 
 }  // namespace
@@ -564,19 +616,22 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
   };
   auto timing = [&](const ModelBenchTiming& t) {
     const nlohmann::json window_s = t.energy_j ? nlohmann::json(t.energy_window_s) : nullptr;
-    return nlohmann::json{{"median_ms", t.median_ms},
-                          {"energy_j", maybe(t.energy_j)},
-                          {"energy_window_s", window_s},
-                          {"joules_per_repeat", maybe(joules_per_repeat(t))},
-                          {"mean_watts", maybe(mean_watts(t))},
-                          {"tokens_per_joule", maybe(tokens_per_joule(t, tokens))},
-                          {"p10_ms", t.p10_ms},
-                          {"p90_ms", t.p90_ms},
-                          {"first_call_ms", t.first_call_ms},
-                          {"peak_mib", t.peak_mib},
-                          {"tokens_per_s", t.tokens_per_s},
-                          {"round_medians_ms", t.round_medians_ms},
-                          {"samples_ms", t.samples_ms}};
+    return nlohmann::json{
+        {"median_ms", t.median_ms},
+        {"energy_j", maybe(t.energy_j)},
+        {"energy_window_s", window_s},
+        {"energy_slowdown",
+         t.energy_slowdown > 0 ? nlohmann::json(t.energy_slowdown) : nlohmann::json(nullptr)},
+        {"joules_per_repeat", maybe(joules_per_repeat(t))},
+        {"mean_watts", maybe(mean_watts(t))},
+        {"tokens_per_joule", maybe(tokens_per_joule(t, tokens))},
+        {"p10_ms", t.p10_ms},
+        {"p90_ms", t.p90_ms},
+        {"first_call_ms", t.first_call_ms},
+        {"peak_mib", t.peak_mib},
+        {"tokens_per_s", t.tokens_per_s},
+        {"round_medians_ms", t.round_medians_ms},
+        {"samples_ms", t.samples_ms}};
   };
   for (const auto& a : r.arms) {
     nlohmann::json ops = nlohmann::json::array();
@@ -621,6 +676,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
           {"checkpoint", c.checkpoint},
           {"kernels", {{"attention", attention_kernels_name(c.kernels.attention)}}},
           {"energy_source", r.energy_source},
+          {"energy_slowdown_limit", c.energy_slowdown_limit},
           {"arms", arms},
           {"targets", targets},
           {"peer", r.peer}};
