@@ -78,6 +78,7 @@ std::string verdict_of(const VariantSummary& s, const VariantSummary* null) {
   else
     v = fmt::format("within the noise of BF16: the interval {:+.4f} to {:+.4f} contains 0", c.lo,
                     c.hi);
+  if (!s.fp8) return v;  // a bf16 option: the FP8 recipe's gap and goal do not apply
   v += c.hi < kTodaysGap ? fmt::format("; it excludes +{:.2f}", kTodaysGap)
                          : fmt::format("; it does not exclude +{:.2f}", kTodaysGap);
   if (c.n >= 3 && c.mean <= kGoalGap && c.hi < kTodaysGap) {
@@ -107,7 +108,7 @@ std::vector<VariantSummary> summarise_pairs(const std::vector<SeedPair>& pairs) 
   std::map<std::string, std::size_t> at;
   for (const SeedPair& p : pairs) {
     auto [it, fresh] = at.emplace(p.variant, out.size());
-    if (fresh) out.push_back({p.variant, p.null_arm, {}, {}, {}, {}});
+    if (fresh) out.push_back({p.variant, p.null_arm, {}, {}, {}, {}, p.fp8});
     out[it->second].pairs.push_back(p);
   }
   for (VariantSummary& s : out) {

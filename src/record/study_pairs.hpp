@@ -16,6 +16,9 @@ struct SeedPair {
   std::string variant, group, arm;
   bool null_arm = false;
   double d_ce = 0, d_bpb = 0;
+  // false: a bf16 arm that changes something else (AdamW's moments, say): its verdict gives the
+  // interval alone, without the FP8 recipe's +0.03 and goal clauses.
+  bool fp8 = true;
 };
 
 struct Interval {
@@ -37,6 +40,7 @@ struct VariantSummary {
   std::vector<SeedPair> pairs;
   Interval ce, bpb;
   std::string verdict;  // in words, for the ΔCE interval
+  bool fp8 = true;      // as its pairs' SeedPair::fp8
 };
 
 std::vector<VariantSummary> summarise_pairs(const std::vector<SeedPair>& pairs);

@@ -267,9 +267,13 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
       // The arm against its reference under one scoring (an `fp8lab eval` JSON each).
       const auto pair_of = [&](const json& mine, const json& theirs) {
         return record::SeedPair{
-            a.arm->variant, a.arm->group, a.arm->name, a.arm->null_arm,
+            a.arm->variant,
+            a.arm->group,
+            a.arm->name,
+            a.arm->null_arm,
             mine.at("ce_nats").get<double>() - theirs.at("ce_nats").get<double>(),
-            mine.at("bits_per_byte").get<double>() - theirs.at("bits_per_byte").get<double>()};
+            mine.at("bits_per_byte").get<double>() - theirs.at("bits_per_byte").get<double>(),
+            a.arm->policy != "bf16"};
       };
       pairs.push_back(pair_of(a.own_eval, ref.own_eval));
       gaps.push_back({a.arm->variant, record::validation_gaps(a.val_losses, ref.val_losses)});

@@ -57,6 +57,21 @@ TEST(StudyPairs, VerdictsSayWhereTheIntervalLies) {
   EXPECT_NE(md.find("blockwise < tensorwise"), std::string::npos) << md;
 }
 
+// A bf16 option's pairs (AdamW's moments in bf16, say) get the interval's words alone: the FP8
+// recipe's +0.03 and its goal are not theirs.
+TEST(StudyPairs, ABf16OptionGetsNoFp8Clauses) {
+  std::vector<SeedPair> all = pairs_of("bf16 bf16-moments", {0.001, -0.002, 0.003});
+  for (SeedPair& p : all) p.fp8 = false;
+  for (auto p : pairs_of("null", {0.001, -0.001, 0.0005}, true)) all.push_back(p);
+  const auto s = summarise_pairs(all);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_FALSE(s[0].fp8);
+  EXPECT_NE(s[0].verdict.find("within the noise of BF16: the interval"), std::string::npos)
+      << s[0].verdict;
+  EXPECT_EQ(s[0].verdict.find("+0.03"), std::string::npos) << s[0].verdict;
+  EXPECT_EQ(s[0].verdict.find("goal"), std::string::npos) << s[0].verdict;
+}
+
 // The goal needs the null arm to resolve 0.005: a wide null, or none, keeps a small mean from
 // being called the goal met.
 TEST(StudyPairs, TheGoalNeedsANullArmThatResolvesIt) {
