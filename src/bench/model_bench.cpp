@@ -85,7 +85,6 @@ double median_of(std::vector<double> v) {
 // at all, and this window's energy is kept only when its calls' median is within
 // cfg.energy_slowdown_limit of the timed median: else it is left unmeasured, and
 // out.energy_slowdown says why.
-
 template <typename Call>
 void measure_energy(const ModelBenchConfig& cfg, double timed_median_ms, Call&& call,
                     ModelBenchTiming& out) {

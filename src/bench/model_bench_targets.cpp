@@ -37,9 +37,14 @@ std::string mib_pair(const char* a, double a_mib, const char* b, double b_mib) {
 }
 
 // An arm of `family` ("fp8-mlp", "fp8-linears") with only a scaling recipe, if any: the arms
-// whose speed goals are stated (options such as recompute trade time for memory).
+// whose speed goals are stated (options such as recompute trade time for memory). Read through
+// the arm-name parser, so that a new recipe or option is classed without a list here.
 bool recipe_arm(const std::string& name, const std::string& family) {
-  return name == family || name == family + "+rowwise" || name == family + "+blockwise";
+  const ModelBenchArm a = parse_model_bench_arm(name);
+  PrecisionConfig recipe_only;  // the family's defaults but for the recipe
+  recipe_only.policy = parse_policy(family);
+  recipe_only.fp8.recipe = a.precision.fp8.recipe;
+  return a.precision == recipe_only && a.moments == DType::f32;
 }
 
 // The arm with the lowest step peak among those whose name is `family` or starts with
