@@ -93,6 +93,18 @@ std::string verdict_of(const VariantSummary& s, const VariantSummary* null) {
     else
       v += fmt::format(" (meets the goal: {}, and the null arm resolves ±{:.4f})", reached,
                        null->ce.hi - null->ce.mean);
+    // The goal is on the mean; where the interval still reaches past it, say so and how many
+    // pairs at this sd would bring its upper end within the goal.
+    if (c.hi > kGoalGap) {
+      const int needed = c.mean < kGoalGap ? pairs_to_resolve(c.sd, kGoalGap - c.mean) : 0;
+      v += fmt::format("; the interval still reaches {:+.4f}, past {:.3f}: {}", c.hi, kGoalGap,
+                       needed > 0 ? fmt::format("at this mean and sd, {} pairs would bring it "
+                                                "within {:.3f}",
+                                                needed, kGoalGap)
+                                  : fmt::format("at this mean and sd, more than 1000 pairs "
+                                                "would not bring it within {:.3f}",
+                                                kGoalGap));
+    }
   }
   return v;
 }

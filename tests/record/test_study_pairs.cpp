@@ -94,6 +94,37 @@ TEST(StudyPairs, TheGoalNeedsANullArmThatResolvesIt) {
   EXPECT_NE(alone[0].verdict.find("no null arm"), std::string::npos) << alone[0].verdict;
 }
 
+// The goal is on the mean: a recipe that meets it with an interval still reaching past 0.005 is
+// told so, with the pairs that would bring the interval's upper end within it. The long study's
+// tensorwise pairs, rounded to 4 places: mean +0.0045, sd 0.00103, interval to +0.0070.
+TEST(StudyPairs, AGoalMetWithAWideIntervalSaysHowFarItReaches) {
+  std::vector<SeedPair> all = pairs_of("tensorwise", {0.0056, 0.0042, 0.0036});
+  for (auto p : pairs_of("null", {-0.0007, -0.0026, -0.0001}, true)) all.push_back(p);
+  const auto s = summarise_pairs(all);
+  ASSERT_EQ(s.size(), 2u);
+  const std::string& v = s[0].verdict;
+  EXPECT_NE(v.find("worse than BF16"), std::string::npos) << v;
+  EXPECT_NE(v.find("meets the goal"), std::string::npos) << v;
+  EXPECT_NE(v.find("the interval still reaches +0.0070, past 0.005"), std::string::npos) << v;
+  // Half-width wanted 0.005 - 0.004467 = 0.000533 at sd 0.001026, so t975(n-1) / sqrt(n) <=
+  // 0.520: n = 16 gives 2.131 / 4 = 0.533, n = 17 gives 2.120 / 4.123 = 0.514.
+  EXPECT_NE(v.find("at this mean and sd, 17 pairs would bring it within 0.005"), std::string::npos)
+      << v;
+  // A mean just under the goal: ±0.00001 at sd 0.001 would take some 38,000 pairs.
+  std::vector<SeedPair> edge = pairs_of("tensorwise", {0.00399, 0.00499, 0.00599});
+  for (auto p : pairs_of("null", {-0.0007, -0.0026, -0.0001}, true)) edge.push_back(p);
+  const auto e = summarise_pairs(edge);
+  EXPECT_NE(e[0].verdict.find("more than 1000 pairs would not bring it within 0.005"),
+            std::string::npos)
+      << e[0].verdict;
+  // An interval wholly within the goal gets no such clause.
+  std::vector<SeedPair> tight = pairs_of("blockwise", {0.001, 0.0015, 0.0012});
+  for (auto p : pairs_of("null", {-0.0007, -0.0026, -0.0001}, true)) tight.push_back(p);
+  const auto t = summarise_pairs(tight);
+  EXPECT_NE(t[0].verdict.find("meets the goal"), std::string::npos) << t[0].verdict;
+  EXPECT_EQ(t[0].verdict.find("still reaches"), std::string::npos) << t[0].verdict;
+}
+
 // The pairs a protocol needs: the smallest n whose interval half-width t975(n-1) sd / sqrt(n)
 // reaches the target, 0 past the limit.
 TEST(StudyPairs, PairsToResolveIsTheSmallestSufficientCount) {
