@@ -1,16 +1,17 @@
 // The study's record bundle: results table (Markdown + JSON), loss curves (SVG) and a manifest of
 // SHA-256 hashes, written from the finished arms' files alone.
-#include "fp8lab/error.hpp"
-#include "fp8lab/json_read.hpp"
-#include "record/record.hpp"
-#include "core/sha256.hpp"
-#include "fp8lab/study.hpp"
-#include "record/study_pairs.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
+
+#include "core/sha256.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/study.hpp"
+#include "record/record.hpp"
+#include "record/study_fp8_split.hpp"
+#include "record/study_pairs.hpp"
 
 namespace fp8lab {
 namespace fs = std::filesystem;
@@ -244,6 +245,7 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
   std::vector<record::SeedPair> pairs;
   std::vector<std::vector<record::SeedPair>> score_pairs(plan.scores.size());
   std::vector<record::PairGaps> gaps;
+  std::vector<record::Fp8GapSplit> fp8_splits;
 
   const SourceInfo source = git_source_info(o.source_dir);
   const json control_config =
@@ -276,6 +278,10 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
             a.arm->policy != "bf16"};
       };
       pairs.push_back(pair_of(a.own_eval, ref.own_eval));
+      if (pairs.back().fp8 && !a.arm->null_arm)
+        fp8_splits.push_back(
+            {a.arm->variant, a.arm->group, pairs.back().d_ce,
+             a.bf16_eval.at("ce_nats").get<double>() - ref.bf16_eval.at("ce_nats").get<double>()});
       gaps.push_back({a.arm->variant, record::validation_gaps(a.val_losses, ref.val_losses)});
       for (std::size_t k = 0; k < plan.scores.size(); ++k)
         score_pairs[k].push_back(pair_of(a.scores[k], ref.scores[k]));
@@ -360,16 +366,22 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
     score_json[plan.scores[k].name] = record::seed_pairs_json(score_summaries);
     scorings.push_back({plan.scores[k].name, score_summaries});
   }
+  md += record::fp8_gap_split_markdown(fp8_splits);
   md += record::noise_by_scoring_markdown(scorings);
   md += record::gaps_by_step_markdown(gaps);
   md += resource_check_markdown(o.out / "resource_check.json");
   std::ofstream(o.out / "results.md") << md;
-  std::ofstream(o.out / "results.json") << json{{"study", plan.name}, {"control", plan.control},
-                                                {"arms", results}, {"pending", pending},
-                                                {"seed_pairs", record::seed_pairs_json(summaries)},
-                                                {"score_seed_pairs", score_json},
-                                                {"total_train_flops", total_flops}}.dump(2)
-                                        << "\n";
+  std::ofstream(o.out / "results.json")
+      << json{{"study", plan.name},
+              {"control", plan.control},
+              {"arms", results},
+              {"pending", pending},
+              {"seed_pairs", record::seed_pairs_json(summaries)},
+              {"score_seed_pairs", score_json},
+              {"fp8_gap_split", record::fp8_gap_split_json(fp8_splits)},
+              {"total_train_flops", total_flops}}
+             .dump(2)
+      << "\n";
 
   write_loss_charts(plan, arms, summaries, o.out);
 

@@ -204,6 +204,24 @@ want = [own["moments"] - own["bf16"], own["moments-s2"] - own["bf16-s2"]]
 assert abs(m["d_ce"]["mean"] - sum(want) / 2) < 1e-12, (m, want)
 PY
 grep -q "the protocol's own noise" "$work/pairs/results.md" || fail "no noise floor line"
+# The FP8 arms' gap split: the weights' part from each arm's eval_bf16.json against its
+# reference's, the forward's from the arm's own two scores; FP8 variants only.
+grep -q "## Where the FP8 arms' gap lies" "$work/pairs/results.md" || fail "no gap split section"
+python3 - "$work/pairs" <<'PY' || fail "the FP8 gap split is wrong"
+import json, sys
+root = sys.argv[1]
+r = json.load(open(root + "/results.json"))
+own = {a["arm"]: a["eval_own_policy"]["ce_nats"] for a in r["arms"]}
+bf = {a["arm"]: a["eval_bf16"]["ce_nats"] for a in r["arms"]}
+split = r["fp8_gap_split"]
+assert [v["variant"] for v in split] == ["fp8-mlp blockwise"], split
+v = split[0]
+weights = [bf["block"] - bf["bf16"], bf["block-s2"] - bf["bf16-s2"]]
+forward = [own["block"] - bf["block"], own["block-s2"] - bf["block-s2"]]
+assert v["pairs"] == 2 and v["weights"]["n"] == 2, v
+assert abs(v["weights"]["mean"] - sum(weights) / 2) < 1e-12, (v, weights)
+assert abs(v["forward"]["mean"] - sum(forward) / 2) < 1e-12, (v, forward)
+PY
 # The further scoring: every arm scored again, its own seed-pair section from those files.
 [ -s "$work/pairs/arms/block-s2/score_three-batches.json" ] || fail "an arm lacks its further scoring"
 grep -q '## Seed pairs, scored by `three-batches`' "$work/pairs/results.md" || fail "no section for the further scoring"
