@@ -73,7 +73,7 @@ void add_bench_model(CLI::App& bench) {
   model->add_option("--seq-len", c.seq_len, "override the preset's T (0: keep)");
   model->add_option("--set", c.sets,
                     "model.KEY=VALUE overrides of the preset and kernels.KEY=VALUE choices "
-                    "(kernels.attention=auto|mma-sync|wgmma|wgmma-ws|cudnn), as "
+                    "(kernels.attention=auto|mma-sync|wgmma|wgmma-ws|cudnn|cudnn-forward), as "
                     "in train");
   model
       ->add_option("--arms", args->arms,

@@ -21,14 +21,27 @@ namespace fp8lab {
 //   cudnn:    cuDNN's fused scaled-dot-product attention through its graph API, loaded at run
 //             time (libcudnn.so.9, or the file FP8LAB_CUDNN_LIBRARY names); hd 32, 64 and 128;
 //             deterministic (its deterministic backward); not bit-identical to the own families.
+//   cudnn_forward: cuDNN's forward with the own backward (automatic's family), through cuDNN's
+//             Stats, which are the own kernels' lse: where cuDNN's forward is the faster and the
+//             own backward the faster or as fast, without cuDNN's backward workspace.
 // A family not built for a head dimension, or a TMA family on a driver without tensor-map
 // encoding, runs the next one down the list (wgmma_ws, wgmma, mma_sync); cudnn without the
 // library, or with a cuDNN that cannot build the graph, runs `automatic`'s choice, with one line
 // on stderr saying why.
-enum class AttentionKernels : std::uint8_t { automatic, mma_sync, wgmma, wgmma_ws, cudnn };
-// "auto", "mma-sync", "wgmma", "wgmma-ws", "cudnn"
+enum class AttentionKernels : std::uint8_t {
+  automatic,
+  mma_sync,
+  wgmma,
+  wgmma_ws,
+  cudnn,
+  cudnn_forward
+};
+// "auto", "mma-sync", "wgmma", "wgmma-ws", "cudnn", "cudnn-forward"
 const char* attention_kernels_name(AttentionKernels k);
 AttentionKernels parse_attention_kernels(std::string_view name);  // throws naming the bad string
+// The family a request names for one direction: cudnn_forward is cudnn forward and automatic
+// backward; every other request is itself in both.
+AttentionKernels attention_kernels_for(AttentionKernels requested, bool forward);
 
 struct KernelOptions {
   AttentionKernels attention = AttentionKernels::automatic;

@@ -6,7 +6,9 @@
 // the reference and the last fallback. Measured order: docs/cuda-backend.md, "Attention".
 // cuDNN's attention stands before the table: asked for by name only (its bits are not the own
 // families'), it runs where its library loads and builds the graph, and otherwise the call
-// goes to the table as `automatic` (cudnn_attention.cpp prints why, once).
+// goes to the table as `automatic` (cudnn_attention.cpp prints why, once). `cudnn_forward`
+// asks for it in the forward alone: every entry point first maps the request to its
+// direction's family (attention_kernels_for).
 #include <array>
 
 #include "cuda_attention/attention_kernels.hpp"
@@ -115,15 +117,16 @@ bool attention_supports_head_dim(int head_dim) {
 }
 
 AttentionKernels attention_forward_family(AttentionKernels requested, int head_dim) {
-  return resolve_with_cudnn(kForward, requested, head_dim);
+  return resolve_with_cudnn(kForward, attention_kernels_for(requested, true), head_dim);
 }
 
 AttentionKernels attention_backward_family(AttentionKernels requested, int head_dim) {
-  return resolve_with_cudnn(kBackward, requested, head_dim);
+  return resolve_with_cudnn(kBackward, attention_kernels_for(requested, false), head_dim);
 }
 
 std::size_t attention_workspace_bytes(bool forward, AttentionKernels kernels, int batch,
                                       int seq_len, int n_heads, int head_dim) {
+  kernels = attention_kernels_for(kernels, forward);
   std::size_t bytes = forward ? 0 : row_dot_bytes(batch, seq_len, n_heads);
   // The own kernels' Di stays affordable beside cuDNN's: a call cuDNN refuses at run time
   // falls back to them with the same workspace.
@@ -141,6 +144,7 @@ void attention_forward(const void* qkv, void* out, float* lse, int batch, int se
                        int head_dim, cudaStream_t stream, AmaxOut amax, AttentionKernels kernels,
                        void* workspace) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
+  kernels = attention_kernels_for(kernels, true);
   if (kernels == AttentionKernels::cudnn) {
     if (cudnn_takes(head_dim) && attention_forward_cudnn(qkv, out, lse, batch, seq_len, n_heads,
                                                          head_dim, workspace, stream)) {
@@ -159,6 +163,7 @@ void attention_backward(const void* qkv, const void* out, const float* lse, cons
                         void* workspace, cudaStream_t stream, AttentionKernels kernels,
                         AmaxOut amax) {
   if (batch <= 0 || seq_len <= 0 || n_heads <= 0) return amax_of_no_output(amax, stream);
+  kernels = attention_kernels_for(kernels, false);
   if (kernels == AttentionKernels::cudnn) {
     if (cudnn_takes(head_dim) && attention_backward_cudnn(qkv, out, lse, dout, dqkv, batch, seq_len,
                                                           n_heads, head_dim, workspace, stream)) {

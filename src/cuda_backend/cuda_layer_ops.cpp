@@ -153,11 +153,13 @@ void CudaBackend::rmsnorm_backward_and_convert(const TensorView& x, const Tensor
 
 void CudaBackend::note_attention_fallback(bool forward, int head_dim) {
   const AttentionKernels asked = kernels_.attention;
-  if (asked == AttentionKernels::automatic) return;
+  // The family asked for in this direction (cudnn-forward asks for automatic's backward).
+  const AttentionKernels wanted = attention_kernels_for(asked, forward);
+  if (wanted == AttentionKernels::automatic) return;
   const AttentionKernels runs = forward ? cuda_ops::attention_forward_family(asked, head_dim)
                                         : cuda_ops::attention_backward_family(asked, head_dim);
-  if (runs == asked || !attention_fallbacks_noted_.insert({forward, head_dim}).second) return;
-  if (asked == AttentionKernels::cudnn && !cuda_ops::cudnn_attention_unavailable().empty()) {
+  if (runs == wanted || !attention_fallbacks_noted_.insert({forward, head_dim}).second) return;
+  if (wanted == AttentionKernels::cudnn && !cuda_ops::cudnn_attention_unavailable().empty()) {
     std::fprintf(stderr, "fp8lab: kernels.attention=%s: %s; running %s\n",
                  attention_kernels_name(asked), cuda_ops::cudnn_attention_unavailable().c_str(),
                  attention_kernels_name(runs));

@@ -45,7 +45,7 @@ std::vector<Case> all_cases() {
     }
     for (AttentionKernels k :
          {AttentionKernels::automatic, AttentionKernels::mma_sync, AttentionKernels::wgmma,
-          AttentionKernels::wgmma_ws, AttentionKernels::cudnn}) {
+          AttentionKernels::wgmma_ws, AttentionKernels::cudnn, AttentionKernels::cudnn_forward}) {
       std::string name = std::string("cuda_") + attention_kernels_name(k);
       for (char& c : name)
         if (c == '-') c = '_';

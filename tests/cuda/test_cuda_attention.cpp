@@ -576,6 +576,24 @@ TEST(CudnnAttention, MixesWithTheOwnKernelsThroughTheLse) {
   check_attention({1, 2, 1000, 64}, AttentionKernels::cudnn, AttentionKernels::automatic);
 }
 
+// cudnn-forward resolves to cuDNN in the forward and to automatic's family in the backward,
+// and a backend built with it runs cuDNN's forward, the own backward, and says nothing.
+TEST(CudnnAttention, CudnnForwardRunsTheOwnBackward) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  FP8LAB_SKIP_WITHOUT_CUDNN();
+  for (int hd : {32, 64, 128}) {
+    EXPECT_EQ(cuda_ops::attention_forward_family(AttentionKernels::cudnn_forward, hd),
+              AttentionKernels::cudnn);
+    EXPECT_EQ(cuda_ops::attention_backward_family(AttentionKernels::cudnn_forward, hd),
+              cuda_ops::attention_backward_family(AttentionKernels::automatic, hd));
+  }
+  for (int hd : {64, 128})  // both directions given the one request, as the backend gives it
+    check_attention({2, 3, 333, hd}, AttentionKernels::cudnn_forward,
+                    AttentionKernels::cudnn_forward);
+  EXPECT_EQ(stderr_of_two_forwards(KernelOptions{AttentionKernels::cudnn_forward}, {1, 2, 40, 128}),
+            "");
+}
+
 TEST(CudnnAttentionLong, AtModelShapes) {
   FP8LAB_SKIP_WITHOUT_GPU();
   FP8LAB_SKIP_WITHOUT_CUDNN();
@@ -594,10 +612,12 @@ TEST(CudnnAttention, AMissingLibraryNamesTheFileAndRunsTheOwnKernels) {
   EXPECT_NE(why.find("/nonexistent/fp8lab-test/libcudnn.so.9"), std::string::npos) << why;
   EXPECT_NE(why.find("FP8LAB_CUDNN_LIBRARY"), std::string::npos) << why;
   for (int hd : {32, 64, 128}) {
-    EXPECT_EQ(cuda_ops::attention_forward_family(AttentionKernels::cudnn, hd),
-              cuda_ops::attention_forward_family(AttentionKernels::automatic, hd));
-    EXPECT_EQ(cuda_ops::attention_backward_family(AttentionKernels::cudnn, hd),
-              cuda_ops::attention_backward_family(AttentionKernels::automatic, hd));
+    for (AttentionKernels k : {AttentionKernels::cudnn, AttentionKernels::cudnn_forward}) {
+      EXPECT_EQ(cuda_ops::attention_forward_family(k, hd),
+                cuda_ops::attention_forward_family(AttentionKernels::automatic, hd));
+      EXPECT_EQ(cuda_ops::attention_backward_family(k, hd),
+                cuda_ops::attention_backward_family(AttentionKernels::automatic, hd));
+    }
   }
   if (cuda_available(nullptr)) {
     const std::string said =
@@ -606,6 +626,11 @@ TEST(CudnnAttention, AMissingLibraryNamesTheFileAndRunsTheOwnKernels) {
               std::string::npos)
         << said;
     EXPECT_EQ(said.find("running"), said.rfind("running")) << "said more than once: " << said;
+    const std::string forward_only =
+        stderr_of_two_forwards(KernelOptions{AttentionKernels::cudnn_forward}, {1, 2, 40, 64});
+    EXPECT_NE(forward_only.find("kernels.attention=cudnn-forward: cannot load the cuDNN library"),
+              std::string::npos)
+        << forward_only;
   }
   install_environment(saved);
   EXPECT_EQ(cuda_ops::cudnn_attention_unavailable().find("/nonexistent"), std::string::npos);

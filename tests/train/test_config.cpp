@@ -83,13 +83,24 @@ TEST(RunConfig, OverridesAreTypedAndStrict) {
   }
 }
 
+// cudnn-forward is two requests, one per direction; every other family is itself in both.
+TEST(RunConfig, CudnnForwardAsksForCudnnForwardAndAutoBackward) {
+  EXPECT_EQ(attention_kernels_for(AttentionKernels::cudnn_forward, true), AttentionKernels::cudnn);
+  EXPECT_EQ(attention_kernels_for(AttentionKernels::cudnn_forward, false),
+            AttentionKernels::automatic);
+  for (AttentionKernels k :
+       {AttentionKernels::automatic, AttentionKernels::mma_sync, AttentionKernels::wgmma,
+        AttentionKernels::wgmma_ws, AttentionKernels::cudnn})
+    for (bool forward : {true, false}) EXPECT_EQ(attention_kernels_for(k, forward), k);
+}
+
 // The kernel families are part of the run's configuration (written to run.json), chosen by
 // name; a run.json written before the section existed reads as auto.
 TEST(RunConfig, KernelFamiliesAreConfigNotEnvironment) {
   RunConfig c = run_preset("tiny");
   EXPECT_EQ(c.kernels.attention, AttentionKernels::automatic);
   EXPECT_EQ(to_json(c)["kernels"]["attention"], "auto");
-  for (const char* name : {"mma-sync", "wgmma", "wgmma-ws", "cudnn", "auto"}) {
+  for (const char* name : {"mma-sync", "wgmma", "wgmma-ws", "cudnn", "cudnn-forward", "auto"}) {
     apply_override(c, std::string("kernels.attention=") + name);
     EXPECT_STREQ(attention_kernels_name(c.kernels.attention), name);
     EXPECT_EQ(run_config_from_json(to_json(c)), c);
@@ -103,7 +114,8 @@ TEST(RunConfig, KernelFamiliesAreConfigNotEnvironment) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("'flash3'"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("mma-sync, wgmma, wgmma-ws or cudnn"), std::string::npos)
+    EXPECT_NE(e.message().find("mma-sync, wgmma, wgmma-ws, cudnn or cudnn-forward"),
+              std::string::npos)
         << e.message();
   }
   EXPECT_EQ(c.kernels.attention, AttentionKernels::wgmma);  // a refused value changes nothing
