@@ -82,8 +82,10 @@ void add_bench_model(CLI::App& bench) {
                    "GEMMs in bf16); then optionally +recompute (the MLP rebuilt in the "
                    "backward), then optionally +recompute-pointwise (RMSNorm and GELU outputs "
                    "rebuilt in the backward), then optionally +bf16-moments (AdamW's moments in "
-                   "bf16), in that order: e.g. "
-                   "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+bf16-moments")
+                   "bf16), then optionally +cudnn or +cudnn-forward (that arm's "
+                   "kernels.attention), in that order: e.g. "
+                   "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+bf16-moments+"
+                   "cudnn-forward")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fp8lab/config.hpp"
+#include "fp8lab/kernel_options.hpp"
 
 namespace fp8lab {
 
@@ -31,11 +32,15 @@ struct ModelBenchArm {
   std::string name;  // "bf16", "fp8-mlp", "fp8-linears", "bf16+recompute", ...
   PrecisionConfig precision;
   DType moments = DType::f32;  // OptimConfig::moments of the train step's AdamW
+  // "+cudnn", "+cudnn-forward": this arm's attention family, in place of the bench's
+  // kernels.attention, so that one run (one set of interleaved rounds) compares the families.
+  std::optional<AttentionKernels> attention;
 };
 // "bf16", "fp8-mlp", "fp8-linears", FP8 ones optionally with "+rowwise" or "+blockwise" (the
 // scaling recipe) and "+bf16-wgrad", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
-// "+bf16-moments" (OptimConfig::moments); throws naming bad names.
+// "+bf16-moments" (OptimConfig::moments), then optionally "+cudnn" or "+cudnn-forward"
+// (ModelBenchArm::attention); throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {
@@ -108,6 +113,7 @@ std::optional<double> tokens_per_joule(const ModelBenchTiming& t, std::int64_t t
 
 struct ModelBenchArmResult {
   std::string arm;
+  std::string attention;  // the attention family it asked for (attention_kernels_name)
   ModelBenchTiming frozen, step;
   double loss = 0;  // of the frozen batch
   // The train step's loss on its batch at the first call and at the last timed repeat (NaN

@@ -202,6 +202,9 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
   const std::int64_t b = cfg.batch, m = b * mc.seq_len;
   const float grad_scale = 1.f / static_cast<float>(m);
   const int chunk = static_cast<int>(cfg.loss_chunk_rows);
+  KernelOptions kernels = cfg.kernels;
+  if (arm.attention) kernels.attention = *arm.attention;
+  r.attention = attention_kernels_name(kernels.attention);
   r.inputs_sha256 = sha256_hex(batch.inputs.data(), batch.inputs.size() * 4);
   r.targets_sha256 = sha256_hex(batch.targets.data(), batch.targets.size() * 4);
   auto weights = [&](GptModel& model) {
@@ -214,7 +217,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     }
   };
   if (cfg.frozen) {
-    auto backend = make_backend(cfg.backend, cfg.kernels);
+    auto backend = make_backend(cfg.backend, kernels);
     GptModel model(mc, arm.precision, b, *backend);
     weights(model);
     r.weights_sha256 = model.parameter_sha256();
@@ -237,7 +240,7 @@ ModelBenchArmResult run_arm(const ModelBenchConfig& cfg, const ModelConfig& mc,
     r.frozen.tokens_per_s = static_cast<double>(m) / (r.frozen.median_ms / 1e3);
   }
   if (cfg.train_step) {
-    auto backend = make_backend(cfg.backend, cfg.kernels);
+    auto backend = make_backend(cfg.backend, kernels);
     GptModel model(mc, arm.precision, b, *backend);
     weights(model);
     if (r.weights_sha256.empty()) r.weights_sha256 = model.parameter_sha256();
@@ -380,6 +383,10 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
     policy.resize(policy.size() - suffix.size());
     return true;
   };
+  if (strip("+cudnn-forward"))
+    arm.attention = AttentionKernels::cudnn_forward;
+  else if (strip("+cudnn"))
+    arm.attention = AttentionKernels::cudnn;
   if (strip("+bf16-moments")) arm.moments = DType::bf16;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
@@ -645,6 +652,7 @@ nlohmann::json model_bench_json(const ModelBenchResult& r) {
                     {"step_loss_first", a.step_loss_first},
                     {"step_loss_last", a.step_loss_last},
                     {"state_bytes", state_json(a.state, r.parameters)},
+                    {"attention", a.attention},
                     {"weights_sha256", a.weights_sha256},
                     {"inputs_sha256", a.inputs_sha256},
                     {"targets_sha256", a.targets_sha256}});

@@ -36,9 +36,10 @@ std::string mib_pair(const char* a, double a_mib, const char* b, double b_mib) {
   return line;
 }
 
-// An arm of `family` ("fp8-mlp", "fp8-linears") with only a scaling recipe, if any: the arms
-// whose speed goals are stated (options such as recompute trade time for memory). Read through
-// the arm-name parser, so that a new recipe or option is classed without a list here.
+// An arm of `family` ("bf16", "fp8-mlp", "fp8-linears") with only a scaling recipe, if any, and
+// any attention family: the arms whose speed goals are stated (options such as recompute trade
+// time for memory; an attention family is the same model, another kernel). Read through the
+// arm-name parser, so that a new recipe or option is classed without a list here.
 bool recipe_arm(const std::string& name, const std::string& family) {
   const ModelBenchArm a = parse_model_bench_arm(name);
   PrecisionConfig recipe_only;  // the family's defaults but for the recipe
@@ -76,6 +77,13 @@ std::vector<ModelBenchTargetCheck> model_bench_targets(const ModelBenchResult& r
   if (peer_tps > 0 && base.tokens_per_s > 0)
     out.push_back(check("bf16 step tokens/s vs PyTorch's", base.tokens_per_s / peer_tps, ">=", 1.10,
                         ms_pair("ours", base.median_ms, "PyTorch", peer_ms)));
+  // The same goal for a bf16 arm that differs only in its attention family (bf16+cudnn-forward).
+  for (const auto& a : r.arms) {
+    if (a.arm == "bf16" || !recipe_arm(a.arm, "bf16") || peer_tps <= 0 || a.step.tokens_per_s <= 0)
+      continue;
+    out.push_back(check(a.arm + " step tokens/s vs PyTorch's", a.step.tokens_per_s / peer_tps,
+                        ">=", 1.10, ms_pair(a.arm.c_str(), a.step.median_ms, "PyTorch", peer_ms)));
+  }
   // Memory: the leanest arm of each family against the peer's arm of that family (FP8 arms
   // against PyTorch's FP8 arm of the same linears).
   for (const char* family : {"bf16", "fp8-mlp", "fp8-linears"}) {

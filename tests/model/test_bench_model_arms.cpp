@@ -36,8 +36,15 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_FALSE(pointwise.precision.mlp_recompute);
   // The example of `bench model --help`: every modifier, in its place.
   const ModelBenchArm every = parse_model_bench_arm(
-      "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+bf16-moments");
+      "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+bf16-moments+cudnn-forward");
   EXPECT_EQ(every.moments, DType::bf16);
+  EXPECT_EQ(every.attention, AttentionKernels::cudnn_forward);
+  EXPECT_FALSE(plain.attention.has_value());  // the bench's kernels.attention
+  const ModelBenchArm cudnn = parse_model_bench_arm("bf16+cudnn");
+  EXPECT_EQ(cudnn.attention, AttentionKernels::cudnn);
+  EXPECT_EQ(cudnn.precision, PrecisionConfig{});
+  EXPECT_THROW(parse_model_bench_arm("bf16+cudnn-forward+bf16-moments"), Error);
+  EXPECT_THROW(parse_model_bench_arm("bf16+cudnn+cudnn-forward"), Error);
   EXPECT_EQ(plain.moments, DType::f32);
   EXPECT_THROW(parse_model_bench_arm("bf16+bf16-moments+recompute"), Error);
   EXPECT_EQ(every.precision.policy, PrecisionPolicy::fp8_linears);
@@ -76,6 +83,13 @@ TEST(BenchModelArms, RecordsTheKernelFamilies) {
       << model_bench_report(chosen);
   EXPECT_EQ(model_bench_json(chosen)["kernels"]["attention"], "wgmma");
   EXPECT_EQ(chosen.arms.at(0).loss, plain.arms.at(0).loss);  // the CPU has one kernel per op
+  EXPECT_EQ(model_bench_json(chosen)["arms"][0]["attention"], "wgmma");
+
+  // An arm's own family takes the place of the bench's, for that arm alone.
+  c.arms = {parse_model_bench_arm("bf16"), parse_model_bench_arm("bf16+cudnn-forward")};
+  const nlohmann::json per_arm = model_bench_json(run_model_bench(c));
+  EXPECT_EQ(per_arm["arms"][0]["attention"], "wgmma");
+  EXPECT_EQ(per_arm["arms"][1]["attention"], "cudnn-forward");
 
   c.sets = {"optim.lr=1"};
   const std::string message = testing::error_of([&] { run_model_bench(c); });

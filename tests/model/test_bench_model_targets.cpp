@@ -150,6 +150,31 @@ TEST(BenchModelTargets, Gpt13bChecksFp8LinearsAndTheLeanestArmsAgainstThePeer) {
   for (const auto& c : all) EXPECT_EQ(c.target.find("bf16-moments step"), std::string::npos);
 }
 
+// An arm that differs only in its attention family is the same model on another kernel: it is
+// held to its family's speed goals, bf16 against the peer and fp8-linears against both.
+TEST(BenchModelTargets, AnAttentionFamilyArmIsHeldToItsFamilysSpeedGoals) {
+  constexpr double kTokens = 8.0 * 2048;
+  ModelBenchResult r = result("gpt1.3b", {arm("bf16", 250.0, 51382, kTokens),
+                                          arm("bf16+cudnn-forward", 230.0, 51382, kTokens),
+                                          arm("fp8-linears+cudnn-forward", 182.0, 48694, kTokens),
+                                          arm("bf16+recompute+cudnn", 270.0, 40000, kTokens)});
+  r.peer = nlohmann::json::parse(R"({"preset": "gpt1.3b", "arms": {
+      "bf16": {"train": {"median_ms": 255.38, "tokens_per_s": 64155, "peak_mib": 47270}}}})");
+  const auto all = model_bench_targets(r);
+  const auto* bf16 = find(all, "bf16+cudnn-forward step tokens/s vs PyTorch's");
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_NEAR(bf16->value, kTokens / 0.230 / 64155, 1e-9);
+  EXPECT_DOUBLE_EQ(bf16->limit, 1.10);
+  EXPECT_TRUE(bf16->met);  // 1.110x
+  const auto* fp8 = find(all, "fp8-linears+cudnn-forward step tokens/s vs PyTorch's bf16");
+  ASSERT_NE(fp8, nullptr);
+  EXPECT_NEAR(fp8->value, kTokens / 0.182 / 64155, 1e-9);
+  EXPECT_TRUE(fp8->met);  // 1.403x
+  EXPECT_NE(find(all, "fp8-linears+cudnn-forward step tokens/s vs bf16's"), nullptr);
+  // With recompute it is an option arm: no speed goal names it.
+  for (const auto& c : all) EXPECT_EQ(c.target.find("recompute+cudnn step"), std::string::npos);
+}
+
 TEST(BenchModelTargets, NothingWithoutABf16ArmOrWithAnotherPresetsPeer) {
   EXPECT_TRUE(
       model_bench_targets(result("gpt50m", {arm("fp8-mlp", 106.94, 18264, kGpt50mTokens)}))
