@@ -11,9 +11,9 @@ by up to one step at each end (~±9%). EnergySampler polls it on a thread and re
 the energy of a window is the counter interpolated linearly at each end between the moves that
 bracket it (as src/bench/energy_sampler.hpp does for fp8lab). That assumes constant power within
 the step holding each end: run the same work before the window and after it, until the counter
-has moved after its end. A poller beside calls can slow them (docs/performance.md, "Casts and
-amax"), so gpt_peer.py times its calls with no sampler and measures energy over as many calls
-after them, as fp8lab's bench model does.
+has moved after its end. A poller beside calls can slow them (docs/performance.md, "FP8
+scaling recipes"), so gpt_peer.py times its calls with no sampler and measures energy over as
+many calls after them, as fp8lab's bench model does.
 
     counter = EnergyCounter("0000:3b:00.0")   # the PCI bus id of the GPU
     if not counter.available: print(counter.why_not)

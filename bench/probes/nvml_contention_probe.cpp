@@ -3,8 +3,8 @@
 // Why: `fp8lab bench model` with its energy sampler on (bench/energy_sampler.hpp: a thread
 // reading NVML's total-energy counter back to back, ~4 ms a read) timed the gpt50m blockwise
 // arm at 710 ms a step against 123 ms with --no-energy, while the tensorwise and bf16 arms were
-// not slowed (docs/performance.md, "Casts and amax"). The grouped recipes' casts are what those
-// arms add on the host: a cudaMemsetAsync of the cast's meta before each cast kernel
+// not slowed (docs/performance.md, "FP8 scaling recipes"). The grouped recipes' casts are what
+// those arms add on the host: a cudaMemsetAsync of the cast's meta before each cast kernel
 // (src/fp8/grouped_cast_cuda.cpp). Prediction: cudaMemsetAsync waits for the NVML read in
 // flight while kernel launches and event calls do not; 48 memsets a gpt50m fp8-mlp step (three
 // casts a linear) at ~12 ms would be the 590 ms. Against it: the tensorwise path memsets too

@@ -38,10 +38,6 @@ std::vector<SplitSummary> summarise(const std::vector<Fp8GapSplit>& splits) {
   return out;
 }
 
-std::string interval_cell(const Interval& i) {
-  return i.n < 2 ? "—" : fmt::format("{:+.4f} to {:+.4f}", i.lo, i.hi);
-}
-
 // A part's mean and where its interval lies, for the verdict line.
 std::string part_words(const Interval& i) {
   if (i.n < 2) return fmt::format("{:+.4f} (one pair: no interval)", i.mean);
@@ -57,8 +53,8 @@ std::string fp8_gap_split_markdown(const std::vector<Fp8GapSplit>& splits) {
   std::vector<std::vector<std::string>> rows;
   for (const SplitSummary& s : summaries)
     rows.push_back({s.variant, std::to_string(s.own.n), fmt::format("{:+.4f}", s.own.mean),
-                    fmt::format("{:+.4f}", s.weights.mean), interval_cell(s.weights),
-                    fmt::format("{:+.4f}", s.forward.mean), interval_cell(s.forward)});
+                    fmt::format("{:+.4f}", s.weights.mean), interval_text(s.weights),
+                    fmt::format("{:+.4f}", s.forward.mean), interval_text(s.forward)});
   std::string md =
       "\n## Where the FP8 arms' gap lies\n\nEach FP8 arm's final weights scored again with every "
       "linear in BF16 (\"CE under bf16\") against its seed's BF16 arm: the gap its training left "
@@ -75,17 +71,13 @@ std::string fp8_gap_split_markdown(const std::vector<Fp8GapSplit>& splits) {
 }
 
 nlohmann::json fp8_gap_split_json(const std::vector<Fp8GapSplit>& splits) {
-  const auto interval = [](const Interval& i) {
-    return nlohmann::json{
-        {"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo95", i.lo}, {"hi95", i.hi}};
-  };
   nlohmann::json out = nlohmann::json::array();
   for (const SplitSummary& s : summarise(splits))
     out.push_back({{"variant", s.variant},
                    {"pairs", s.own.n},
-                   {"own", interval(s.own)},
-                   {"weights", interval(s.weights)},
-                   {"forward", interval(s.forward)}});
+                   {"own", interval_json(s.own)},
+                   {"weights", interval_json(s.weights)},
+                   {"forward", interval_json(s.forward)}});
   return out;
 }
 

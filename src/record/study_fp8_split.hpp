@@ -11,7 +11,7 @@
 namespace fp8lab::record {
 
 struct Fp8GapSplit {
-  std::string variant, group;
+  std::string variant;
   double own_d_ce = 0;      // the arm's ΔCE under its own policy (its seed pair's)
   double weights_d_ce = 0;  // its weights scored in BF16, minus its reference's BF16 score
 };

@@ -109,11 +109,15 @@ std::string verdict_of(const VariantSummary& s, const VariantSummary* null) {
   return v;
 }
 
+}  // namespace
+
 std::string interval_text(const Interval& i) {
   return i.n < 2 ? "—" : fmt::format("{:+.4f} to {:+.4f}", i.lo, i.hi);
 }
 
-}  // namespace
+nlohmann::json interval_json(const Interval& i) {
+  return nlohmann::json{{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo95", i.lo}, {"hi95", i.hi}};
+}
 
 std::vector<VariantSummary> summarise_pairs(const std::vector<SeedPair>& pairs) {
   std::vector<VariantSummary> out;
@@ -226,11 +230,11 @@ nlohmann::json seed_pairs_json(const std::vector<VariantSummary>& summaries) {
     nlohmann::json pairs = nlohmann::json::array();
     for (const SeedPair& p : s.pairs)
       pairs.push_back({{"group", p.group}, {"arm", p.arm}, {"d_ce", p.d_ce}, {"d_bpb", p.d_bpb}});
-    auto interval = [](const Interval& i) {
-      return nlohmann::json{{"n", i.n}, {"mean", i.mean}, {"sd", i.sd}, {"lo95", i.lo}, {"hi95", i.hi}};
-    };
-    nlohmann::json entry = {{"variant", s.variant}, {"null", s.null_arm}, {"pairs", pairs},
-                            {"d_ce", interval(s.ce)}, {"d_bpb", interval(s.bpb)},
+    nlohmann::json entry = {{"variant", s.variant},
+                            {"null", s.null_arm},
+                            {"pairs", pairs},
+                            {"d_ce", interval_json(s.ce)},
+                            {"d_bpb", interval_json(s.bpb)},
                             {"verdict", s.verdict}};
     // For a null arm: how many pairs a protocol this noisy needs to resolve the goal's gap.
     if (s.null_arm && s.ce.n >= 2) entry["pairs_for_goal"] = pairs_to_resolve(s.ce.sd, kGoalGap);

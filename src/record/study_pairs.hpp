@@ -28,6 +28,10 @@ struct Interval {
 
 // Mean, sample standard deviation and the two-sided 95% Student-t interval of the mean.
 Interval mean_interval(const std::vector<double>& values);
+// An interval as a results.md cell ("+0.0018 to +0.0071", "—" below two values) and as
+// results.json's {n, mean, sd, lo95, hi95}.
+std::string interval_text(const Interval& i);
+nlohmann::json interval_json(const Interval& i);
 // The 0.975 quantile of Student's t with `df` degrees of freedom (df >= 1).
 double student_t975(int df);
 // The fewest pairs n (>= 2) whose 95% interval of the mean, at sample sd `sd`, is no wider than

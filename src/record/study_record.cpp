@@ -278,9 +278,9 @@ void write_study_record(const StudyPlan& plan, const StudyRunOptions& o) {
             a.arm->policy != "bf16"};
       };
       pairs.push_back(pair_of(a.own_eval, ref.own_eval));
-      if (pairs.back().fp8 && !a.arm->null_arm)
+      if (pairs.back().fp8)  // an FP8 arm (a null arm is bf16)
         fp8_splits.push_back(
-            {a.arm->variant, a.arm->group, pairs.back().d_ce,
+            {a.arm->variant, pairs.back().d_ce,
              a.bf16_eval.at("ce_nats").get<double>() - ref.bf16_eval.at("ce_nats").get<double>()});
       gaps.push_back({a.arm->variant, record::validation_gaps(a.val_losses, ref.val_losses)});
       for (std::size_t k = 0; k < plan.scores.size(); ++k)

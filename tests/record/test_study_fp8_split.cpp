@@ -10,8 +10,7 @@ namespace {
 std::vector<Fp8GapSplit> arms(const std::string& variant, const std::vector<double>& own,
                               const std::vector<double>& weights) {
   std::vector<Fp8GapSplit> out;
-  for (std::size_t i = 0; i < own.size(); ++i)
-    out.push_back({variant, "seed" + std::to_string(i + 1), own[i], weights[i]});
+  for (std::size_t i = 0; i < own.size(); ++i) out.push_back({variant, own[i], weights[i]});
   return out;
 }
 
