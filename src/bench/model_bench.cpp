@@ -394,6 +394,14 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   if (strip("+rowwise")) arm.precision.fp8.recipe = Fp8Recipe::rowwise;
   if (arm.precision.fp8.recipe == Fp8Recipe::tensorwise && strip("+blockwise"))
     arm.precision.fp8.recipe = Fp8Recipe::blockwise;
+  // What is left past the policy is an unknown option or one out of its place.
+  const std::size_t plus = policy.find('+');
+  FP8LAB_CHECK(plus == std::string::npos,
+               "bench arm '{}': '{}' is not an option in its place; after the policy (bf16, "
+               "fp8-mlp or fp8-linears) come, each optional and in this order: +rowwise or "
+               "+blockwise, +bf16-wgrad, +recompute, +recompute-pointwise, +bf16-moments, +cudnn "
+               "or +cudnn-forward",
+               name, policy.substr(plus));
   arm.precision.policy = parse_policy(policy);
   FP8LAB_CHECK(arm.precision.policy != PrecisionPolicy::bf16 ||
                    arm.precision.fp8 == Fp8Options{},

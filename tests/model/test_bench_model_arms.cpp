@@ -58,6 +58,16 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_THROW(parse_model_bench_arm("bf16+rowwise"), Error);
   EXPECT_THROW(parse_model_bench_arm("bf16+recompute-pointwise+recompute"), Error);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+recompute+bf16-wgrad"), Error);
+  // A bad arm names what is left over and the order the options go in.
+  const std::string twice =
+      testing::error_of([] { parse_model_bench_arm("bf16+cudnn+cudnn-forward"); });
+  EXPECT_NE(twice.find("'+cudnn' is not an option in its place"), std::string::npos) << twice;
+  EXPECT_NE(twice.find("+bf16-moments, +cudnn or +cudnn-forward"), std::string::npos) << twice;
+  const std::string typo =
+      testing::error_of([] { parse_model_bench_arm("fp8-linears+cudnn-foo"); });
+  EXPECT_NE(typo.find("'+cudnn-foo'"), std::string::npos) << typo;
+  EXPECT_NE(testing::error_of([] { parse_model_bench_arm("fp16"); }).find("'fp16'"),
+            std::string::npos);
   // One way to run each op: the fusions and the backend's choices take no suffix.
   for (const char* gone :
        {"fp8-mlp+unfused-amax", "fp8-mlp+unfused-attention-amax", "fp8-mlp+finalized-amax",
