@@ -6,6 +6,7 @@
 #include "fp8lab/study.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -21,7 +22,7 @@ struct StudyCliOptions {
   bool record_only = false;
   bool plan = false;
   bool force = false;
-  double stop_after_s = 0.0;
+  std::optional<double> stop_after_s;
   JsonOutput json;
 };
 
@@ -63,8 +64,17 @@ void run_study_command(const StudyCliOptions& o) {
   run.config_file = o.config;
   run.gpus = gpu_list(o.gpus);
   run.force = o.force;
-  run.stop_after_s = o.stop_after_s;
+  if (o.stop_after_s) {
+    FP8LAB_CHECK(std::isfinite(*o.stop_after_s) && *o.stop_after_s > 0,
+                 "--stop-after {}: the seconds must be a positive number", *o.stop_after_s);
+    run.stop_after_s = *o.stop_after_s;
+  }
   if (o.record_only) {
+    // Checked before adopt_study_plan writes study.json: a wrong --out gets nothing written.
+    FP8LAB_CHECK(std::filesystem::is_directory(out / "arms"),
+                 "--record-only: '{}' holds no study arms to record (train them first: fp8lab "
+                 "study {} --out {})",
+                 o.out, o.config, o.out);
     adopt_study_plan(plan, run.out);
     write_study_record(plan, run);
   } else {
@@ -120,8 +130,7 @@ void setup_study(CLI::App& sub) {
   sub.add_option("--stop-after", o->stop_after_s,
                  "SECONDS: start no arm that would likely end later than this (an arm is "
                  "expected to take as long as the longest finished one); the record lists the "
-                 "rest as pending and the same command continues them")
-      ->check(CLI::PositiveNumber);
+                 "rest as pending and the same command continues them");
   o->json.add_options(sub, "the results (results.json's content)");
   sub.callback([o] { run_study_command(*o); });
 }

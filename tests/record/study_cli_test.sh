@@ -322,7 +322,16 @@ for name in re.findall(r"\[\d+/8 ([a-z0-9-]+)\]", open(sys.argv[1]).read()):
         seen.append(name)
 assert seen == ["bf16", "null", "block", "moments", "bf16-s2", "moments-s2", "null-s2", "block-s2"], seen
 PY
-if "$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after -5 > /dev/null 2>&1; then
-  fail "a negative --stop-after was accepted"
-fi
+code=0
+"$fp8lab" study "$work/pairs.json" --out "$work/stop" --stop-after -5 > "$work/negstop.log" 2>&1 || code=$?
+[ "$code" = 2 ] || fail "a negative --stop-after: exit code $code, not 2"
+grep -q -- "--stop-after -5: the seconds must be a positive number" "$work/negstop.log" ||
+  fail "no clear message for a negative --stop-after: $(tail -1 "$work/negstop.log")"
+# --record-only where no study trained: a clear refusal, and no directory left behind.
+code=0
+"$fp8lab" study "$work/pairs.json" --out "$work/nostudy" --record-only > "$work/nostudy.log" 2>&1 || code=$?
+[ "$code" = 2 ] || fail "--record-only without arms: exit code $code, not 2"
+grep -q "holds no study arms to record" "$work/nostudy.log" ||
+  fail "no clear message for --record-only without arms: $(tail -1 "$work/nostudy.log")"
+[ ! -e "$work/nostudy" ] || fail "--record-only without arms wrote $work/nostudy"
 echo "study CLI end to end: 1 passed, 0 failed"
