@@ -54,6 +54,11 @@ struct PrecisionConfig {
   // reads them, instead of keeping them per block. Same bits; combines with every policy and
   // with mlp_recompute (which already rebuilds gelu).
   bool pointwise_recompute = false;
+  // The FP8 block linears cast W from the fp32 master through one transient bf16 copy (the
+  // bits of the working copy) instead of keeping a bf16 working copy of their weights: 2 bytes
+  // a parameter of those weights less, for one bf16 conversion per linear and forward. Same
+  // bits; mixed compute and an FP8 policy only (JSON precision.fp8_weights_from_master).
+  bool fp8_weights_from_master = false;
   ComputeMode compute = ComputeMode::mixed;
   // The FP8 linears' scaling recipe and wgrad precision (fp8lab/fp8_recipe.hpp); JSON keys
   // precision.fp8_recipe (tensorwise | rowwise | blockwise) and precision.fp8_wgrad (fp8 | bf16).

@@ -92,8 +92,14 @@ class GptModel {
   TensorView grad(const ParamInfo& p) const;   // f32 view into the gradient buffer
   void refresh_working_weights();              // after the master weights changed
   // The bf16 working copy of p that the linears read; empty (data null) in fp32 compute, where
-  // they read the master itself.
+  // they read the master itself, and for a weight the model keeps in the master only (an FP8
+  // block linear's under PrecisionConfig::fp8_weights_from_master).
   TensorView working_copy(const ParamInfo& p) const;
+  // The weight a linear reads: p's working copy; for a weight kept in the master only, the
+  // master converted to bf16 (the working copy's bits) into the model's one-weight scratch, which
+  // the next such call overwrites, in stream order (each linear queues its reads of W before it
+  // returns); in fp32 compute the master itself.
+  TensorView linear_weight(const ParamInfo& p);
   // The gradients read as zero from here on. The buffer itself is not zeroed: the next
   // forward_backward writes the gradients instead of adding to them (GradWrite::overwrite for
   // the linears, the LM head and the norm gains; wpe, whose kernel only adds, is zeroed first).
@@ -189,7 +195,10 @@ class GptModel {
   // `which` is an FP8 linear whose amax a producer may fuse (the tensorwise recipe).
   bool fused_amax_linear(BlockLinear which) const;
   AmaxSlot weight_slot(int index) const;  // index: layer * 4 + BlockLinear
-  TensorView working(const ParamInfo& p) const;
+  // p's index in the layout's parameter list.
+  std::size_t param_index(const ParamInfo& p) const;
+  // Whether p (by index) is kept in the master only (fp8_weights_from_master).
+  bool master_only(std::size_t index) const;
   // The gradient of p as the backward writes it: no zeroing of a pending zero_grads (grad does).
   TensorView grad_target(const ParamInfo& p) const;
   // Zeroes the gradient buffer if zero_grads is still pending (the accessors' side of it).
@@ -208,6 +217,10 @@ class GptModel {
   ParameterLayout layout_;
   DType act_dtype_;
   Buffer master_, working_, grads_;
+  // Per parameter, where its working copy starts in working_ (elements; the copies of the
+  // other parameters packed in layout order), or -1 where it has none.
+  std::vector<std::int64_t> working_offset_;
+  Buffer weight_scratch_;     // bf16, room for the largest weight kept in the master only
   Buffer weight_amax_slots_;  // one per block linear when any is FP8 (weight_amax_slot)
   std::unique_ptr<Activations> acts_;
   GradientReadyHook gradient_ready_hook_;

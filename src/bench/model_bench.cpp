@@ -388,6 +388,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   else if (strip("+cudnn"))
     arm.attention = AttentionKernels::cudnn;
   if (strip("+bf16-moments")) arm.moments = DType::bf16;
+  if (strip("+weights-from-master")) arm.precision.fp8_weights_from_master = true;
   if (strip("+recompute-pointwise")) arm.precision.pointwise_recompute = true;
   if (strip("+recompute")) arm.precision.mlp_recompute = true;
   if (strip("+bf16-wgrad")) arm.precision.fp8.bf16_wgrad = true;
@@ -399,13 +400,15 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   FP8LAB_CHECK(plus == std::string::npos,
                "bench arm '{}': '{}' is not an option in its place; after the policy (bf16, "
                "fp8-mlp or fp8-linears) come, each optional and in this order: +rowwise or "
-               "+blockwise, +bf16-wgrad, +recompute, +recompute-pointwise, +bf16-moments, +cudnn "
-               "or +cudnn-forward",
+               "+blockwise, +bf16-wgrad, +recompute, +recompute-pointwise, +weights-from-master, "
+               "+bf16-moments, +cudnn or +cudnn-forward",
                name, policy.substr(plus));
   arm.precision.policy = parse_policy(policy);
   FP8LAB_CHECK(arm.precision.policy != PrecisionPolicy::bf16 ||
-                   arm.precision.fp8 == Fp8Options{},
-               "bench arm '{}': a recipe or bf16-wgrad applies to an FP8 policy only", name);
+                   (arm.precision.fp8 == Fp8Options{} && !arm.precision.fp8_weights_from_master),
+               "bench arm '{}': a recipe, bf16-wgrad or weights-from-master applies to an FP8 "
+               "policy only",
+               name);
   return arm;
 }
 

@@ -67,8 +67,7 @@ GptDecoder::GptDecoder(GptModel& model, std::int64_t max_rows)
 }
 
 TensorView GptDecoder::linear_weight(const ParamInfo& p) const {
-  const TensorView w = model_.working_copy(p);  // bf16 in mixed compute, empty in fp32
-  return w.data != nullptr ? w : model_.param(p);
+  return model_.linear_weight(p);  // bf16 in mixed compute, the fp32 master in fp32
 }
 
 TensorView GptDecoder::rows(const Buffer& b, std::int64_t n) const {

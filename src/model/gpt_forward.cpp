@@ -71,7 +71,9 @@ AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
 }
 
 AmaxSlot GptModel::w_amax(std::int64_t layer, BlockLinear which) const {
-  if (!weight_amax_current() || !fused_amax_linear(which)) return {};
+  // A weight cast from the master has no optimizer-filled slot (weight_amax_slot).
+  if (!weight_amax_current() || !fused_amax_linear(which) || precision_.fp8_weights_from_master)
+    return {};
   return weight_slot(static_cast<int>(layer) * Activations::kSlotsPerBlock +
                      static_cast<int>(which));
 }
@@ -110,10 +112,9 @@ LossSums GptModel::loss(const std::int32_t* inputs, const std::int32_t* targets,
     IdleLoan loan(backend_, a.dresid);  // the backward's first write to it is its fill_zero
     forward(training);
     loan.switch_to(a.d_mlp);  // the logits chunk: d_mlp (and gelu.shared) is idle in the loss
-    sums =
-        backend_.cross_entropy(a.lnf, working(wte), a.targets, ignore_index, chunk_rows, grad_scale,
-                               training ? a.d_lnf.view() : none,
-                               training ? grad_target(wte) : none, dw_write_);
+    sums = backend_.cross_entropy(a.lnf, linear_weight(wte), a.targets, ignore_index, chunk_rows,
+                                  grad_scale, training ? a.d_lnf.view() : none,
+                                  training ? grad_target(wte) : none, dw_write_);
   }
   if (training) {
     backward();
@@ -131,7 +132,7 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   // again by the pointwise recompute of ln2 just before.
   const LinearMode fc_mode = linear_mode_for(precision_, BlockLinear::mlp_fc);
   const TensorView& fc_x = own_or(b.ln2, a.ln_shared);
-  const TensorView fc_w = working(block_param(l, "mlp.fc.weight"));
+  const TensorView fc_w = linear_weight(block_param(l, "mlp.fc.weight"));
   if (!a.recompute_gelu) {  // pointwise recompute keeps the separate ops (model.hpp)
     b.fc_ctx = backend_.linear_gelu_forward(fc_mode, fc_x, fc_w, fc, gelu, linear_name(l, "mlp.fc"),
                                             x_amax(l, BlockLinear::mlp_fc),
@@ -147,9 +148,9 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
   const TensorView no_output;
   b.mlp_proj_ctx = backend_.linear_forward(
       linear_mode_for(precision_, BlockLinear::mlp_proj), gelu,
-      working(block_param(l, "mlp.proj.weight")), state_only ? no_output : a.branch_out.view(),
-      linear_name(l, "mlp.proj"), x_amax(l, BlockLinear::mlp_proj),
-      w_amax(l, BlockLinear::mlp_proj));
+      linear_weight(block_param(l, "mlp.proj.weight")),
+      state_only ? no_output : a.branch_out.view(), linear_name(l, "mlp.proj"),
+      x_amax(l, BlockLinear::mlp_proj), w_amax(l, BlockLinear::mlp_proj));
 }
 
 void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
@@ -179,15 +180,14 @@ void GptModel::forward(bool training) {
     const TensorView& x_next = a.resid[static_cast<std::size_t>(2 * l + 2)];
     b.qkv_ctx = backend_.linear_forward(
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
-        working(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
+        linear_weight(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
         x_amax(l, BlockLinear::attn_qkv), w_amax(l, BlockLinear::attn_qkv));
     const AmaxSlot att_amax = x_amax(l, BlockLinear::attn_proj);
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
-    b.attn_proj_ctx =
-        backend_.linear_forward(linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
-                                working(block_param(l, "attn.proj.weight")), a.branch_out,
-                                linear_name(l, "attn.proj"), att_amax,
-                                w_amax(l, BlockLinear::attn_proj));
+    b.attn_proj_ctx = backend_.linear_forward(
+        linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
+        linear_weight(block_param(l, "attn.proj.weight")), a.branch_out,
+        linear_name(l, "attn.proj"), att_amax, w_amax(l, BlockLinear::attn_proj));
     add_and_norm(x_attn, x_mlp, block_param(l, "ln2.weight"), own_or(b.ln2, a.ln_shared), b.rstd2,
                  x_amax(l, BlockLinear::mlp_fc));
     mlp_forward(l, /*state_only=*/false);

@@ -50,10 +50,29 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   backend.set_fp8_options(precision.fp8);  // the recipe of this model's FP8 linears
   const bool fp32 = precision.compute == ComputeMode::fp32;
   act_dtype_ = fp32 ? DType::f32 : DType::bf16;
+  FP8LAB_CHECK(!precision.fp8_weights_from_master || precision.policy != PrecisionPolicy::bf16,
+               "fp8_weights_from_master concerns FP8 linears: it needs policy fp8-mlp or "
+               "fp8-linears, not {}",
+               policy_name(precision.policy));
   const std::int64_t n = layout_.total();
   master_ = backend.allocate(MemoryKind::parameters, DType::f32, {n}, "params.master");
-  if (!fp32)
-    working_ = backend.allocate(MemoryKind::parameters, DType::bf16, {n}, "params.working");
+  // The working copies, packed in layout order without the weights kept in the master only.
+  const auto& params = layout_.params();
+  working_offset_.assign(params.size(), -1);
+  std::int64_t working_n = 0, scratch_n = 0;
+  for (std::size_t i = 0; i < params.size() && !fp32; ++i) {
+    if (master_only(i)) {
+      scratch_n = std::max(scratch_n, params[i].numel());
+    } else {
+      working_offset_[i] = working_n;
+      working_n += params[i].numel();
+    }
+  }
+  if (working_n > 0)
+    working_ = backend.allocate(MemoryKind::parameters, DType::bf16, {working_n}, "params.working");
+  if (scratch_n > 0)
+    weight_scratch_ =
+        backend.allocate(MemoryKind::activations, DType::bf16, {scratch_n}, "weight scratch");
   grads_ = backend.allocate(MemoryKind::gradients, DType::f32, {n}, "grads");
   backend.fill_zero(master_);
   backend.fill_zero(grads_);
@@ -192,14 +211,43 @@ void GptModel::zero_added_grads() {
   }
 }
 
-TensorView GptModel::working(const ParamInfo& p) const {
-  if (precision_.compute == ComputeMode::fp32) return param(p);
-  return param_slice(working_.view(), p);
+std::size_t GptModel::param_index(const ParamInfo& p) const {
+  const auto& params = layout_.params();
+  const auto it =
+      std::lower_bound(params.begin(), params.end(), p.offset,
+                       [](const ParamInfo& q, std::int64_t offset) { return q.offset < offset; });
+  FP8LAB_CHECK_KIND(ErrorKind::internal, it != params.end() && it->offset == p.offset,
+                    "parameter '{}' (offset {}) is not in the model's layout", p.name, p.offset);
+  return static_cast<std::size_t>(it - params.begin());
+}
+
+bool GptModel::master_only(std::size_t index) const {
+  if (!precision_.fp8_weights_from_master || index < 2) return false;
+  const std::size_t block_index = index - 2;
+  if (block_index >= static_cast<std::size_t>(config_.n_layers * kParamsPerBlock)) return false;
+  const int which = kBlockParams[block_index % kParamsPerBlock].linear;
+  return which >= 0 &&
+         linear_mode_for(precision_, static_cast<BlockLinear>(which)) == LinearMode::fp8;
 }
 
 TensorView GptModel::working_copy(const ParamInfo& p) const {
   if (precision_.compute == ComputeMode::fp32) return {};
-  return param_slice(working_.view(), p);
+  const std::int64_t offset = working_offset_[param_index(p)];
+  if (offset < 0) return {};
+  TensorView v = working_.view();
+  v.data = static_cast<char*>(v.data) + static_cast<std::size_t>(offset) * dtype_size(v.dtype);
+  v.shape = p.shape;
+  return v;
+}
+
+TensorView GptModel::linear_weight(const ParamInfo& p) {
+  if (precision_.compute == ComputeMode::fp32) return param(p);
+  const TensorView copy = working_copy(p);
+  if (copy.data != nullptr) return copy;
+  TensorView w = weight_scratch_.view();
+  w.shape = p.shape;
+  backend_.convert(param(p), w);  // the bits refresh_working_weights would have written
+  return w;
 }
 
 const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suffix) const {
@@ -212,7 +260,27 @@ const ParamInfo& GptModel::block_param(std::int64_t layer, std::string_view suff
 
 void GptModel::refresh_working_weights() {
   w_amax_current_ = false;  // a plain convert: the slots no longer describe the working copy
-  if (precision_.compute == ComputeMode::mixed) backend_.convert(master_, working_);
+  if (precision_.compute != ComputeMode::mixed) return;
+  // One convert per run of neighbours that have working copies (one in all without
+  // fp8_weights_from_master): a run is contiguous in the master and in working_.
+  const auto& params = layout_.params();
+  for (std::size_t i = 0; i < params.size();) {
+    if (working_offset_[i] < 0) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (end < params.size() && working_offset_[end] >= 0) ++end;
+    const std::int64_t numel = params[end - 1].offset + params[end - 1].numel() - params[i].offset;
+    TensorView src = master_.view(), dst = working_.view();
+    src.data = static_cast<char*>(src.data) +
+               static_cast<std::size_t>(params[i].offset) * dtype_size(src.dtype);
+    dst.data = static_cast<char*>(dst.data) +
+               static_cast<std::size_t>(working_offset_[i]) * dtype_size(dst.dtype);
+    src.shape = dst.shape = {numel};
+    backend_.convert(src, dst);
+    i = end;
+  }
 }
 
 AmaxSlot GptModel::weight_slot(int index) const {
@@ -223,6 +291,8 @@ AmaxSlot GptModel::weight_slot(int index) const {
 
 AmaxSlot GptModel::weight_amax_slot(const ParamInfo& p) const {
   if (p.role != ParamRole::matrix) return {};
+  // No working copy to take the amax of: the linear's W cast reads its scratch for it.
+  if (working_copy(p).data == nullptr) return {};
   // p's place in the layout (kBlockParams).
   const auto& params = layout_.params();
   const auto it = std::lower_bound(

@@ -103,6 +103,7 @@ json to_json(const RunConfig& c) {
                {{"policy", policy_name(c.precision.policy)},
                 {"mlp_recompute", c.precision.mlp_recompute},
                 {"pointwise_recompute", c.precision.pointwise_recompute},
+                {"fp8_weights_from_master", c.precision.fp8_weights_from_master},
                 {"compute", compute_mode_name(c.precision.compute)},
                 {"fp8_recipe", fp8_recipe_name(c.precision.fp8.recipe)},
                 {"fp8_wgrad", c.precision.fp8.bf16_wgrad ? "bf16" : "fp8"}}},
@@ -155,6 +156,7 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     c.precision.policy = parse_policy(p.at("policy").get<std::string>());
     c.precision.mlp_recompute = p.at("mlp_recompute").get<bool>();
     c.precision.pointwise_recompute = p.at("pointwise_recompute").get<bool>();
+    c.precision.fp8_weights_from_master = p.at("fp8_weights_from_master").get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
     c.precision.fp8.recipe = parse_fp8_recipe(p.at("fp8_recipe").get<std::string>());
     const std::string wgrad = p.at("fp8_wgrad").get<std::string>();
@@ -273,6 +275,10 @@ void RunConfig::validate() const {
                "optim.beta1 {} and beta2 {} must lie in [0, 1)", optim.beta1, optim.beta2);
   FP8LAB_CHECK(precision.compute == ComputeMode::mixed || precision.policy == PrecisionPolicy::bf16,
                "precision.compute=fp32 is the fp32 reference and takes policy bf16, not {}",
+               policy_name(precision.policy));
+  FP8LAB_CHECK(!precision.fp8_weights_from_master || precision.policy != PrecisionPolicy::bf16,
+               "precision.fp8_weights_from_master concerns FP8 linears: it needs policy fp8-mlp "
+               "or fp8-linears, not {}",
                policy_name(precision.policy));
   validate_fp8_shapes();
   FP8LAB_CHECK(data.kind == "synthetic" || data.kind == "bytes" || data.kind == "shards",

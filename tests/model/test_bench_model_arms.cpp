@@ -36,7 +36,12 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_FALSE(pointwise.precision.mlp_recompute);
   // The example of `bench model --help`: every modifier, in its place.
   const ModelBenchArm every = parse_model_bench_arm(
-      "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+bf16-moments+cudnn-forward");
+      "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+weights-from-master+"
+      "bf16-moments+cudnn-forward");
+  EXPECT_TRUE(every.precision.fp8_weights_from_master);
+  EXPECT_FALSE(plain.precision.fp8_weights_from_master);
+  EXPECT_THROW(parse_model_bench_arm("bf16+weights-from-master"), Error);
+  EXPECT_THROW(parse_model_bench_arm("fp8-mlp+bf16-moments+weights-from-master"), Error);
   EXPECT_EQ(every.moments, DType::bf16);
   EXPECT_EQ(every.attention, AttentionKernels::cudnn_forward);
   EXPECT_FALSE(plain.attention.has_value());  // the bench's kernels.attention

@@ -397,5 +397,55 @@ TEST(GptModel, MixedPrecisionTracksTheFp32Reference) {
   EXPECT_GT(testing::relative_frobenius(g8all, g16), 0.0);  // fp8 really ran
 }
 
+// precision.fp8_weights_from_master keeps no working copy of the FP8 block linears' weights:
+// the parameters' memory falls by exactly their bf16 bytes, the activations gain one scratch the
+// size of the largest, the weight a linear reads holds the working copy's bits, and the loss
+// and gradients of two accumulated micro-batches are the working copy's, bit for bit.
+TEST(GptModel, Fp8WeightsFromMasterDropTheirWorkingCopies) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t batch = 2, m = batch * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  for (PrecisionPolicy policy : {PrecisionPolicy::fp8_mlp, PrecisionPolicy::fp8_linears}) {
+    PrecisionConfig p;
+    p.policy = policy;
+    const std::string label = policy_name(policy);
+    auto be_copy = make_cpu_backend(), be_master = make_cpu_backend();
+    GptModel with_copy(c, p, batch, *be_copy);
+    p.fp8_weights_from_master = true;
+    GptModel from_master(c, p, batch, *be_master);
+    std::int64_t dropped = 0, largest = 0;
+    for (const ParamInfo& w : from_master.layout().params()) {
+      const bool fp8_weight =
+          w.role == ParamRole::matrix && w.name.find("blocks.") == 0 &&
+          (policy == PrecisionPolicy::fp8_linears || w.name.find(".mlp.") != std::string::npos);
+      EXPECT_EQ(from_master.working_copy(w).data == nullptr, fp8_weight) << label << " " << w.name;
+      if (!fp8_weight) continue;
+      dropped += w.numel();
+      largest = std::max(largest, w.numel());
+    }
+    ASSERT_GT(dropped, 0);
+    const MemoryStats a = be_copy->memory_stats(), b = be_master->memory_stats();
+    EXPECT_EQ(a.current(MemoryKind::parameters) - b.current(MemoryKind::parameters), 2 * dropped)
+        << label;
+    EXPECT_EQ(b.current(MemoryKind::activations) - a.current(MemoryKind::activations), 2 * largest)
+        << label;
+    ModelRun runs[2];
+    runs[0] = testing::run_two_batches_and_evaluate(with_copy, seed, inputs, targets, 16);
+    runs[1] = testing::run_two_batches_and_evaluate(from_master, seed, inputs, targets, 16);
+    testing::expect_bit_identical(runs[0], runs[1], label);
+    // The weight each FP8 linear reads: the working copy's bits.
+    const ParamInfo& fc = from_master.layout().find("blocks.1.mlp.fc.weight");
+    const TensorView copy = with_copy.working_copy(fc), cast = from_master.linear_weight(fc);
+    ASSERT_EQ(cast.dtype, DType::bf16);
+    ASSERT_EQ(cast.shape, fc.shape);
+    std::vector<std::uint16_t> x(static_cast<std::size_t>(fc.numel())), y(x.size());
+    be_copy->download(copy, x.data());
+    be_master->download(cast, y.data());
+    EXPECT_EQ(x, y) << label;
+  }
+}
+
 }  // namespace
 }  // namespace fp8lab

@@ -1,12 +1,13 @@
 // Run configuration: presets, JSON round trip, strict --set overrides, validation.
-#include "fp8lab/config.hpp"
-#include "fp8lab/error.hpp"
-#include "train/train_fixtures.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
+
+#include "common/error_of.hpp"
+#include "fp8lab/config.hpp"
+#include "fp8lab/error.hpp"
+#include "train/train_fixtures.hpp"
 
 namespace fp8lab {
 namespace {
@@ -45,6 +46,23 @@ TEST(RunConfig, JsonRoundTripIsExact) {
   nlohmann::json old = to_json(c);
   old["precision"].erase("pointwise_recompute");
   EXPECT_FALSE(run_config_from_json(old).precision.pointwise_recompute);
+  c.precision.fp8_weights_from_master = true;
+  EXPECT_EQ(run_config_from_json(to_json(c)), c);
+  old = to_json(c);
+  old["precision"].erase("fp8_weights_from_master");
+  EXPECT_FALSE(run_config_from_json(old).precision.fp8_weights_from_master);
+}
+
+// The weights cast from the master are FP8 linears' weights: under bf16 the key is refused,
+// naming it and the policies it needs.
+TEST(RunConfig, Fp8WeightsFromMasterNeedsAnFp8Policy) {
+  RunConfig c = run_preset("tiny");
+  apply_override(c, "precision.fp8_weights_from_master=true");
+  const std::string message = testing::error_of([&] { c.validate(); });
+  EXPECT_NE(message.find("precision.fp8_weights_from_master"), std::string::npos) << message;
+  EXPECT_NE(message.find("fp8-mlp or fp8-linears, not bf16"), std::string::npos) << message;
+  apply_override(c, "precision.policy=fp8-mlp");
+  EXPECT_NO_THROW(c.validate());
 }
 
 TEST(RunConfig, OverridesAreTypedAndStrict) {

@@ -1,16 +1,17 @@
 // The training loop: a tiny model overfits a repeated batch, gradient accumulation equals one
 // big batch, the non-finite policy, the run directory's files, and fp8 policies tracking bf16.
-#include "common/test_data.hpp"
-#include "fp8lab/trainer.hpp"
-#include "model/model_fixtures.hpp"
-#include "train/train_fixtures.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
+
+#include "common/test_data.hpp"
+#include "fp8lab/fp8_recipe.hpp"
+#include "fp8lab/trainer.hpp"
+#include "model/model_fixtures.hpp"
+#include "train/train_fixtures.hpp"
 
 namespace fp8lab {
 namespace {
@@ -156,42 +157,86 @@ TEST(Trainer, RunDirectoryHoldsConfigRecordMetricsAndValidation) {
   EXPECT_EQ(t.validation_loss(), t.validation_loss());
 }
 
+// A run of `c` whose precision.`key` is `on`: its metrics and final weights' SHA-256, with the
+// key checked in the run's config and record.
+struct OptionRun {
+  std::vector<nlohmann::json> metrics;
+  std::string final_sha;
+};
+OptionRun train_with_option(RunConfig c, const char* key, bool on) {
+  TempDir dir;
+  auto be = make_cpu_backend();
+  Trainer t(c, dir.path(), *be, quiet());
+  t.run();
+  const auto record = read_json(dir.path() / "run.json");
+  EXPECT_EQ(record[key], on) << key;
+  EXPECT_EQ(read_json(dir.path() / "config.json")["precision"][key], on) << key;
+  return {read_metrics(dir.path()), record["final_params_sha256"]};
+}
+
+// An option that must not change a bit: the same final weights and per-step metrics (the loss,
+// lr and grad_norm bits) with it as without, and a lower peak at every step.
+void expect_same_training_lower_peak(const OptionRun& off_run, const OptionRun& on_run,
+                                     const std::string& label) {
+  EXPECT_EQ(off_run.final_sha, on_run.final_sha) << label;
+  ASSERT_EQ(off_run.metrics.size(), on_run.metrics.size()) << label;
+  ASSERT_FALSE(off_run.metrics.empty());
+  for (std::size_t s = 0; s < off_run.metrics.size(); ++s) {
+    nlohmann::json off = off_run.metrics[s], on = on_run.metrics[s];
+    EXPECT_LT(on["peak_mib"].get<double>(), off["peak_mib"].get<double>()) << label;
+    for (nlohmann::json* j : {&off, &on}) {
+      j->erase("tokens_per_s");  // the only fields allowed to differ
+      j->erase("peak_mib");
+    }
+    EXPECT_EQ(off, on) << label << ", step " << s + 1;
+  }
+}
+
 // Pointwise recompute over whole training steps (accumulation, clipping, AdamW): the same
 // metrics bits and final weights as keeping the activations, a lower peak, and the option in the
 // run's config and record.
 TEST(Trainer, PointwiseRecomputeTrainsIdentically) {
   const std::uint64_t seed = testing::fresh_seed();
   for (const bool mlp_recompute : {false, true}) {
-    std::vector<nlohmann::json> metrics[2];
-    std::string final_sha[2];
+    OptionRun runs[2];
     for (int pointwise = 0; pointwise < 2; ++pointwise) {
       RunConfig c = testing::small_run(seed);
       c.precision.mlp_recompute = mlp_recompute;
       c.precision.pointwise_recompute = pointwise == 1;
-      TempDir dir;
-      auto be = make_cpu_backend();
-      Trainer t(c, dir.path(), *be, quiet());
-      t.run();
-      const auto record = read_json(dir.path() / "run.json");
-      EXPECT_EQ(record["pointwise_recompute"], pointwise == 1);
-      EXPECT_EQ(read_json(dir.path() / "config.json")["precision"]["pointwise_recompute"],
-                pointwise == 1);
-      final_sha[pointwise] = record["final_params_sha256"];
-      metrics[pointwise] = read_metrics(dir.path());
+      runs[pointwise] = train_with_option(c, "pointwise_recompute", pointwise == 1);
     }
-    const char* label = mlp_recompute ? "with MLP recompute" : "without MLP recompute";
-    EXPECT_EQ(final_sha[0], final_sha[1]) << label;
-    ASSERT_EQ(metrics[0].size(), metrics[1].size()) << label;
-    ASSERT_FALSE(metrics[0].empty());
-    for (std::size_t s = 0; s < metrics[0].size(); ++s) {
-      nlohmann::json off = metrics[0][s], on = metrics[1][s];
-      EXPECT_LT(on["peak_mib"].get<double>(), off["peak_mib"].get<double>()) << label;
-      for (nlohmann::json* j : {&off, &on}) {
-        j->erase("tokens_per_s");  // the only fields allowed to differ
-        j->erase("peak_mib");
-      }
-      EXPECT_EQ(off, on) << label << ", step " << s + 1;  // the loss, lr and grad_norm bits
+    expect_same_training_lower_peak(runs[0], runs[1],
+                                    mlp_recompute ? "with MLP recompute" : "without MLP recompute");
+  }
+}
+
+// FP8 linears that cast W from the fp32 master (precision.fp8_weights_from_master) over whole
+// training steps (accumulation, clipping, AdamW writing no working copy for those weights, MLP
+// recompute casting again): the same metrics bits and final weights as with the working copy,
+// a lower peak, and the option in the run's config and record.
+TEST(Trainer, Fp8WeightsFromMasterTrainIdentically) {
+  const std::uint64_t seed = testing::fresh_seed();
+  struct Case {
+    PrecisionPolicy policy;
+    Fp8Recipe recipe;
+    bool mlp_recompute;
+  };
+  for (const Case k : {Case{PrecisionPolicy::fp8_mlp, Fp8Recipe::tensorwise, false},
+                       Case{PrecisionPolicy::fp8_linears, Fp8Recipe::tensorwise, true},
+                       Case{PrecisionPolicy::fp8_linears, Fp8Recipe::rowwise, false}}) {
+    OptionRun runs[2];
+    for (int from_master = 0; from_master < 2; ++from_master) {
+      RunConfig c = testing::small_run(seed);
+      c.precision.policy = k.policy;
+      c.precision.fp8.recipe = k.recipe;
+      c.precision.mlp_recompute = k.mlp_recompute;
+      c.precision.fp8_weights_from_master = from_master == 1;
+      runs[from_master] = train_with_option(c, "fp8_weights_from_master", from_master == 1);
     }
+    expect_same_training_lower_peak(runs[0], runs[1],
+                                    std::string(policy_name(k.policy)) + " " +
+                                        fp8_recipe_name(k.recipe) +
+                                        (k.mlp_recompute ? " with MLP recompute" : ""));
   }
 }
 
