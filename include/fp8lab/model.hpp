@@ -189,12 +189,15 @@ class GptModel {
   // empty when the linear is not a tensorwise FP8 one (fused_amax_linear).
   AmaxSlot x_amax(std::int64_t layer, BlockLinear which) const;
   AmaxSlot dy_amax(std::int64_t layer, BlockLinear which) const;
-  // W's slot of `which` in block `layer` while weight_amax_current(); empty otherwise.
+  // W's slot of `which` in block `layer` while weight_amax_current(), or always for a weight cast
+  // from the master (the forward's linear_weight fills it); empty otherwise.
   AmaxSlot w_amax(std::int64_t layer, BlockLinear which) const;
   AmaxSlot slot(int index, Fp8Format format) const;
   // `which` is an FP8 linear whose amax a producer may fuse (the tensorwise recipe).
   bool fused_amax_linear(BlockLinear which) const;
   AmaxSlot weight_slot(int index) const;  // index: layer * 4 + BlockLinear
+  // The W slot of the tensorwise FP8 block linear whose weight p is; empty for any other p.
+  AmaxSlot block_weight_slot(const ParamInfo& p) const;
   // p's index in the layout's parameter list.
   std::size_t param_index(const ParamInfo& p) const;
   // Whether p (by index) is kept in the master only (fp8_weights_from_master).

@@ -71,9 +71,9 @@ AmaxSlot GptModel::x_amax(std::int64_t layer, BlockLinear which) const {
 }
 
 AmaxSlot GptModel::w_amax(std::int64_t layer, BlockLinear which) const {
-  // A weight cast from the master has no optimizer-filled slot (weight_amax_slot).
-  if (!weight_amax_current() || !fused_amax_linear(which) || precision_.fp8_weights_from_master)
-    return {};
+  if (!fused_amax_linear(which)) return {};
+  // A weight kept in the master: this forward's convert (linear_weight) filled the slot.
+  if (!precision_.fp8_weights_from_master && !weight_amax_current()) return {};
   return weight_slot(static_cast<int>(layer) * Activations::kSlotsPerBlock +
                      static_cast<int>(which));
 }
@@ -166,6 +166,9 @@ void GptModel::forward(bool training) {
   // Deferred slots accumulate from zero; each has one producer per step (an MLP or pointwise
   // recompute stores the same values again, which leaves the maximum as it is).
   if (a.amax_slots.view().data != nullptr) backend_.fill_zero(a.amax_slots);
+  // Weights kept in the master refill their W slots in each forward (linear_weight).
+  if (precision_.fp8_weights_from_master && weight_amax_slots_.view().data != nullptr)
+    backend_.fill_zero(weight_amax_slots_);
   backend_.embedding_forward(a.tokens, param(params[0]), param(params[1]), a.resid[0]);
   // The only norm without a residual add in front: every later one normalises the sum of the
   // add before it (add_and_norm), so block l > 0 finds its ln1 done by block l - 1.

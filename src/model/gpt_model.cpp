@@ -246,7 +246,9 @@ TensorView GptModel::linear_weight(const ParamInfo& p) {
   if (copy.data != nullptr) return copy;
   TensorView w = weight_scratch_.view();
   w.shape = p.shape;
-  backend_.convert(param(p), w);  // the bits refresh_working_weights would have written
+  // The bits refresh_working_weights would have written; for a tensorwise linear the convert
+  // also fills W's slot (zeroed by each forward), as AdamW's update fills it for a working copy.
+  backend_.convert(param(p), w, block_weight_slot(p));
   return w;
 }
 
@@ -290,16 +292,15 @@ AmaxSlot GptModel::weight_slot(int index) const {
 }
 
 AmaxSlot GptModel::weight_amax_slot(const ParamInfo& p) const {
-  if (p.role != ParamRole::matrix) return {};
-  // No working copy to take the amax of: the linear's W cast reads its scratch for it.
+  // Only a working copy's: a weight kept in the master gets its amax from linear_weight.
   if (working_copy(p).data == nullptr) return {};
+  return block_weight_slot(p);
+}
+
+AmaxSlot GptModel::block_weight_slot(const ParamInfo& p) const {
+  if (p.role != ParamRole::matrix) return {};
   // p's place in the layout (kBlockParams).
-  const auto& params = layout_.params();
-  const auto it = std::lower_bound(
-      params.begin(), params.end(), p.offset,
-      [](const ParamInfo& q, std::int64_t offset) { return q.offset < offset; });
-  if (it == params.end() || it->offset != p.offset) return {};
-  const std::int64_t index = (it - params.begin()) - 2;
+  const std::int64_t index = static_cast<std::int64_t>(param_index(p)) - 2;
   if (index < 0 || index >= config_.n_layers * kParamsPerBlock) return {};
   const int which = kBlockParams[index % kParamsPerBlock].linear;
   if (which < 0 || !fused_amax_linear(static_cast<BlockLinear>(which))) return {};

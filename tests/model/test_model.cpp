@@ -397,6 +397,29 @@ TEST(GptModel, MixedPrecisionTracksTheFp32Reference) {
   EXPECT_GT(testing::relative_frobenius(g8all, g16), 0.0);  // fp8 really ran
 }
 
+// Counts the converts that fill an amax slot and the linears handed the slot the convert right
+// before them filled as their W slot.
+class WeightSlotCounter final : public testing::ForwardingBackend {
+ public:
+  int filled = 0, handed_on = 0;
+  void convert(const TensorView& src, const TensorView& dst, AmaxSlot a = {}) override {
+    filled += a ? 1 : 0;
+    pending_ = a.meta;
+    ForwardingBackend::convert(src, dst, a);
+  }
+  std::unique_ptr<LinearContext> linear_forward(LinearMode m, const TensorView& x,
+                                                const TensorView& w, const TensorView& y,
+                                                std::string_view n, AmaxSlot a = {},
+                                                AmaxSlot wa = {}) override {
+    handed_on += pending_ != nullptr && wa.meta == pending_ ? 1 : 0;
+    pending_ = nullptr;
+    return ForwardingBackend::linear_forward(m, x, w, y, n, a, wa);
+  }
+
+ private:
+  const Fp8Meta* pending_ = nullptr;
+};
+
 // precision.fp8_weights_from_master keeps no working copy of the FP8 block linears' weights:
 // the parameters' memory falls by exactly their bf16 bytes, the activations gain one scratch the
 // size of the largest, the weight a linear reads holds the working copy's bits, and the loss
@@ -435,6 +458,15 @@ TEST(GptModel, Fp8WeightsFromMasterDropTheirWorkingCopies) {
     runs[0] = testing::run_two_batches_and_evaluate(with_copy, seed, inputs, targets, 16);
     runs[1] = testing::run_two_batches_and_evaluate(from_master, seed, inputs, targets, 16);
     testing::expect_bit_identical(runs[0], runs[1], label);
+    // Tensorwise: the convert into the scratch fills W's amax slot and the linear takes it, in
+    // each forward (two training, one evaluation) for every FP8 block linear.
+    WeightSlotCounter counter;
+    GptModel counted(c, p, batch, counter);
+    testing::run_two_batches_and_evaluate(counted, seed, inputs, targets, 16);
+    const int fp8_linears =
+        static_cast<int>(c.n_layers) * (policy == PrecisionPolicy::fp8_linears ? 4 : 2);
+    EXPECT_EQ(counter.filled, 3 * fp8_linears) << label;
+    EXPECT_EQ(counter.handed_on, 3 * fp8_linears) << label;
     // The weight each FP8 linear reads: the working copy's bits.
     const ParamInfo& fc = from_master.layout().find("blocks.1.mlp.fc.weight");
     const TensorView copy = with_copy.working_copy(fc), cast = from_master.linear_weight(fc);
