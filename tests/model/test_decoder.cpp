@@ -131,6 +131,29 @@ TEST(Decoder, AllAtOnceInPiecesAndOneByOneAgree) {
   EXPECT_LT(rel_error(again, std::vector<float>(all.begin(), all.begin() + vocab)), 5e-6);
 }
 
+// A model trained with precision.fp8_weights_from_master keeps its FP8 linears' weights in the
+// master only: the decoder reads them through the model's bf16 scratch, so its logits are those
+// of the same weights with working copies, bit for bit (the decoder's linears are bf16 either
+// way).
+TEST(Decoder, WeightsKeptInTheMasterGiveTheSameLogits) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = decoder_model();
+  const auto in = random_tokens(c.seq_len, c.vocab_size, seed, 4);
+  std::vector<float> logits[2];
+  for (int from_master = 0; from_master < 2; ++from_master) {
+    PrecisionConfig p;
+    p.policy = PrecisionPolicy::fp8_linears;
+    p.fp8_weights_from_master = from_master == 1;
+    auto be = make_cpu_backend();
+    GptModel model(c, p, 1, *be);
+    model.init_parameters(seed);
+    GptDecoder decoder(model, /*max_rows=*/5);
+    logits[from_master] = decoder.feed(in, /*all_rows=*/true);
+  }
+  ASSERT_EQ(logits[0].size(), static_cast<std::size_t>(c.seq_len * c.vocab_size));
+  EXPECT_TRUE(logits[0] == logits[1]);
+}
+
 TEST(Decoder, RefusesTokensOutsideTheVocabularyOrTheContext) {
   const ModelConfig c = decoder_model();
   auto be = make_cpu_backend();
