@@ -130,6 +130,13 @@ void setup_prepare(CLI::App& sub) {
     const data::PrepareSummary s = data::prepare_corpus(*o);
     const nlohmann::json j = prepare_json(s);
     report(*json, j, [&] { print_prepare_text(s, j); });
+    // Written all the same (a split may be meant to stay empty), but never silently.
+    for (const data::SplitSummary& sp : s.splits)
+      if (sp.documents == 0)
+        std::fprintf(stderr,
+                     "fp8lab data prepare: warning: split '%s' received none of the %lld "
+                     "documents; a run that reads it has nothing to train on or score\n",
+                     sp.name.c_str(), static_cast<long long>(s.documents));
   });
 }
 

@@ -63,6 +63,12 @@ jq_check prepare "j['documents'] == 12 and 'train' in j['splits'] and j['manifes
   > "$work/prepare.txt"
 grep -q "^fp8lab data prepare: 12 documents" "$work/prepare.txt" ||
   fail "data prepare's default output is not its text summary: $(head -c 200 "$work/prepare.txt")"
+# One document cannot fill a held-out split: the split is written, and a warning names it.
+mkdir -p "$work/one" && printf 'only one document\n' > "$work/one/a.txt"
+"$fp8lab" data prepare --tokenizer byte --input "$work/one" --out "$work/one_data" --quiet \
+  > /dev/null 2> "$work/one.err" || fail "data prepare of one document failed: $(cat "$work/one.err")"
+grep -q "warning: split 'val' received none of the 1 documents" "$work/one.err" ||
+  fail "no warning for an empty split: $(cat "$work/one.err")"
 json_check pack data pack --input "$work/txt" --out "$work/txt.fp8pack" --threads 1
 jq_check pack "j['documents'] == 12"
 json_check unpack data unpack --in "$work/txt.fp8pack" --out "$work/unpacked"
