@@ -35,6 +35,43 @@ constexpr BlockParam kBlockParams[] = {
     {"mlp.proj.weight", static_cast<int>(BlockLinear::mlp_proj)}};
 constexpr std::int64_t kParamsPerBlock = std::size(kBlockParams);
 
+// The block linear whose weight is parameter `index` of a model of `n_layers` blocks, or -1
+// (an embedding, a norm).
+int block_linear_at(std::size_t index, std::int64_t n_layers) {
+  if (index < 2 || index - 2 >= static_cast<std::size_t>(n_layers * kParamsPerBlock)) return -1;
+  return kBlockParams[(index - 2) % kParamsPerBlock].linear;
+}
+
+// `shape`'s elements of `flat` from element `offset` on.
+TensorView flat_slice(const TensorView& flat, std::int64_t offset, const Shape& shape) {
+  TensorView v = flat;
+  v.data =
+      static_cast<char*>(flat.data) + static_cast<std::size_t>(offset) * dtype_size(flat.dtype);
+  v.shape = shape;
+  return v;
+}
+
+// Calls fn(first, last) with the indices of each run of neighbouring parameters that `in_run`
+// takes: a run is one contiguous range of the layout.
+template <class InRun, class Fn>
+void for_each_run(const std::vector<ParamInfo>& params, InRun in_run, Fn fn) {
+  for (std::size_t i = 0; i < params.size();) {
+    if (!in_run(i)) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (end < params.size() && in_run(end)) ++end;
+    fn(i, end - 1);
+    i = end;
+  }
+}
+
+// The number of elements from the start of params[first] to the end of params[last].
+std::int64_t run_numel(const std::vector<ParamInfo>& params, std::size_t first, std::size_t last) {
+  return params[last].offset + params[last].numel() - params[first].offset;
+}
+
 }  // namespace
 
 GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
@@ -158,11 +195,7 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
 GptModel::~GptModel() = default;
 
 TensorView param_slice(const TensorView& flat, const ParamInfo& p) {
-  TensorView v = flat;
-  v.data =
-      static_cast<char*>(flat.data) + static_cast<std::size_t>(p.offset) * dtype_size(flat.dtype);
-  v.shape = p.shape;
-  return v;
+  return flat_slice(flat, p.offset, p.shape);
 }
 
 TensorView GptModel::param(const ParamInfo& p) const { return param_slice(master_.view(), p); }
@@ -191,24 +224,11 @@ void GptModel::zero_added_grads() {
   const auto& params = layout_.params();
   // Written under GradWrite: the block matrices, the norm gains and wte (the LM head's dW,
   // which the embedding backward then adds to). Only wpe's op (the embedding backward) adds.
-  auto written = [&](std::size_t i) {
-    return i == 0 || params[i].role != ParamRole::embedding;
-  };
-  for (std::size_t i = 0; i < params.size();) {
-    if (written(i)) {
-      ++i;
-      continue;
-    }
-    std::size_t end = i + 1;
-    while (end < params.size() && !written(end)) ++end;
-    const ParamInfo& last = params[end - 1];
-    const std::int64_t begin = params[i].offset, numel = last.offset + last.shape.numel() - begin;
-    TensorView run = grads_.view();
-    run.data = static_cast<char*>(run.data) + static_cast<std::size_t>(begin) * sizeof(float);
-    run.shape = {numel};
-    backend_.fill_zero(run);
-    i = end;
-  }
+  auto added = [&](std::size_t i) { return i != 0 && params[i].role == ParamRole::embedding; };
+  for_each_run(params, added, [&](std::size_t first, std::size_t last) {
+    backend_.fill_zero(
+        flat_slice(grads_.view(), params[first].offset, {run_numel(params, first, last)}));
+  });
 }
 
 std::size_t GptModel::param_index(const ParamInfo& p) const {
@@ -222,22 +242,15 @@ std::size_t GptModel::param_index(const ParamInfo& p) const {
 }
 
 bool GptModel::master_only(std::size_t index) const {
-  if (!precision_.fp8_weights_from_master || index < 2) return false;
-  const std::size_t block_index = index - 2;
-  if (block_index >= static_cast<std::size_t>(config_.n_layers * kParamsPerBlock)) return false;
-  const int which = kBlockParams[block_index % kParamsPerBlock].linear;
+  if (!precision_.fp8_weights_from_master) return false;
+  const int which = block_linear_at(index, config_.n_layers);
   return which >= 0 &&
          linear_mode_for(precision_, static_cast<BlockLinear>(which)) == LinearMode::fp8;
 }
 
 TensorView GptModel::working_copy(const ParamInfo& p) const {
-  if (precision_.compute == ComputeMode::fp32) return {};
-  const std::int64_t offset = working_offset_[param_index(p)];
-  if (offset < 0) return {};
-  TensorView v = working_.view();
-  v.data = static_cast<char*>(v.data) + static_cast<std::size_t>(offset) * dtype_size(v.dtype);
-  v.shape = p.shape;
-  return v;
+  const std::int64_t offset = working_offset_[param_index(p)];  // -1 throughout in fp32 compute
+  return offset < 0 ? TensorView{} : flat_slice(working_.view(), offset, p.shape);
 }
 
 TensorView GptModel::linear_weight(const ParamInfo& p) {
@@ -266,23 +279,12 @@ void GptModel::refresh_working_weights() {
   // One convert per run of neighbours that have working copies (one in all without
   // fp8_weights_from_master): a run is contiguous in the master and in working_.
   const auto& params = layout_.params();
-  for (std::size_t i = 0; i < params.size();) {
-    if (working_offset_[i] < 0) {
-      ++i;
-      continue;
-    }
-    std::size_t end = i + 1;
-    while (end < params.size() && working_offset_[end] >= 0) ++end;
-    const std::int64_t numel = params[end - 1].offset + params[end - 1].numel() - params[i].offset;
-    TensorView src = master_.view(), dst = working_.view();
-    src.data = static_cast<char*>(src.data) +
-               static_cast<std::size_t>(params[i].offset) * dtype_size(src.dtype);
-    dst.data = static_cast<char*>(dst.data) +
-               static_cast<std::size_t>(working_offset_[i]) * dtype_size(dst.dtype);
-    src.shape = dst.shape = {numel};
-    backend_.convert(src, dst);
-    i = end;
-  }
+  auto copied = [&](std::size_t i) { return working_offset_[i] >= 0; };
+  for_each_run(params, copied, [&](std::size_t first, std::size_t last) {
+    const Shape run{run_numel(params, first, last)};
+    backend_.convert(flat_slice(master_.view(), params[first].offset, run),
+                     flat_slice(working_.view(), working_offset_[first], run));
+  });
 }
 
 AmaxSlot GptModel::weight_slot(int index) const {
@@ -298,14 +300,11 @@ AmaxSlot GptModel::weight_amax_slot(const ParamInfo& p) const {
 }
 
 AmaxSlot GptModel::block_weight_slot(const ParamInfo& p) const {
-  if (p.role != ParamRole::matrix) return {};
-  // p's place in the layout (kBlockParams).
-  const std::int64_t index = static_cast<std::int64_t>(param_index(p)) - 2;
-  if (index < 0 || index >= config_.n_layers * kParamsPerBlock) return {};
-  const int which = kBlockParams[index % kParamsPerBlock].linear;
+  const std::size_t index = param_index(p);
+  const int which = block_linear_at(index, config_.n_layers);
   if (which < 0 || !fused_amax_linear(static_cast<BlockLinear>(which))) return {};
-  return weight_slot(static_cast<int>(index / kParamsPerBlock) * Activations::kSlotsPerBlock +
-                     which);
+  const int layer = static_cast<int>((index - 2) / kParamsPerBlock);
+  return weight_slot(layer * Activations::kSlotsPerBlock + which);
 }
 
 void GptModel::begin_weight_update() {
