@@ -38,6 +38,7 @@ struct TrainOptions {
   std::string backend;
   bool mlp_recompute = false;
   bool pointwise_recompute = false;
+  bool residual_recompute = false;
   std::optional<long long> steps;
   std::string out;
   bool resume = false;
@@ -65,6 +66,7 @@ RunConfig resolve_config(const TrainOptions& o) {
   if (!o.backend.empty()) config.backend = o.backend;
   if (o.mlp_recompute) config.precision.mlp_recompute = true;
   if (o.pointwise_recompute) config.precision.pointwise_recompute = true;
+  if (o.residual_recompute) config.precision.residual_recompute = true;
   if (o.steps) config.train.steps = *o.steps;
   config.validate();
   return config;
@@ -138,6 +140,10 @@ const CommandRegistration registration{CommandSpec{
       sub.add_flag("--pointwise-recompute", o->pointwise_recompute,
                    "recompute the RMSNorm and GELU outputs in the backward instead of keeping "
                    "them per block (precision.pointwise_recompute)");
+      sub.add_flag(
+          "--residual-recompute", o->residual_recompute,
+          "rebuild each block's residual sum after attention in the backward from the "
+          "bf16 branch output instead of keeping it in f32 (precision.residual_recompute)");
       sub.add_option("--steps", o->steps, "optimizer steps (overrides train.steps)");
       sub.add_option("--out", o->out,
                      "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")

@@ -39,6 +39,7 @@ struct ModelBenchArm {
 // "bf16", "fp8-mlp", "fp8-linears", FP8 ones optionally with "+rowwise" or "+blockwise" (the
 // scaling recipe) and "+bf16-wgrad", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
+// "+recompute-residual" (PrecisionConfig::residual_recompute), then optionally
 // "+weights-from-master" (PrecisionConfig::fp8_weights_from_master), then optionally
 // "+bf16-moments" (OptimConfig::moments), then optionally "+cudnn" or "+cudnn-forward"
 // (ModelBenchArm::attention); throws naming bad names.

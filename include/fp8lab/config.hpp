@@ -54,6 +54,13 @@ struct PrecisionConfig {
   // reads them, instead of keeping them per block. Same bits; combines with every policy and
   // with mlp_recompute (which already rebuilds gelu).
   bool pointwise_recompute = false;
+  // Rebuild each block's residual sum after its attention branch (x + attn.proj(...), f32, the
+  // MLP's input that ln2's backward reads) in the backward from the block's input and the
+  // branch output, kept in bf16 instead: 2 bytes an element of [tokens, d_model] per block less,
+  // for one f32 buffer shared by all blocks and one add per block in the backward (fused into
+  // ln2's rebuild under pointwise_recompute). Same bits; mixed compute only (JSON
+  // precision.residual_recompute).
+  bool residual_recompute = false;
   // The FP8 block linears cast W from the fp32 master through one transient bf16 copy (the
   // bits of the working copy) instead of keeping a bf16 working copy of their weights: 2 bytes
   // a parameter of those weights less, for one bf16 conversion per linear and forward. Same

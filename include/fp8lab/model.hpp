@@ -174,9 +174,16 @@ class GptModel {
   void mlp_forward(std::int64_t layer, bool state_only);
   void backward();
   void block_backward(std::int64_t layer);
-  // sum = x + a.branch_out, then y, rstd = RMSNorm(sum) with weight `w`, in one op.
-  void add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
-                    const TensorView& y, const TensorView& rstd, AmaxSlot amax);
+  // sum = x + branch, then y, rstd = RMSNorm(sum) with weight `w`, in one op.
+  void add_and_norm(const TensorView& x, const TensorView& branch, const TensorView& sum,
+                    const ParamInfo& w, const TensorView& y, const TensorView& rstd, AmaxSlot amax);
+  // Block `layer`'s residual sum after its attention branch (the MLP's input): its own f32
+  // buffer, or the shared one under residual recompute.
+  const TensorView& mid_resid(std::int64_t layer) const;
+  // Residual recompute: that sum again from the block's input and its kept attn.proj output,
+  // before anything in the block's backward reads it; with pointwise recompute of ln2, ln2 is
+  // rebuilt in the same pass (recompute_norm's bits).
+  void rebuild_mid_resid(std::int64_t layer);
   // The RMSNorm backward (dy -> a.dresid, dw); with `next_dy` (the linear whose backward reads
   // the residual gradient next) also a.d_branch = dresid as that linear's dY, with its amax.
   void norm_backward(const TensorView& x, const ParamInfo& w, const TensorView& rstd,

@@ -20,6 +20,9 @@ namespace fp8lab {
 struct GptModel::Block {
   Buffer ln1, rstd1, qkv, att, lse, ln2, rstd2;
   Buffer fc, gelu;  // per block without MLP recompute; empty with it (shared buffers instead)
+  // Residual recompute: attn.proj's output, kept for the backward's rebuild of the sum after the
+  // attention branch (resid_mid_shared); empty without it (branch_out instead).
+  Buffer attn_out;
   std::unique_ptr<LinearContext> qkv_ctx, attn_proj_ctx, fc_ctx, mlp_proj_ctx;
 };
 
@@ -44,6 +47,10 @@ struct GptModel::Activations {
   Buffer tokens, targets;     // i32 [M]
   std::vector<Buffer> resid;  // f32 [M, D]: resid[2l] enters block l's attention,
                               // resid[2l+1] its MLP, resid[2L] the final norm
+  // Residual recompute (PrecisionConfig::residual_recompute): resid[2l+1] is empty and the sum
+  // lives here, written by block l's forward and read by its next add, then rebuilt by block
+  // l's backward (resid[2l] + its attn_out: the same add, the same bits) for ln2's backward.
+  Buffer resid_mid_shared;  // f32 [M, D]
   std::vector<Block> blocks;
   Buffer fc_shared, gelu_shared;  // act [M, 4D]: fc with MLP recompute; gelu when not kept
   Buffer ln_shared;               // act [M, D]: ln1/ln2 of blocks that do not keep them

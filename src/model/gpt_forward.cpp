@@ -153,10 +153,30 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
       x_amax(l, BlockLinear::mlp_proj), w_amax(l, BlockLinear::mlp_proj));
 }
 
-void GptModel::add_and_norm(const TensorView& x, const TensorView& sum, const ParamInfo& w,
-                            const TensorView& y, const TensorView& rstd, AmaxSlot amax) {
+void GptModel::add_and_norm(const TensorView& x, const TensorView& branch, const TensorView& sum,
+                            const ParamInfo& w, const TensorView& y, const TensorView& rstd,
+                            AmaxSlot amax) {
+  backend_.add_rmsnorm_forward(x, branch, sum, param(w), config_.norm_eps, y, rstd, amax);
+}
+
+const TensorView& GptModel::mid_resid(std::int64_t l) const {
   const Activations& a = *acts_;
-  backend_.add_rmsnorm_forward(x, a.branch_out, sum, param(w), config_.norm_eps, y, rstd, amax);
+  return own_or(a.resid[static_cast<std::size_t>(2 * l + 1)], a.resid_mid_shared);
+}
+
+// The forward's add_and_norm stored this sum from the same two operands; backend.hpp's add and
+// add_rmsnorm_forward both add in fp32 and round once, so the rebuilt sum has the kept one's bits
+// and so do ln2 and rstd2 (see recompute_norm).
+void GptModel::rebuild_mid_resid(std::int64_t l) {
+  Activations& a = *acts_;
+  Block& b = a.blocks[static_cast<std::size_t>(l)];
+  const TensorView& x_attn = a.resid[static_cast<std::size_t>(2 * l)];
+  if (a.recompute_ln2) {
+    add_and_norm(x_attn, b.attn_out, a.resid_mid_shared, block_param(l, "ln2.weight"), a.ln_shared,
+                 b.rstd2, x_amax(l, BlockLinear::mlp_fc));
+  } else {
+    backend_.add(x_attn, b.attn_out, a.resid_mid_shared);
+  }
 }
 
 void GptModel::forward(bool training) {
@@ -179,8 +199,10 @@ void GptModel::forward(bool training) {
   for (std::int64_t l = 0; l < config_.n_layers; ++l) {
     Block& b = a.blocks[static_cast<std::size_t>(l)];
     const TensorView& x_attn = a.resid[static_cast<std::size_t>(2 * l)];
-    const TensorView& x_mlp = a.resid[static_cast<std::size_t>(2 * l + 1)];
+    const TensorView& x_mlp = mid_resid(l);
     const TensorView& x_next = a.resid[static_cast<std::size_t>(2 * l + 2)];
+    // attn.proj's output: kept per block under residual recompute, else the shared branch_out.
+    const TensorView& attn_out = own_or(b.attn_out, a.branch_out);
     b.qkv_ctx = backend_.linear_forward(
         linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
         linear_weight(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
@@ -189,17 +211,17 @@ void GptModel::forward(bool training) {
     backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
     b.attn_proj_ctx = backend_.linear_forward(
         linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
-        linear_weight(block_param(l, "attn.proj.weight")), a.branch_out,
-        linear_name(l, "attn.proj"), att_amax, w_amax(l, BlockLinear::attn_proj));
-    add_and_norm(x_attn, x_mlp, block_param(l, "ln2.weight"), own_or(b.ln2, a.ln_shared), b.rstd2,
-                 x_amax(l, BlockLinear::mlp_fc));
+        linear_weight(block_param(l, "attn.proj.weight")), attn_out, linear_name(l, "attn.proj"),
+        att_amax, w_amax(l, BlockLinear::attn_proj));
+    add_and_norm(x_attn, attn_out, x_mlp, block_param(l, "ln2.weight"), own_or(b.ln2, a.ln_shared),
+                 b.rstd2, x_amax(l, BlockLinear::mlp_fc));
     mlp_forward(l, /*state_only=*/false);
     if (l + 1 < config_.n_layers) {  // the next block's ln1
       Block& next = a.blocks[static_cast<std::size_t>(l + 1)];
-      add_and_norm(x_mlp, x_next, block_param(l + 1, "ln1.weight"), own_or(next.ln1, a.ln_shared),
-                   next.rstd1, x_amax(l + 1, BlockLinear::attn_qkv));
+      add_and_norm(x_mlp, a.branch_out, x_next, block_param(l + 1, "ln1.weight"),
+                   own_or(next.ln1, a.ln_shared), next.rstd1, x_amax(l + 1, BlockLinear::attn_qkv));
     } else {
-      add_and_norm(x_mlp, x_next, params.back(), a.lnf, a.rstdf, {});
+      add_and_norm(x_mlp, a.branch_out, x_next, params.back(), a.lnf, a.rstdf, {});
     }
     if (!training || precision_.mlp_recompute) {
       // Recompute mode: the MLP's saved state (e.g. its FP8 operands) is rebuilt in backward.
@@ -244,7 +266,7 @@ void GptModel::recompute_norm(std::int64_t l, BlockLinear reader) {
   const Block& b = a.blocks[static_cast<std::size_t>(l)];
   const bool ln1 = reader == BlockLinear::attn_qkv;
   FP8LAB_CHECK(ln1 || reader == BlockLinear::mlp_fc, "only qkv and fc read a norm's output");
-  backend_.rmsnorm_forward(a.resid[static_cast<std::size_t>(ln1 ? 2 * l : 2 * l + 1)],
+  backend_.rmsnorm_forward(ln1 ? a.resid[static_cast<std::size_t>(2 * l)].view() : mid_resid(l),
                            param(block_param(l, ln1 ? "ln1.weight" : "ln2.weight")),
                            config_.norm_eps, a.ln_shared, ln1 ? b.rstd1 : b.rstd2,
                            x_amax(l, reader));
@@ -286,8 +308,11 @@ void GptModel::block_backward(std::int64_t l) {
   // backward has read it, for the rest of the block.
   IdleLoan loan(backend_, a.d_mlp);
   const TensorView& fc = own_or(b.fc, a.fc_shared);
+  // ln2's input, and ln2 itself when pointwise recompute rebuilds it (rebuild_mid_resid).
+  const bool ln2_rebuilt = precision_.residual_recompute && a.recompute_ln2;
+  if (precision_.residual_recompute) rebuild_mid_resid(l);
   if (precision_.mlp_recompute) {
-    if (a.recompute_ln2) recompute_norm(l, BlockLinear::mlp_fc);  // the recompute's input
+    if (a.recompute_ln2 && !ln2_rebuilt) recompute_norm(l, BlockLinear::mlp_fc);  // its input
     mlp_forward(l, /*state_only=*/true);                          // same bits as the forward
   } else if (a.recompute_gelu) {
     backend_.gelu_forward(fc, a.gelu_shared, x_amax(l, BlockLinear::mlp_proj));  // proj's x
@@ -300,12 +325,13 @@ void GptModel::block_backward(std::int64_t l) {
   backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
   loan.switch_to(fc);
   // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
-  if (a.recompute_ln2 && !precision_.mlp_recompute) recompute_norm(l, BlockLinear::mlp_fc);
+  if (a.recompute_ln2 && !precision_.mlp_recompute && !ln2_rebuilt)
+    recompute_norm(l, BlockLinear::mlp_fc);
   backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln,
                            grad_target(block_param(l, "mlp.fc.weight")),
                            dy_amax(l, BlockLinear::mlp_fc), dw_write_);
-  norm_backward(a.resid[static_cast<std::size_t>(2 * l + 1)], block_param(l, "ln2.weight"), b.rstd2,
-                a.d_ln, BlockLinear::attn_proj, l);
+  norm_backward(mid_resid(l), block_param(l, "ln2.weight"), b.rstd2, a.d_ln, BlockLinear::attn_proj,
+                l);
   b.fc_ctx.reset();
   b.mlp_proj_ctx.reset();
   // qkv's x, for its dW: ln_shared is free once fc's backward has read ln2, and the attention

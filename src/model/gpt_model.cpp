@@ -91,6 +91,9 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
                "fp8_weights_from_master concerns FP8 linears: it needs policy fp8-mlp or "
                "fp8-linears, not {}",
                policy_name(precision.policy));
+  FP8LAB_CHECK(!precision.residual_recompute || !fp32,
+               "residual_recompute keeps the attention branch in bf16 for the f32 sum it "
+               "rebuilds: it needs compute mixed, not fp32");
   const std::int64_t n = layout_.total();
   master_ = backend.allocate(MemoryKind::parameters, DType::f32, {n}, "params.master");
   // The working copies, packed in layout order without the weights kept in the master only.
@@ -126,7 +129,10 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   Activations& a = *acts_;
   a.tokens = backend.allocate(MemoryKind::activations, DType::i32, {m}, "tokens");
   a.targets = backend.allocate(MemoryKind::activations, DType::i32, {m}, "targets");
-  for (std::int64_t i = 0; i <= 2 * layers; ++i) a.resid.push_back(f32({m, d}, "resid"));
+  // Under residual recompute the sums after the attention branches (odd i) share one buffer.
+  for (std::int64_t i = 0; i <= 2 * layers; ++i)
+    a.resid.push_back(precision.residual_recompute && i % 2 == 1 ? Buffer{} : f32({m, d}, "resid"));
+  if (precision.residual_recompute) a.resid_mid_shared = f32({m, d}, "resid.mid.shared");
   a.blocks.resize(static_cast<std::size_t>(layers));
   // Which pointwise outputs the backward reads (see Block in gpt_activations.hpp): a bf16
   // linear's input for its dW, ln2 as the MLP recompute's input; gelu only when the MLP
@@ -152,6 +158,7 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
     b.qkv = act({m, 3 * d}, "qkv");
     b.att = act({m, d}, "att");
     b.lse = f32({micro_batch, heads, config.seq_len}, "lse");
+    if (precision.residual_recompute) b.attn_out = act({m, d}, "attn.out");
     if (keep_ln2) b.ln2 = act({m, d}, "ln2");
     b.rstd2 = f32({m}, "rstd2");
     if (!precision.mlp_recompute) b.fc = act({m, ff}, "fc");

@@ -103,6 +103,7 @@ json to_json(const RunConfig& c) {
                {{"policy", policy_name(c.precision.policy)},
                 {"mlp_recompute", c.precision.mlp_recompute},
                 {"pointwise_recompute", c.precision.pointwise_recompute},
+                {"residual_recompute", c.precision.residual_recompute},
                 {"fp8_weights_from_master", c.precision.fp8_weights_from_master},
                 {"compute", compute_mode_name(c.precision.compute)},
                 {"fp8_recipe", fp8_recipe_name(c.precision.fp8.recipe)},
@@ -156,6 +157,7 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     c.precision.policy = parse_policy(p.at("policy").get<std::string>());
     c.precision.mlp_recompute = p.at("mlp_recompute").get<bool>();
     c.precision.pointwise_recompute = p.at("pointwise_recompute").get<bool>();
+    c.precision.residual_recompute = p.at("residual_recompute").get<bool>();
     c.precision.fp8_weights_from_master = p.at("fp8_weights_from_master").get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
     c.precision.fp8.recipe = parse_fp8_recipe(p.at("fp8_recipe").get<std::string>());
@@ -280,6 +282,10 @@ void RunConfig::validate() const {
                "precision.fp8_weights_from_master concerns FP8 linears: it needs policy fp8-mlp "
                "or fp8-linears, not {}",
                policy_name(precision.policy));
+  FP8LAB_CHECK(!precision.residual_recompute || precision.compute == ComputeMode::mixed,
+               "precision.residual_recompute keeps the attention branch in bf16 for the f32 sum "
+               "it rebuilds: it needs compute mixed, not {}",
+               compute_mode_name(precision.compute));
   validate_fp8_shapes();
   FP8LAB_CHECK(data.kind == "synthetic" || data.kind == "bytes" || data.kind == "shards",
                "data.kind '{}' must be synthetic, bytes or shards", data.kind);

@@ -30,6 +30,9 @@ class ForwardingBackend : public Backend {
     inner_->convert(s, d, a);
   }
   void add_inplace(const TensorView& d, const TensorView& s) override { inner_->add_inplace(d, s); }
+  void add(const TensorView& a, const TensorView& b, const TensorView& out) override {
+    inner_->add(a, b, out);
+  }
   void scale_inplace(const TensorView& t, float f) override { inner_->scale_inplace(t, f); }
   void embedding_forward(const TensorView& a, const TensorView& b, const TensorView& c,
                          const TensorView& d) override {

@@ -192,7 +192,8 @@ TEST(CudaModelZeroGrads, WritesWhatAFillWould) {
   }
 }
 
-class CudaPointwiseRecompute : public ::testing::TestWithParam<PolicyCase> {};
+// The memory options that rebuild what the backward reads, per policy case.
+class CudaRecompute : public ::testing::TestWithParam<PolicyCase> {};
 
 // Pointwise recompute on the GPU: ln1 and ln2 rebuilt by the plain RMSNorm kernel (the fused add
 // + norm kernels store the same y and rstd bits; CudaFusedNorm.AddRmsnormForwardIsAddThenNorm
@@ -201,7 +202,7 @@ class CudaPointwiseRecompute : public ::testing::TestWithParam<PolicyCase> {};
 // GEMMs, as pointwise recompute runs it), over three blocks and two
 // accumulated micro-batches, and a peak lower by at least the per-block buffers dropped (less
 // the shared gelu buffer it adds).
-TEST_P(CudaPointwiseRecompute, IsBitIdenticalAndLowersThePeak) {
+TEST_P(CudaRecompute, PointwiseRecomputeIsBitIdenticalAndLowersThePeak) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const PolicyCase pc = GetParam();
   const std::uint64_t seed = testing::fresh_seed();
@@ -229,7 +230,39 @@ TEST_P(CudaPointwiseRecompute, IsBitIdenticalAndLowersThePeak) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, CudaPointwiseRecompute,
+// Residual recompute on the GPU: each block's sum after attention rebuilt in the backward by the
+// fused f32 add kernel (or, with pointwise recompute of ln2, by the add + norm kernel the forward
+// made it with) from the block's input and its kept bf16 attn.proj output: the same loss,
+// evaluation loss and gradient bytes as keeping the sums, with and without pointwise recompute,
+// over three blocks and two accumulated micro-batches, and a peak lower by at least the plan's
+// 2 bytes an element of [M, D] per block, less the one shared f32 sum.
+TEST_P(CudaRecompute, ResidualRecomputeIsBitIdenticalAndLowersThePeak) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const PolicyCase pc = GetParam();
+  const std::uint64_t seed = testing::fresh_seed();
+  const std::int64_t layers = 3;
+  const ModelConfig c = testing::ab_model(layers);
+  const std::int64_t md = testing::kAbBatch * c.seq_len * c.d_model;
+  for (const bool pointwise : {false, true}) {
+    PrecisionConfig p;
+    p.policy = pc.policy;
+    p.mlp_recompute = pc.recompute;
+    p.pointwise_recompute = pointwise;
+    testing::ModelRun runs[2];
+    for (int rebuild = 0; rebuild < 2; ++rebuild) {
+      p.residual_recompute = rebuild == 1;
+      runs[rebuild] = testing::run_gpu_model(p, layers, seed, /*separate_gelu=*/pointwise);
+    }
+    const std::string label = pointwise ? "with pointwise recompute" : "alone";
+    testing::expect_bit_identical(runs[0], runs[1], label);
+    std::fprintf(stderr, "%s: peak %lld -> %lld bytes\n", label.c_str(),
+                 static_cast<long long>(runs[0].peak_bytes),
+                 static_cast<long long>(runs[1].peak_bytes));
+    EXPECT_GE(runs[0].peak_bytes - runs[1].peak_bytes, layers * md * (4 - 2) - md * 4) << label;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, CudaRecompute,
                          ::testing::Values(PolicyCase{PrecisionPolicy::bf16, false},
                                            PolicyCase{PrecisionPolicy::bf16, true},
                                            PolicyCase{PrecisionPolicy::fp8_mlp, false},

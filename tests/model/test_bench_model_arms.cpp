@@ -36,9 +36,13 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_FALSE(pointwise.precision.mlp_recompute);
   // The example of `bench model --help`: every modifier, in its place.
   const ModelBenchArm every = parse_model_bench_arm(
-      "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+weights-from-master+"
-      "bf16-moments+cudnn-forward");
+      "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+recompute-residual+"
+      "weights-from-master+bf16-moments+cudnn-forward");
   EXPECT_TRUE(every.precision.fp8_weights_from_master);
+  EXPECT_TRUE(every.precision.residual_recompute);
+  EXPECT_FALSE(plain.precision.residual_recompute);
+  EXPECT_TRUE(parse_model_bench_arm("bf16+recompute-residual").precision.residual_recompute);
+  EXPECT_THROW(parse_model_bench_arm("bf16+recompute-residual+recompute-pointwise"), Error);
   EXPECT_FALSE(plain.precision.fp8_weights_from_master);
   EXPECT_THROW(parse_model_bench_arm("bf16+weights-from-master"), Error);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+bf16-moments+weights-from-master"), Error);

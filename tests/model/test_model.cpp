@@ -207,6 +207,72 @@ TEST(GptModel, PointwiseRecomputeGivesBitIdenticalGradientsAndLowerPeak) {
   }
 }
 
+// Counts the residual adds (alone or fused with the norm after them), so the test below knows
+// the rebuild really ran.
+class ResidualAddCounter final : public testing::ForwardingBackend {
+ public:
+  int adds = 0;
+  void add(const TensorView& x, const TensorView& b, const TensorView& out) override {
+    ++adds;
+    ForwardingBackend::add(x, b, out);
+  }
+  void add_rmsnorm_forward(const TensorView& x, const TensorView& b, const TensorView& sum,
+                           const TensorView& w, float eps, const TensorView& y, const TensorView& r,
+                           AmaxSlot a = {}) override {
+    ++adds;
+    ForwardingBackend::add_rmsnorm_forward(x, b, sum, w, eps, y, r, a);
+  }
+};
+
+// Residual recompute rebuilds each block's sum after attention in the backward from the block's
+// input and the kept attn.proj output, with the add the forward made it by (fused into ln2's
+// rebuild under pointwise recompute): loss, evaluation loss and gradients are bit-identical to
+// keeping the sums, in every policy with and without MLP and pointwise recompute, each backward
+// adds once per block, and the peak falls by the plan's arithmetic: 4 - 2 bytes an element of
+// [M, D] per block, less the one shared f32 sum. Four blocks, so that there is a saving; two
+// accumulated micro-batches, so that the second finds the shared sum holding the first's.
+TEST(GptModel, ResidualRecomputeGivesBitIdenticalGradientsAndLowerPeak) {
+  const std::uint64_t seed = testing::fresh_seed();
+  ModelConfig c = testing::fp8_model();
+  c.n_layers = 4;
+  const std::int64_t batch = 2, m = batch * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  for (PrecisionConfig base : policies_with_and_without_mlp_recompute()) {
+    for (bool pointwise : {false, true}) {
+      base.pointwise_recompute = pointwise;
+      const std::string label = precision_label(base) + (pointwise ? "+pointwise" : "");
+      ModelRun runs[2];
+      int adds[2];
+      for (int rebuild = 0; rebuild < 2; ++rebuild) {
+        ResidualAddCounter be;
+        PrecisionConfig p = base;
+        p.residual_recompute = rebuild == 1;
+        GptModel model(c, p, batch, be);
+        runs[rebuild] = testing::run_two_batches_and_evaluate(model, seed, inputs, targets, 16);
+        adds[rebuild] = be.adds;
+      }
+      testing::expect_bit_identical(runs[0], runs[1], label);
+      EXPECT_EQ(adds[1] - adds[0], 2 * c.n_layers)
+          << label << ": one rebuild per block and backward";
+      const std::int64_t md = m * c.d_model;
+      EXPECT_EQ(runs[0].peak_bytes - runs[1].peak_bytes, c.n_layers * md * (4 - 2) - md * 4)
+          << label;
+    }
+  }
+}
+
+// Under fp32 compute the branch is f32 too: nothing to save, so the option is refused by name.
+TEST(GptModel, ResidualRecomputeNeedsMixedCompute) {
+  PrecisionConfig p = fp32_reference();
+  p.residual_recompute = true;
+  auto be = make_cpu_backend();
+  const std::string message =
+      testing::error_of([&] { GptModel model(testing::fp8_model(), p, 2, *be); }).message();
+  EXPECT_NE(message.find("residual_recompute"), std::string::npos) << message;
+  EXPECT_NE(message.find("compute mixed, not fp32"), std::string::npos) << message;
+}
+
 // Counts the AmaxSlots the model hands to the linears; and for the attention's slots, that the
 // linear right after it gets the very slot the attention filled (the ops in between must not be
 // handed it).

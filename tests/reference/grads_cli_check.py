@@ -16,7 +16,8 @@ Trains a tiny checkpoint (2 steps), writes grads files under several precisions,
     error <= 5e-2 (bf16), 3e-1 (fp8-mlp, fp8-linears);
   * --mlp-recompute gives the same gradient bits as keeping the MLP, --pointwise-recompute the
     same loss and gradient bits as keeping the RMSNorm and GELU outputs (bf16, fp8-mlp with MLP
-    recompute), and the metadata records both options.
+    recompute), --residual-recompute the same as keeping the sums after attention (bf16, fp8-mlp
+    with MLP and pointwise recompute), and the metadata records the options.
 Usage: grads_cli_check.py --fp8lab BIN --workdir DIR
 """
 import argparse
@@ -164,7 +165,11 @@ def main():
             "fp8-linears": ["--policy", "fp8-linears"],
             "bf16-pointwise": ["--policy", "bf16", "--pointwise-recompute"],
             "fp8-mlp-recompute-pointwise": ["--policy", "fp8-mlp", "--mlp-recompute",
-                                            "--pointwise-recompute"]}
+                                            "--pointwise-recompute"],
+            "bf16-residual": ["--policy", "bf16", "--residual-recompute"],
+            "fp8-mlp-recompute-pointwise-residual": ["--policy", "fp8-mlp", "--mlp-recompute",
+                                                     "--pointwise-recompute",
+                                                     "--residual-recompute"]}
     for arm, extra in arms.items():
         files[arm] = os.path.join(work, arm + ".safetensors")
         run([fp8lab, "grads", "--checkpoint", os.path.join(work, "run"), "--backend", "cpu",
@@ -237,15 +242,18 @@ def main():
     for n in layout_names(cfg):
         check(np.array_equal(got["fp8-mlp"][1]["grad." + n], got["fp8-mlp-recompute"][1]["grad." + n]),
               f"--mlp-recompute changed grad.{n}")
-    for kept, rebuilt in (("bf16", "bf16-pointwise"),
-                          ("fp8-mlp-recompute", "fp8-mlp-recompute-pointwise")):
+    for key, kept, rebuilt in (
+            ("pointwise_recompute", "bf16", "bf16-pointwise"),
+            ("pointwise_recompute", "fp8-mlp-recompute", "fp8-mlp-recompute-pointwise"),
+            ("residual_recompute", "bf16", "bf16-residual"),
+            ("residual_recompute", "fp8-mlp-recompute-pointwise",
+             "fp8-mlp-recompute-pointwise-residual")):
         check(got[kept][0]["loss"] == got[rebuilt][0]["loss"], f"{rebuilt}: the loss changed")
-        check(got[kept][0].get("pointwise_recompute") == "false"
-              and got[rebuilt][0].get("pointwise_recompute") == "true",
-              f"{rebuilt}: metadata pointwise_recompute {got[rebuilt][0].get('pointwise_recompute')}")
+        check(got[kept][0].get(key) == "false" and got[rebuilt][0].get(key) == "true",
+              f"{rebuilt}: metadata {key} {got[rebuilt][0].get(key)}")
         for n in layout_names(cfg):
             check(np.array_equal(got[kept][1]["grad." + n], got[rebuilt][1]["grad." + n]),
-                  f"--pointwise-recompute changed grad.{n} ({kept})")
+                  f"--{key.replace('_', '-')} changed grad.{n} ({kept})")
     check(got["fp8-mlp-recompute"][0].get("mlp_recompute") == "true", "metadata mlp_recompute")
 
     print(f"grads_cli_check: {'FAIL, ' + str(len(FAILURES)) + ' problems' if FAILURES else 'OK'}")

@@ -51,6 +51,23 @@ TEST(RunConfig, JsonRoundTripIsExact) {
   old = to_json(c);
   old["precision"].erase("fp8_weights_from_master");
   EXPECT_FALSE(run_config_from_json(old).precision.fp8_weights_from_master);
+  c.precision.residual_recompute = true;
+  EXPECT_EQ(run_config_from_json(to_json(c)), c);
+  old = to_json(c);
+  old["precision"].erase("residual_recompute");
+  EXPECT_FALSE(run_config_from_json(old).precision.residual_recompute);
+}
+
+// The rebuilt sum saves only where the branch it keeps is narrower than the f32 sum: compute
+// fp32 refuses the key, naming it and the compute it needs.
+TEST(RunConfig, ResidualRecomputeNeedsMixedCompute) {
+  RunConfig c = run_preset("tiny");
+  apply_override(c, "precision.residual_recompute=true");
+  EXPECT_NO_THROW(c.validate());
+  apply_override(c, "precision.compute=fp32");
+  const std::string message = testing::error_of([&] { c.validate(); });
+  EXPECT_NE(message.find("precision.residual_recompute"), std::string::npos) << message;
+  EXPECT_NE(message.find("compute mixed, not fp32"), std::string::npos) << message;
 }
 
 // The weights cast from the master are FP8 linears' weights: under bf16 the key is refused,

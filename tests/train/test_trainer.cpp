@@ -210,6 +210,26 @@ TEST(Trainer, PointwiseRecomputeTrainsIdentically) {
   }
 }
 
+// Residual recompute over whole training steps, alone and with MLP and pointwise recompute (ln2
+// rebuilt in the same pass): the same metrics bits and final weights as keeping the sums, a
+// lower peak, and the option in the run's config and record.
+TEST(Trainer, ResidualRecomputeTrainsIdentically) {
+  const std::uint64_t seed = testing::fresh_seed();
+  for (const bool other_recomputes : {false, true}) {
+    OptionRun runs[2];
+    for (int rebuild = 0; rebuild < 2; ++rebuild) {
+      RunConfig c = testing::small_run(seed);
+      c.model.n_layers = 4;  // a saving needs more than two blocks (one shared sum is added)
+      c.precision.mlp_recompute = other_recomputes;
+      c.precision.pointwise_recompute = other_recomputes;
+      c.precision.residual_recompute = rebuild == 1;
+      runs[rebuild] = train_with_option(c, "residual_recompute", rebuild == 1);
+    }
+    expect_same_training_lower_peak(
+        runs[0], runs[1], other_recomputes ? "with MLP and pointwise recompute" : "alone");
+  }
+}
+
 // FP8 linears that cast W from the fp32 master (precision.fp8_weights_from_master) over whole
 // training steps (accumulation, clipping, AdamW writing no working copy for those weights, MLP
 // recompute casting again): the same metrics bits and final weights as with the working copy,
