@@ -82,13 +82,15 @@ void add_bench_model(CLI::App& bench) {
                    "GEMMs in bf16); then optionally +recompute (the MLP rebuilt in the "
                    "backward), then optionally +recompute-pointwise (RMSNorm and GELU outputs "
                    "rebuilt in the backward), then optionally +recompute-residual (the sums "
-                   "after attention rebuilt in the backward), then optionally "
+                   "after attention rebuilt in the backward), then optionally +recompute-qkv "
+                   "(the qkv projection rebuilt in the backward), then optionally "
                    "+weights-from-master (FP8 "
                    "linears cast W from the fp32 master, keeping no bf16 copy of it), then "
                    "optionally +bf16-moments (AdamW's moments in bf16), then optionally +cudnn or "
                    "+cudnn-forward (that arm's kernels.attention), in that order: e.g. "
                    "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+"
-                   "recompute-residual+weights-from-master+bf16-moments+cudnn-forward")
+                   "recompute-residual+recompute-qkv+weights-from-master+bf16-moments+"
+                   "cudnn-forward")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")
       ->capture_default_str();

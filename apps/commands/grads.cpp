@@ -42,6 +42,7 @@ struct GradsOptions {
   bool mlp_recompute = false;
   bool pointwise_recompute = false;
   bool residual_recompute = false;
+  bool qkv_recompute = false;
   long long batch = 2;
   unsigned long long seed = 1;
   long long loss_chunk_rows = 0;
@@ -82,6 +83,7 @@ void run_grads(const GradsOptions& o) {
   precision.mlp_recompute = o.mlp_recompute;
   precision.pointwise_recompute = o.pointwise_recompute;
   precision.residual_recompute = o.residual_recompute;
+  precision.qkv_recompute = o.qkv_recompute;
   precision.compute = parse_compute_mode(o.compute);
   const std::int64_t chunk =
       o.loss_chunk_rows > 0 ? o.loss_chunk_rows : meta.config.train.loss_chunk_rows;
@@ -119,6 +121,7 @@ void run_grads(const GradsOptions& o) {
       {"mlp_recompute", precision.mlp_recompute ? "true" : "false"},
       {"pointwise_recompute", precision.pointwise_recompute ? "true" : "false"},
       {"residual_recompute", precision.residual_recompute ? "true" : "false"},
+      {"qkv_recompute", precision.qkv_recompute ? "true" : "false"},
       {"backend", backend->name()},
       {"seed", std::to_string(o.seed)},
       {"batch", std::to_string(o.batch)},
@@ -138,6 +141,7 @@ void run_grads(const GradsOptions& o) {
                {"mlp_recompute", precision.mlp_recompute},
                {"pointwise_recompute", precision.pointwise_recompute},
                {"residual_recompute", precision.residual_recompute},
+               {"qkv_recompute", precision.qkv_recompute},
                {"backend", backend->name()},
                {"batch", o.batch},
                {"seq_len", mc.seq_len},
@@ -147,11 +151,12 @@ void run_grads(const GradsOptions& o) {
                {"tensors", model.layout().params().size()},
                {"out", o.out}});
   if (o.json.to_stdout) return;
-  std::printf("fp8lab grads: %s (step %lld), policy %s%s%s%s, compute %s, backend %s\n",
+  std::printf("fp8lab grads: %s (step %lld), policy %s%s%s%s%s, compute %s, backend %s\n",
               dir.string().c_str(), static_cast<long long>(meta.step),
               policy_name(precision.policy), precision.mlp_recompute ? " + mlp recompute" : "",
               precision.pointwise_recompute ? " + pointwise recompute" : "",
               precision.residual_recompute ? " + residual recompute" : "",
+              precision.qkv_recompute ? " + qkv recompute" : "",
               compute_mode_name(precision.compute), backend->name().c_str());
   std::printf("  batch %lld x %lld tokens (seed %llu): loss %.9f\n", o.batch,
               static_cast<long long>(mc.seq_len), o.seed, loss);
@@ -192,6 +197,9 @@ const CommandRegistration registration{CommandSpec{
       sub.add_flag("--residual-recompute", o->residual_recompute,
                    "rebuild each block's residual sum after attention in the backward instead "
                    "of keeping it in f32 (compute mixed only)");
+      sub.add_flag("--qkv-recompute", o->qkv_recompute,
+                   "recompute each block's qkv projection in the backward instead of keeping q, k "
+                   "and v per block");
       sub.add_option("--batch", o->batch, "rows of seq_len tokens")->capture_default_str();
       sub.add_option("--seed", o->seed, "seed of the token batch")->capture_default_str();
       sub.add_option("--loss-chunk-rows", o->loss_chunk_rows,

@@ -39,6 +39,7 @@ struct TrainOptions {
   bool mlp_recompute = false;
   bool pointwise_recompute = false;
   bool residual_recompute = false;
+  bool qkv_recompute = false;
   std::optional<long long> steps;
   std::string out;
   bool resume = false;
@@ -67,6 +68,7 @@ RunConfig resolve_config(const TrainOptions& o) {
   if (o.mlp_recompute) config.precision.mlp_recompute = true;
   if (o.pointwise_recompute) config.precision.pointwise_recompute = true;
   if (o.residual_recompute) config.precision.residual_recompute = true;
+  if (o.qkv_recompute) config.precision.qkv_recompute = true;
   if (o.steps) config.train.steps = *o.steps;
   config.validate();
   return config;
@@ -144,6 +146,9 @@ const CommandRegistration registration{CommandSpec{
           "--residual-recompute", o->residual_recompute,
           "rebuild each block's residual sum after attention in the backward from the "
           "bf16 branch output instead of keeping it in f32 (precision.residual_recompute)");
+      sub.add_flag("--qkv-recompute", o->qkv_recompute,
+                   "recompute each block's qkv projection in the backward instead of keeping q, k "
+                   "and v per block (precision.qkv_recompute)");
       sub.add_option("--steps", o->steps, "optimizer steps (overrides train.steps)");
       sub.add_option("--out", o->out,
                      "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")

@@ -40,6 +40,7 @@ struct ModelBenchArm {
 // scaling recipe) and "+bf16-wgrad", each optionally with "+recompute", then optionally
 // "+recompute-pointwise" (PrecisionConfig::pointwise_recompute), then optionally
 // "+recompute-residual" (PrecisionConfig::residual_recompute), then optionally
+// "+recompute-qkv" (PrecisionConfig::qkv_recompute), then optionally
 // "+weights-from-master" (PrecisionConfig::fp8_weights_from_master), then optionally
 // "+bf16-moments" (OptimConfig::moments), then optionally "+cudnn" or "+cudnn-forward"
 // (ModelBenchArm::attention); throws naming bad names.

@@ -61,6 +61,12 @@ struct PrecisionConfig {
   // ln2's rebuild under pointwise_recompute). Same bits; mixed compute only (JSON
   // precision.residual_recompute).
   bool residual_recompute = false;
+  // Recompute each block's qkv projection in the backward (ln1 rebuilt from the kept residual
+  // stream, then the qkv linear's forward into one shared buffer) instead of keeping q, k, v
+  // ([tokens, 3 d_model]) and the projection's saved state per block: the attention's largest
+  // activation, for one more qkv GEMM and its cast per block and backward. Same bits; combines
+  // with every policy and the other recomputes (JSON precision.qkv_recompute).
+  bool qkv_recompute = false;
   // The FP8 block linears cast W from the fp32 master through one transient bf16 copy (the
   // bits of the working copy) instead of keeping a bf16 working copy of their weights: 2 bytes
   // a parameter of those weights less, for one bf16 conversion per linear and forward. Same

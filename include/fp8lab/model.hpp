@@ -172,6 +172,8 @@ class GptModel {
   void forward(bool training);
   // state_only: the backward's recompute (proj's output is not needed, only its saved state).
   void mlp_forward(std::int64_t layer, bool state_only);
+  // Block `layer`'s qkv linear forward (also the backward's recompute under qkv_recompute).
+  void qkv_forward(std::int64_t layer);
   void backward();
   void block_backward(std::int64_t layer);
   // sum = x + branch, then y, rstd = RMSNorm(sum) with weight `w`, in one op.

@@ -18,7 +18,8 @@ namespace fp8lab {
 // ln2 from the kept residual stream, gelu from the kept fc) right before the linear backward that
 // reads it.
 struct GptModel::Block {
-  Buffer ln1, rstd1, qkv, att, lse, ln2, rstd2;
+  Buffer ln1, rstd1, att, lse, ln2, rstd2;
+  Buffer qkv;       // per block without qkv recompute; empty with it (qkv_shared instead)
   Buffer fc, gelu;  // per block without MLP recompute; empty with it (shared buffers instead)
   // Residual recompute: attn.proj's output, kept for the backward's rebuild of the sum after the
   // attention branch (resid_mid_shared); empty without it (branch_out instead).
@@ -41,8 +42,8 @@ struct GptModel::Block {
 //    rebuilds gelu and proj's backward reads it while it writes its dX into d_mlp: gelu_shared is
 //    then a buffer of its own (still one for all blocks).
 //  - d_att, d_qkv inside d_mlp (below).
-// Lent memory (IdleLoan in gpt_forward.cpp) is never ln_shared or gelu_shared: no workspace can
-// land on a recomputed value still to be read.
+// Lent memory (IdleLoan in gpt_forward.cpp) is never ln_shared, gelu_shared, qkv_shared or
+// resid_mid_shared: no workspace can land on a recomputed value still to be read.
 struct GptModel::Activations {
   Buffer tokens, targets;     // i32 [M]
   std::vector<Buffer> resid;  // f32 [M, D]: resid[2l] enters block l's attention,
@@ -53,6 +54,7 @@ struct GptModel::Activations {
   Buffer resid_mid_shared;  // f32 [M, D]
   std::vector<Block> blocks;
   Buffer fc_shared, gelu_shared;  // act [M, 4D]: fc with MLP recompute; gelu when not kept
+  Buffer qkv_shared;              // act [M, 3D]: q | k | v with qkv recompute
   Buffer ln_shared;               // act [M, D]: ln1/ln2 of blocks that do not keep them
   Buffer branch_out;              // act [M, D]: a block branch's output before the residual add
   Buffer lnf, rstdf;              // final norm output and its rstd
@@ -73,7 +75,8 @@ struct GptModel::Activations {
   static constexpr int kSlotsPerBlock = 4;
   Buffer amax_slots;
   // Pointwise recompute: which of ln1, ln2 (into ln_shared) and gelu (into gelu_shared) the
-  // backward rebuilds right before the linear backward that reads it.
+  // backward rebuilds right before the linear backward that reads it. Under qkv recompute ln1
+  // is always rebuilt: the recomputed qkv forward reads it.
   bool recompute_ln1 = false, recompute_ln2 = false, recompute_gelu = false;
 };
 

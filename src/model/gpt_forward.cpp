@@ -153,6 +153,20 @@ void GptModel::mlp_forward(std::int64_t l, bool state_only) {
       x_amax(l, BlockLinear::mlp_proj), w_amax(l, BlockLinear::mlp_proj));
 }
 
+// ln1's output (kept per block, or in ln_shared) -> q | k | v; under qkv recompute the forward and
+// the backward's recompute both write qkv_shared, from the same ln1 bits and the same weight, so
+// the recompute's q, k, v and saved state are the forward's bits (the x and W amax slots, when
+// the linear is a tensorwise FP8 one, receive the same maxima again).
+void GptModel::qkv_forward(std::int64_t l) {
+  Activations& a = *acts_;
+  Block& b = a.blocks[static_cast<std::size_t>(l)];
+  b.qkv_ctx = backend_.linear_forward(
+      linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
+      linear_weight(block_param(l, "attn.qkv.weight")), own_or(b.qkv, a.qkv_shared),
+      linear_name(l, "attn.qkv"), x_amax(l, BlockLinear::attn_qkv),
+      w_amax(l, BlockLinear::attn_qkv));
+}
+
 void GptModel::add_and_norm(const TensorView& x, const TensorView& branch, const TensorView& sum,
                             const ParamInfo& w, const TensorView& y, const TensorView& rstd,
                             AmaxSlot amax) {
@@ -203,12 +217,9 @@ void GptModel::forward(bool training) {
     const TensorView& x_next = a.resid[static_cast<std::size_t>(2 * l + 2)];
     // attn.proj's output: kept per block under residual recompute, else the shared branch_out.
     const TensorView& attn_out = own_or(b.attn_out, a.branch_out);
-    b.qkv_ctx = backend_.linear_forward(
-        linear_mode_for(precision_, BlockLinear::attn_qkv), own_or(b.ln1, a.ln_shared),
-        linear_weight(block_param(l, "attn.qkv.weight")), b.qkv, linear_name(l, "attn.qkv"),
-        x_amax(l, BlockLinear::attn_qkv), w_amax(l, BlockLinear::attn_qkv));
+    qkv_forward(l);
     const AmaxSlot att_amax = x_amax(l, BlockLinear::attn_proj);
-    backend_.attention_forward(b.qkv, heads, seq, b.att, b.lse, att_amax);
+    backend_.attention_forward(own_or(b.qkv, a.qkv_shared), heads, seq, b.att, b.lse, att_amax);
     b.attn_proj_ctx = backend_.linear_forward(
         linear_mode_for(precision_, BlockLinear::attn_proj), b.att,
         linear_weight(block_param(l, "attn.proj.weight")), attn_out, linear_name(l, "attn.proj"),
@@ -228,10 +239,8 @@ void GptModel::forward(bool training) {
       b.fc_ctx.reset();
       b.mlp_proj_ctx.reset();
     }
-    if (!training) {
-      b.qkv_ctx.reset();
-      b.attn_proj_ctx.reset();
-    }
+    if (!training || precision_.qkv_recompute) b.qkv_ctx.reset();  // rebuilt in the backward
+    if (!training) b.attn_proj_ctx.reset();
   }
 }
 
@@ -337,12 +346,14 @@ void GptModel::block_backward(std::int64_t l) {
   // qkv's x, for its dW: ln_shared is free once fc's backward has read ln2, and the attention
   // branch below does not touch it (its workspaces go to fc's memory).
   if (a.recompute_ln1) recompute_norm(l, BlockLinear::attn_qkv);
+  if (precision_.qkv_recompute) qkv_forward(l);  // q, k, v for the attention backward below
   // Attention branch: x_mlp = x_attn + proj(attention(qkv(ln1(x_attn)))).
   backend_.linear_backward(*b.attn_proj_ctx, a.d_branch, a.d_att,
                            grad_target(block_param(l, "attn.proj.weight")),
                            dy_amax(l, BlockLinear::attn_proj), dw_write_);
   const AmaxSlot d_qkv_amax = dy_amax(l, BlockLinear::attn_qkv);
-  backend_.attention_backward(b.qkv, b.att, b.lse, a.d_att, heads, seq, a.d_qkv, d_qkv_amax);
+  backend_.attention_backward(own_or(b.qkv, a.qkv_shared), b.att, b.lse, a.d_att, heads, seq,
+                              a.d_qkv, d_qkv_amax);
   backend_.linear_backward(*b.qkv_ctx, a.d_qkv, a.d_ln,
                            grad_target(block_param(l, "attn.qkv.weight")), d_qkv_amax, dw_write_);
   // Block 0's ln1 feeds the embedding backward, which reads dresid itself.

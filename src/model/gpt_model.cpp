@@ -142,20 +142,20 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   const bool fp8_proj = linear_mode_for(precision, BlockLinear::mlp_proj) == LinearMode::fp8;
   // An FP8 linear with a BF16 wgrad reads its BF16 input in the backward, as a BF16 linear.
   const bool wgrad16 = precision.fp8.bf16_wgrad;
-  const bool read_ln1 = !fp8_qkv || wgrad16;
+  const bool read_ln1 = !fp8_qkv || wgrad16 || precision.qkv_recompute;
   const bool read_ln2 = !fp8_fc || wgrad16 || precision.mlp_recompute;
   const bool read_gelu = (!fp8_proj || wgrad16) && !precision.mlp_recompute;
   const bool pointwise = precision.pointwise_recompute;
-  a.recompute_ln1 = pointwise && read_ln1;
+  a.recompute_ln1 = (pointwise && read_ln1) || precision.qkv_recompute;
   a.recompute_ln2 = pointwise && read_ln2;
   a.recompute_gelu = pointwise && read_gelu;
-  const bool keep_ln1 = read_ln1 && !pointwise;
+  const bool keep_ln1 = read_ln1 && !a.recompute_ln1;
   const bool keep_ln2 = read_ln2 && !pointwise;
   const bool keep_gelu = read_gelu && !pointwise;
   for (Block& b : a.blocks) {
     if (keep_ln1) b.ln1 = act({m, d}, "ln1");
     b.rstd1 = f32({m}, "rstd1");
-    b.qkv = act({m, 3 * d}, "qkv");
+    if (!precision.qkv_recompute) b.qkv = act({m, 3 * d}, "qkv");
     b.att = act({m, d}, "att");
     b.lse = f32({micro_batch, heads, config.seq_len}, "lse");
     if (precision.residual_recompute) b.attn_out = act({m, d}, "attn.out");
@@ -182,6 +182,7 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   a.d_lnf = alias_of(a.d_ln, {m, d});
   if (!keep_ln1 || !keep_ln2) a.ln_shared = alias_of(a.lnf, {m, d});
   if (precision.mlp_recompute) a.fc_shared = act({m, ff}, "fc.shared");
+  if (precision.qkv_recompute) a.qkv_shared = act({m, 3 * d}, "qkv.shared");
   if (!keep_gelu) {
     // A gelu the backward rebuilds (MLP or pointwise recompute) is read by proj's backward while
     // it writes d_mlp: its own buffer then.

@@ -104,6 +104,7 @@ json to_json(const RunConfig& c) {
                 {"mlp_recompute", c.precision.mlp_recompute},
                 {"pointwise_recompute", c.precision.pointwise_recompute},
                 {"residual_recompute", c.precision.residual_recompute},
+                {"qkv_recompute", c.precision.qkv_recompute},
                 {"fp8_weights_from_master", c.precision.fp8_weights_from_master},
                 {"compute", compute_mode_name(c.precision.compute)},
                 {"fp8_recipe", fp8_recipe_name(c.precision.fp8.recipe)},
@@ -158,6 +159,7 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     c.precision.mlp_recompute = p.at("mlp_recompute").get<bool>();
     c.precision.pointwise_recompute = p.at("pointwise_recompute").get<bool>();
     c.precision.residual_recompute = p.at("residual_recompute").get<bool>();
+    c.precision.qkv_recompute = p.at("qkv_recompute").get<bool>();
     c.precision.fp8_weights_from_master = p.at("fp8_weights_from_master").get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
     c.precision.fp8.recipe = parse_fp8_recipe(p.at("fp8_recipe").get<std::string>());

@@ -112,7 +112,7 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
   write_run_record("running", nullptr);
   if (options_.log) {
     std::fprintf(options_.log,
-                 "fp8lab train: preset %s, %lld parameters, policy %s%s%s%s%s, compute %s, "
+                 "fp8lab train: preset %s, %lld parameters, policy %s%s%s%s%s%s, compute %s, "
                  "backend %s\n"
                  "init_sha256 %s\n",
                  config_.preset.c_str(), static_cast<long long>(model_->parameter_count()),
@@ -120,6 +120,7 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
                  config_.precision.mlp_recompute ? " + mlp-recompute" : "",
                  config_.precision.pointwise_recompute ? " + pointwise-recompute" : "",
                  config_.precision.residual_recompute ? " + residual-recompute" : "",
+                 config_.precision.qkv_recompute ? " + qkv-recompute" : "",
                  config_.precision.fp8_weights_from_master ? " + fp8-weights-from-master" : "",
                  compute_mode_name(config_.precision.compute), backend_.name().c_str(),
                  init_sha256_.c_str());
@@ -423,6 +424,7 @@ void Trainer::write_run_record(const std::string& status, const StepRecord* last
          {"mlp_recompute", config_.precision.mlp_recompute},
          {"pointwise_recompute", config_.precision.pointwise_recompute},
          {"residual_recompute", config_.precision.residual_recompute},
+         {"qkv_recompute", config_.precision.qkv_recompute},
          {"fp8_weights_from_master", config_.precision.fp8_weights_from_master},
          {"compute", compute_mode_name(config_.precision.compute)},
          {"backend", backend_.name()},

@@ -230,36 +230,55 @@ TEST_P(CudaRecompute, PointwiseRecomputeIsBitIdenticalAndLowersThePeak) {
   }
 }
 
-// Residual recompute on the GPU: each block's sum after attention rebuilt in the backward by the
-// fused f32 add kernel (or, with pointwise recompute of ln2, by the add + norm kernel the forward
-// made it with) from the block's input and its kept bf16 attn.proj output: the same loss,
-// evaluation loss and gradient bytes as keeping the sums, with and without pointwise recompute,
-// over three blocks and two accumulated micro-batches, and a peak lower by at least the plan's
-// 2 bytes an element of [M, D] per block, less the one shared f32 sum.
-TEST_P(CudaRecompute, ResidualRecomputeIsBitIdenticalAndLowersThePeak) {
-  FP8LAB_SKIP_WITHOUT_GPU();
-  const PolicyCase pc = GetParam();
+// `option` off and on for the policy case, each with and without pointwise recompute, over
+// three blocks and two accumulated micro-batches: the same loss, evaluation loss and gradient
+// bytes, and a peak lower by at least `saving` bytes.
+void expect_option_bit_identical_and_leaner(const PolicyCase& pc, bool PrecisionConfig::*option,
+                                            std::int64_t layers, std::int64_t saving) {
   const std::uint64_t seed = testing::fresh_seed();
-  const std::int64_t layers = 3;
-  const ModelConfig c = testing::ab_model(layers);
-  const std::int64_t md = testing::kAbBatch * c.seq_len * c.d_model;
   for (const bool pointwise : {false, true}) {
     PrecisionConfig p;
     p.policy = pc.policy;
     p.mlp_recompute = pc.recompute;
     p.pointwise_recompute = pointwise;
     testing::ModelRun runs[2];
-    for (int rebuild = 0; rebuild < 2; ++rebuild) {
-      p.residual_recompute = rebuild == 1;
-      runs[rebuild] = testing::run_gpu_model(p, layers, seed, /*separate_gelu=*/pointwise);
+    for (int on = 0; on < 2; ++on) {
+      p.*option = on == 1;
+      runs[on] = testing::run_gpu_model(p, layers, seed, /*separate_gelu=*/pointwise);
     }
     const std::string label = pointwise ? "with pointwise recompute" : "alone";
     testing::expect_bit_identical(runs[0], runs[1], label);
     std::fprintf(stderr, "%s: peak %lld -> %lld bytes\n", label.c_str(),
                  static_cast<long long>(runs[0].peak_bytes),
                  static_cast<long long>(runs[1].peak_bytes));
-    EXPECT_GE(runs[0].peak_bytes - runs[1].peak_bytes, layers * md * (4 - 2) - md * 4) << label;
+    EXPECT_GE(runs[0].peak_bytes - runs[1].peak_bytes, saving) << label;
   }
+}
+
+// Residual recompute on the GPU: each block's sum after attention rebuilt in the backward by the
+// fused f32 add kernel (or, with pointwise recompute of ln2, by the add + norm kernel the forward
+// made it with) from the block's input and its kept bf16 attn.proj output; the peak lower by at
+// least the plan's 2 bytes an element of [M, D] per block, less the one shared f32 sum.
+TEST_P(CudaRecompute, ResidualRecomputeIsBitIdenticalAndLowersThePeak) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::int64_t layers = 3;
+  const ModelConfig c = testing::ab_model(layers);
+  const std::int64_t md = testing::kAbBatch * c.seq_len * c.d_model;
+  expect_option_bit_identical_and_leaner(GetParam(), &PrecisionConfig::residual_recompute, layers,
+                                         layers * md * (4 - 2) - md * 4);
+}
+
+// qkv recompute on the GPU: ln1 rebuilt by the plain RMSNorm kernel and q | k | v by the qkv
+// linear's forward into one shared buffer (in FP8 the same casts from the same amax slots and
+// weights); the peak lower by at least the two blocks' q | k | v it no longer keeps beside the
+// shared one.
+TEST_P(CudaRecompute, QkvRecomputeIsBitIdenticalAndLowersThePeak) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::int64_t layers = 3;
+  const ModelConfig c = testing::ab_model(layers);
+  const std::int64_t md = testing::kAbBatch * c.seq_len * c.d_model;
+  expect_option_bit_identical_and_leaner(GetParam(), &PrecisionConfig::qkv_recompute, layers,
+                                         (layers - 1) * 3 * md * 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CudaRecompute,

@@ -37,7 +37,10 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   // The example of `bench model --help`: every modifier, in its place.
   const ModelBenchArm every = parse_model_bench_arm(
       "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+recompute-residual+"
-      "weights-from-master+bf16-moments+cudnn-forward");
+      "recompute-qkv+weights-from-master+bf16-moments+cudnn-forward");
+  EXPECT_TRUE(every.precision.qkv_recompute);
+  EXPECT_FALSE(plain.precision.qkv_recompute);
+  EXPECT_THROW(parse_model_bench_arm("bf16+recompute-qkv+recompute-residual"), Error);
   EXPECT_TRUE(every.precision.fp8_weights_from_master);
   EXPECT_TRUE(every.precision.residual_recompute);
   EXPECT_FALSE(plain.precision.residual_recompute);

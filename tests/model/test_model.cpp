@@ -207,19 +207,44 @@ TEST(GptModel, PointwiseRecomputeGivesBitIdenticalGradientsAndLowerPeak) {
   }
 }
 
+// One recompute option off and on, over the same batches: the two runs, and how often the op that
+// does the option's rebuilding ran in each (Counter::count).
+struct OptionPair {
+  ModelRun off, on;
+  int ops_off = 0, ops_on = 0;
+};
+
+template <class Counter>
+OptionPair run_option_pair(const ModelConfig& c, const PrecisionConfig& base,
+                           bool PrecisionConfig::*option, std::uint64_t seed,
+                           const std::vector<std::int32_t>& inputs,
+                           const std::vector<std::int32_t>& targets) {
+  OptionPair pair;
+  for (const bool on : {false, true}) {
+    Counter be;
+    PrecisionConfig p = base;
+    p.*option = on;
+    GptModel model(c, p, 2, be);
+    (on ? pair.on : pair.off) =
+        testing::run_two_batches_and_evaluate(model, seed, inputs, targets, 16);
+    (on ? pair.ops_on : pair.ops_off) = be.count;
+  }
+  return pair;
+}
+
 // Counts the residual adds (alone or fused with the norm after them), so the test below knows
 // the rebuild really ran.
 class ResidualAddCounter final : public testing::ForwardingBackend {
  public:
-  int adds = 0;
+  int count = 0;
   void add(const TensorView& x, const TensorView& b, const TensorView& out) override {
-    ++adds;
+    ++count;
     ForwardingBackend::add(x, b, out);
   }
   void add_rmsnorm_forward(const TensorView& x, const TensorView& b, const TensorView& sum,
                            const TensorView& w, float eps, const TensorView& y, const TensorView& r,
                            AmaxSlot a = {}) override {
-    ++adds;
+    ++count;
     ForwardingBackend::add_rmsnorm_forward(x, b, sum, w, eps, y, r, a);
   }
 };
@@ -235,28 +260,59 @@ TEST(GptModel, ResidualRecomputeGivesBitIdenticalGradientsAndLowerPeak) {
   const std::uint64_t seed = testing::fresh_seed();
   ModelConfig c = testing::fp8_model();
   c.n_layers = 4;
-  const std::int64_t batch = 2, m = batch * c.seq_len;
-  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
-  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  const std::int64_t md = 2 * c.seq_len * c.d_model;
+  const auto inputs = random_tokens(2 * c.seq_len, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(2 * c.seq_len, c.vocab_size, seed, 2);
   for (PrecisionConfig base : policies_with_and_without_mlp_recompute()) {
     for (bool pointwise : {false, true}) {
       base.pointwise_recompute = pointwise;
       const std::string label = precision_label(base) + (pointwise ? "+pointwise" : "");
-      ModelRun runs[2];
-      int adds[2];
-      for (int rebuild = 0; rebuild < 2; ++rebuild) {
-        ResidualAddCounter be;
-        PrecisionConfig p = base;
-        p.residual_recompute = rebuild == 1;
-        GptModel model(c, p, batch, be);
-        runs[rebuild] = testing::run_two_batches_and_evaluate(model, seed, inputs, targets, 16);
-        adds[rebuild] = be.adds;
-      }
-      testing::expect_bit_identical(runs[0], runs[1], label);
-      EXPECT_EQ(adds[1] - adds[0], 2 * c.n_layers)
-          << label << ": one rebuild per block and backward";
-      const std::int64_t md = m * c.d_model;
-      EXPECT_EQ(runs[0].peak_bytes - runs[1].peak_bytes, c.n_layers * md * (4 - 2) - md * 4)
+      const OptionPair r = run_option_pair<ResidualAddCounter>(
+          c, base, &PrecisionConfig::residual_recompute, seed, inputs, targets);
+      testing::expect_bit_identical(r.off, r.on, label);
+      EXPECT_EQ(r.ops_on - r.ops_off, 2 * c.n_layers) << label << ": one add per block, backward";
+      EXPECT_EQ(r.off.peak_bytes - r.on.peak_bytes, c.n_layers * md * (4 - 2) - md * 4) << label;
+    }
+  }
+}
+
+// Counts the linear forwards, so the test below knows the qkv recompute really ran.
+class LinearForwardCounter final : public testing::ForwardingBackend {
+ public:
+  int count = 0;
+  std::unique_ptr<LinearContext> linear_forward(LinearMode m, const TensorView& x,
+                                                const TensorView& w, const TensorView& y,
+                                                std::string_view n, AmaxSlot xa = {},
+                                                AmaxSlot wa = {}) override {
+    ++count;
+    return ForwardingBackend::linear_forward(m, x, w, y, n, xa, wa);
+  }
+};
+
+// qkv recompute rebuilds each block's ln1 and q | k | v in the backward with the ops that made
+// them: loss, evaluation loss and gradients are bit-identical to keeping them, in every policy
+// with and without MLP and pointwise recompute (fp32 compute too), each backward runs one more
+// qkv forward per block, and the peak falls by at least the per-block q | k | v it drops less
+// the one shared buffer it adds. Two accumulated micro-batches: the second finds the shared
+// buffer holding the first one's last block.
+TEST(GptModel, QkvRecomputeGivesBitIdenticalGradientsAndLowerPeak) {
+  const std::uint64_t seed = testing::fresh_seed();
+  const ModelConfig c = testing::fp8_model();
+  const std::int64_t m = 2 * c.seq_len;
+  const auto inputs = random_tokens(m, c.vocab_size, seed, 1);
+  const auto targets = random_tokens(m, c.vocab_size, seed, 2);
+  std::vector<PrecisionConfig> cases = policies_with_and_without_mlp_recompute();
+  cases.push_back(fp32_reference());
+  for (PrecisionConfig base : cases) {
+    for (bool pointwise : {false, true}) {
+      base.pointwise_recompute = pointwise;
+      const std::string label = precision_label(base) + (pointwise ? "+pointwise" : "");
+      const OptionPair r = run_option_pair<LinearForwardCounter>(
+          c, base, &PrecisionConfig::qkv_recompute, seed, inputs, targets);
+      testing::expect_bit_identical(r.off, r.on, label);
+      EXPECT_EQ(r.ops_on - r.ops_off, 2 * c.n_layers) << label << ": one per block, backward";
+      const std::int64_t elem = base.compute == ComputeMode::fp32 ? 4 : 2;
+      EXPECT_GE(r.off.peak_bytes - r.on.peak_bytes, (c.n_layers - 1) * m * 3 * c.d_model * elem)
           << label;
     }
   }

@@ -17,7 +17,8 @@ Trains a tiny checkpoint (2 steps), writes grads files under several precisions,
   * --mlp-recompute gives the same gradient bits as keeping the MLP, --pointwise-recompute the
     same loss and gradient bits as keeping the RMSNorm and GELU outputs (bf16, fp8-mlp with MLP
     recompute), --residual-recompute the same as keeping the sums after attention (bf16, fp8-mlp
-    with MLP and pointwise recompute), and the metadata records the options.
+    with MLP and pointwise recompute), --qkv-recompute the same as keeping q, k and v (bf16,
+    fp8-mlp with MLP recompute), and the metadata records the options.
 Usage: grads_cli_check.py --fp8lab BIN --workdir DIR
 """
 import argparse
@@ -169,7 +170,9 @@ def main():
             "bf16-residual": ["--policy", "bf16", "--residual-recompute"],
             "fp8-mlp-recompute-pointwise-residual": ["--policy", "fp8-mlp", "--mlp-recompute",
                                                      "--pointwise-recompute",
-                                                     "--residual-recompute"]}
+                                                     "--residual-recompute"],
+            "bf16-qkv": ["--policy", "bf16", "--qkv-recompute"],
+            "fp8-mlp-recompute-qkv": ["--policy", "fp8-mlp", "--mlp-recompute", "--qkv-recompute"]}
     for arm, extra in arms.items():
         files[arm] = os.path.join(work, arm + ".safetensors")
         run([fp8lab, "grads", "--checkpoint", os.path.join(work, "run"), "--backend", "cpu",
@@ -247,7 +250,9 @@ def main():
             ("pointwise_recompute", "fp8-mlp-recompute", "fp8-mlp-recompute-pointwise"),
             ("residual_recompute", "bf16", "bf16-residual"),
             ("residual_recompute", "fp8-mlp-recompute-pointwise",
-             "fp8-mlp-recompute-pointwise-residual")):
+             "fp8-mlp-recompute-pointwise-residual"),
+            ("qkv_recompute", "bf16", "bf16-qkv"),
+            ("qkv_recompute", "fp8-mlp-recompute", "fp8-mlp-recompute-qkv")):
         check(got[kept][0]["loss"] == got[rebuilt][0]["loss"], f"{rebuilt}: the loss changed")
         check(got[kept][0].get(key) == "false" and got[rebuilt][0].get(key) == "true",
               f"{rebuilt}: metadata {key} {got[rebuilt][0].get(key)}")

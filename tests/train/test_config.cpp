@@ -56,6 +56,11 @@ TEST(RunConfig, JsonRoundTripIsExact) {
   old = to_json(c);
   old["precision"].erase("residual_recompute");
   EXPECT_FALSE(run_config_from_json(old).precision.residual_recompute);
+  c.precision.qkv_recompute = true;
+  EXPECT_EQ(run_config_from_json(to_json(c)), c);
+  old = to_json(c);
+  old["precision"].erase("qkv_recompute");
+  EXPECT_FALSE(run_config_from_json(old).precision.qkv_recompute);
 }
 
 // The rebuilt sum saves only where the branch it keeps is narrower than the f32 sum: compute

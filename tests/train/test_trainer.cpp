@@ -230,6 +230,24 @@ TEST(Trainer, ResidualRecomputeTrainsIdentically) {
   }
 }
 
+// qkv recompute over whole training steps, bf16 and FP8 (the recomputed FP8 qkv casting with the
+// forward's scales): the same metrics bits and final weights as keeping q, k and v, a lower peak,
+// and the option in the run's config and record.
+TEST(Trainer, QkvRecomputeTrainsIdentically) {
+  const std::uint64_t seed = testing::fresh_seed();
+  for (const PrecisionPolicy policy : {PrecisionPolicy::bf16, PrecisionPolicy::fp8_linears}) {
+    OptionRun runs[2];
+    for (int rebuild = 0; rebuild < 2; ++rebuild) {
+      RunConfig c = testing::small_run(seed);
+      c.model.n_layers = 3;
+      c.precision.policy = policy;
+      c.precision.qkv_recompute = rebuild == 1;
+      runs[rebuild] = train_with_option(c, "qkv_recompute", rebuild == 1);
+    }
+    expect_same_training_lower_peak(runs[0], runs[1], policy_name(policy));
+  }
+}
+
 // FP8 linears that cast W from the fp32 master (precision.fp8_weights_from_master) over whole
 // training steps (accumulation, clipping, AdamW writing no working copy for those weights, MLP
 // recompute casting again): the same metrics bits and final weights as with the working copy,
