@@ -12,14 +12,25 @@ namespace {
 
 using nlohmann::json;
 
-// Neither changes a weight: they decide how far to train, what is logged or validated, and
-// how many checkpoints stay on disk. (train.steps moves the end of a schedule whose
-// optim.decay_steps is 0; docs/training.md says so.)
-// The cadence keys, and the attention kernel family (every family gives the same bits).
-constexpr std::array<std::string_view, 7> kResumeMayChange = {
-    "train.steps",        "train.log_every",        "train.eval_every",
-    "train.eval_batches", "train.checkpoint_every", "train.keep_checkpoints",
-    "kernels.attention"};
+// None changes the weights' trajectory: the cadence keys decide how far to train, what is logged
+// or validated and how many checkpoints stay on disk (train.steps moves the end of a schedule
+// whose optim.decay_steps is 0; docs/training.md says so); the attention kernel family and the
+// memory options decide how the same step is computed (the own attention families and the
+// memory options give the same bits; cuDNN's attention, and pointwise recompute's separate GELU
+// kernel for a bf16 fc on the GPU, round within the same bounds), so a run may resume on a GPU
+// with less memory.
+constexpr std::array<std::string_view, 12> kResumeMayChange = {"train.steps",
+                                                               "train.log_every",
+                                                               "train.eval_every",
+                                                               "train.eval_batches",
+                                                               "train.checkpoint_every",
+                                                               "train.keep_checkpoints",
+                                                               "kernels.attention",
+                                                               "precision.mlp_recompute",
+                                                               "precision.pointwise_recompute",
+                                                               "precision.residual_recompute",
+                                                               "precision.qkv_recompute",
+                                                               "precision.fp8_weights_from_master"};
 
 // Leaves of a config's JSON form as ("a.b", value); the form nests at most two levels.
 void flatten(const json& j, const std::string& prefix,
@@ -80,8 +91,10 @@ void check_resume_config(const RunConfig& checkpoint, const RunConfig& now,
   FP8LAB_CHECK(refused.empty(),
                "--resume: the config differs from checkpoint '{}' in keys a resumed run may not "
                "change: {}. Only train.steps, the logging, validation and checkpoint cadence "
-               "(train.log_every, eval_every, eval_batches, checkpoint_every, keep_checkpoints) "
-               "and kernels.attention may change; train into a new --out to change anything else",
+               "(train.log_every, eval_every, eval_batches, checkpoint_every, keep_checkpoints), "
+               "kernels.attention and the memory options (precision.mlp_recompute, "
+               "pointwise_recompute, residual_recompute, qkv_recompute, fp8_weights_from_master) "
+               "may change; train into a new --out to change anything else",
                checkpoint_name, refused);
 }
 

@@ -1,6 +1,7 @@
 // A run directory's safety: one trainer at a time (naming the holder), no writing into a
 // directory fp8lab did not create, `latest` valid at every instant of a re-save, edited step
-// counts caught, and a resume that names every config key it may not change.
+// counts caught, and a resume that names every config key it may not change and lets the memory
+// options change.
 #include <gtest/gtest.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -194,6 +195,31 @@ TEST(RunDirectory, ResumeNamesEveryKeyItMayNotChange) {
   extended.kernels.attention = AttentionKernels::mma_sync;  // the same bits in every family
   EXPECT_NO_THROW(train(extended, dir.path(), true));
   EXPECT_EQ(read_latest_name(dir.path() / "checkpoints"), "step_00000004");
+}
+
+// The memory options change how a step is computed, not what it computes: a run trained without
+// them resumes with all of them (on a smaller GPU, say) and ends on the uninterrupted run's
+// weights, bit for bit (FP8 linears, so that weights from the master apply too).
+TEST(RunDirectory, MemoryOptionsMayChangeOnResumeAndKeepTheBits) {
+  RunConfig c = testing::small_run(testing::fresh_seed());
+  c.model.n_layers = 3;
+  c.precision.policy = PrecisionPolicy::fp8_linears;
+  c.train.steps = 4;
+  TempDir whole, split;
+  train(c, whole.path());
+  RunConfig first = c;
+  first.train.steps = 2;
+  train(first, split.path());
+  RunConfig lean = c;
+  lean.precision.mlp_recompute = lean.precision.pointwise_recompute = true;
+  lean.precision.residual_recompute = lean.precision.qkv_recompute = true;
+  lean.precision.fp8_weights_from_master = true;
+  EXPECT_NO_THROW(train(lean, split.path(), true));
+  const json a = read_json_file(whole.path() / "run.json");
+  const json b = read_json_file(split.path() / "run.json");
+  ASSERT_TRUE(a["final_params_sha256"].is_string());
+  EXPECT_EQ(a["final_params_sha256"], b["final_params_sha256"]);
+  EXPECT_EQ(b["step"], 4);
 }
 
 TEST(OutputPaths, AnOutputMayNotBeOrHoldAnInput) {
