@@ -15,16 +15,25 @@ subcommands() {
   "$fp8lab" "$@" --help | awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}'
 }
 
+# Whether the --help of `fp8lab ARGS` shows an example. The whole text is read first: `grep -q`
+# on a pipe would exit at the first match and, under pipefail, fail the pipeline whenever
+# fp8lab is still writing the rest (SIGPIPE).
+has_example() {
+  local text
+  text=$("$fp8lab" "$@" --help) || return 1
+  [[ $text == *Example* ]]
+}
+
 # 1. Every --help, nested ones included, has an example line.
 helps=0
 top=$(subcommands)
 [ -n "$top" ] || fail "fp8lab --help lists no subcommands"
-"$fp8lab" --help | grep -q "Example" || fail "fp8lab --help has no example"
+has_example || fail "fp8lab --help has no example"
 for cmd in $top; do
-  "$fp8lab" "$cmd" --help | grep -q "Example" || fail "fp8lab $cmd --help has no example"
+  has_example "$cmd" || fail "fp8lab $cmd --help has no example"
   helps=$((helps + 1))
   for sub in $(subcommands "$cmd"); do
-    "$fp8lab" "$cmd" "$sub" --help | grep -q "Example" ||
+    has_example "$cmd" "$sub" ||
       fail "fp8lab $cmd $sub --help has no example"
     helps=$((helps + 1))
   done
