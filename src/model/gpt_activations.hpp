@@ -15,8 +15,8 @@ namespace fp8lab {
 // writes the shared buffers instead; that is where FP8 saves activation memory. Pointwise
 // recompute (PrecisionConfig::pointwise_recompute) empties the rest of ln1, ln2 and gelu too: the
 // forward writes them into the shared buffers and the backward rebuilds each one there (ln1 and
-// ln2 from the kept residual stream, gelu from the kept fc) right before the linear backward that
-// reads it.
+// ln2 from the kept residual stream, gelu from the kept fc) in the block's backward, before the
+// first op that reads it.
 struct GptModel::Block {
   Buffer ln1, rstd1, att, lse, ln2, rstd2;
   Buffer qkv;       // per block without qkv recompute; empty with it (qkv_shared instead)
@@ -75,7 +75,7 @@ struct GptModel::Activations {
   static constexpr int kSlotsPerBlock = 4;
   Buffer amax_slots;
   // Pointwise recompute: which of ln1, ln2 (into ln_shared) and gelu (into gelu_shared) the
-  // backward rebuilds right before the linear backward that reads it. Under qkv recompute ln1
+  // backward rebuilds before the first op that reads it. Under qkv recompute ln1
   // is always rebuilt: the recomputed qkv forward reads it.
   bool recompute_ln1 = false, recompute_ln2 = false, recompute_gelu = false;
 };

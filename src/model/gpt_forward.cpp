@@ -14,8 +14,9 @@
 //
 // Pointwise recompute (PrecisionConfig::pointwise_recompute): the backward rebuilds ln1, ln2 and
 // gelu in the shared buffers the forward wrote them to (a bf16 linear's saved state reads its x
-// through a view of that memory at backward time), right before the linear backward that reads
-// each one (recompute_norm, block_backward).
+// through a view of that memory at backward time) before the first op of the block's backward
+// that reads each one: ln2 and gelu at the block's start, ln1 before the attention half
+// (recompute_norm, block_backward).
 #include <string>
 
 #include "fp8lab/model.hpp"
@@ -317,12 +318,15 @@ void GptModel::block_backward(std::int64_t l) {
   // backward has read it, for the rest of the block.
   IdleLoan loan(backend_, a.d_mlp);
   const TensorView& fc = own_or(b.fc, a.fc_shared);
-  // ln2's input, and ln2 itself when pointwise recompute rebuilds it (rebuild_mid_resid).
-  const bool ln2_rebuilt = precision_.residual_recompute && a.recompute_ln2;
-  if (precision_.residual_recompute) rebuild_mid_resid(l);
+  // ln2's input (residual recompute) and ln2 (pointwise recompute: the MLP recompute's input,
+  // a bf16 fc's x), rebuilt first, in one pass when both; nothing below writes ln_shared
+  // before fc's backward has read it.
+  if (precision_.residual_recompute)
+    rebuild_mid_resid(l);
+  else if (a.recompute_ln2)
+    recompute_norm(l, BlockLinear::mlp_fc);
   if (precision_.mlp_recompute) {
-    if (a.recompute_ln2 && !ln2_rebuilt) recompute_norm(l, BlockLinear::mlp_fc);  // its input
-    mlp_forward(l, /*state_only=*/true);                          // same bits as the forward
+    mlp_forward(l, /*state_only=*/true);  // same bits as the forward
   } else if (a.recompute_gelu) {
     backend_.gelu_forward(fc, a.gelu_shared, x_amax(l, BlockLinear::mlp_proj));  // proj's x
   }
@@ -333,9 +337,6 @@ void GptModel::block_backward(std::int64_t l) {
   // In place: d(gelu out) -> d(fc out).
   backend_.gelu_backward(fc, a.d_mlp, a.d_mlp, dy_amax(l, BlockLinear::mlp_fc));
   loan.switch_to(fc);
-  // fc's x (a bf16 fc's dW reads it); under MLP recompute it was rebuilt above.
-  if (a.recompute_ln2 && !precision_.mlp_recompute && !ln2_rebuilt)
-    recompute_norm(l, BlockLinear::mlp_fc);
   backend_.linear_backward(*b.fc_ctx, a.d_mlp, a.d_ln,
                            grad_target(block_param(l, "mlp.fc.weight")),
                            dy_amax(l, BlockLinear::mlp_fc), dw_write_);
