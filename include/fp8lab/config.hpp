@@ -51,8 +51,9 @@ struct PrecisionConfig {
   bool mlp_recompute = false;  // recompute the MLP in the backward instead of keeping it
   // Recompute the cheap pointwise outputs the backward reads (ln1, ln2: RMSNorm of the kept
   // residual stream; gelu: GELU of the kept fc output) in each block's backward, before the
-  // first op that reads them, instead of keeping them per block. Same bits; combines with every
-  // policy and with mlp_recompute (which already rebuilds gelu).
+  // first op that reads them, instead of keeping them per block. Same bits, except that a bf16
+  // fc's GELU then runs as its own op rather than in the GEMM's epilogue (on the CUDA backend:
+  // other roundings); combines with every policy and with mlp_recompute (which rebuilds gelu).
   bool pointwise_recompute = false;
   // Rebuild each block's residual sum after its attention branch (x + attn.proj(...), f32, the
   // MLP's input that ln2's backward reads) in the backward from the block's input and the
