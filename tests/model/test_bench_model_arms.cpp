@@ -1,5 +1,6 @@
 // `fp8lab bench model` arms: the names parse into the configs they say, and an arm with and
-// without "+recompute" or "+recompute-pointwise" computes the same loss on the same problem;
+// without the memory options ("+recompute", "+recompute-pointwise", "+recompute-residual",
+// "+recompute-qkv", "+weights-from-master") computes the same loss on the same problem;
 // the environment variables that pick kernels are recorded with the results.
 #include "fp8lab/bench_model.hpp"
 #include "fp8lab/error.hpp"
@@ -220,7 +221,11 @@ TEST(BenchModelArms, TheStepRecordsItsLossAndWarnsWhenItDiverges) {
 TEST(BenchModelArms, RecomputeArmsComputeTheSameLoss) {
   for (const auto& [kept, rebuilt] :
        {std::pair<std::string, std::string>{"bf16", "bf16+recompute-pointwise"},
-        {"fp8-mlp", "fp8-mlp+recompute"}}) {
+        {"fp8-mlp", "fp8-mlp+recompute"},
+        {"bf16", "bf16+recompute-residual+recompute-qkv"},
+        {"fp8-linears",
+         "fp8-linears+recompute+recompute-pointwise+recompute-residual+"
+         "recompute-qkv+weights-from-master"}}) {
     const ModelBenchResult r = run_model_bench(tiny_cpu_bench({kept, rebuilt}));
     ASSERT_EQ(r.arms.size(), 2u) << rebuilt;
     EXPECT_EQ(r.arms[0].weights_sha256, r.arms[1].weights_sha256) << rebuilt;
