@@ -155,8 +155,9 @@ const CommandRegistration registration{CommandSpec{
           ->required();
       sub.add_flag("--resume", o->resume,
                    "continue from the run directory's latest checkpoint (the config may differ "
-                   "from the checkpoint's only in train.steps and the log, eval and checkpoint "
-                   "cadence)");
+                   "from the checkpoint's only in train.steps, the log, eval and checkpoint "
+                   "cadence, kernels.attention and the memory options: the recomputes and "
+                   "precision.fp8_weights_from_master)");
       sub.add_flag("--force", o->force,
                    "write into --out even when fp8lab did not create it (files there named "
                    "config.json, run.json, metrics.jsonl or checkpoints/ are replaced)");
@@ -168,7 +169,13 @@ const CommandRegistration registration{CommandSpec{
           "Example: fp8lab train --preset tiny --steps 200 --out runs/tiny\n"
           "Example: fp8lab train --preset gpt50m --policy fp8-mlp --set optim.lr=3e-4 --out runs/a "
           "--json\n"
-          "Example: fp8lab train --out runs/a --resume --steps 400\n");
+          "Example: fp8lab train --out runs/a --resume --steps 400\n"
+          "Example, the same gradients in less memory (docs/training.md has each option's "
+          "cost):\n"
+          "  fp8lab train --preset gpt1.3b --policy fp8-linears --mlp-recompute "
+          "--pointwise-recompute\n"
+          "    --residual-recompute --qkv-recompute --set "
+          "precision.fp8_weights_from_master=true --out runs/big\n");
       sub.callback([o] { run_train(*o); });
     }}};
 
