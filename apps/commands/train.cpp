@@ -40,6 +40,7 @@ struct TrainOptions {
   bool pointwise_recompute = false;
   bool residual_recompute = false;
   bool qkv_recompute = false;
+  bool lean_memory = false;
   std::optional<long long> steps;
   std::string out;
   bool resume = false;
@@ -69,6 +70,7 @@ RunConfig resolve_config(const TrainOptions& o) {
   if (o.pointwise_recompute) config.precision.pointwise_recompute = true;
   if (o.residual_recompute) config.precision.residual_recompute = true;
   if (o.qkv_recompute) config.precision.qkv_recompute = true;
+  if (o.lean_memory) enable_lean_memory(config);  // after --policy and the sets it depends on
   if (o.steps) config.train.steps = *o.steps;
   config.validate();
   return config;
@@ -149,6 +151,10 @@ const CommandRegistration registration{CommandSpec{
       sub.add_flag("--qkv-recompute", o->qkv_recompute,
                    "recompute each block's qkv projection in the backward instead of keeping q, k "
                    "and v per block (precision.qkv_recompute)");
+      sub.add_flag("--lean-memory", o->lean_memory,
+                   "every memory option that keeps the gradients: the four recomputes (residual "
+                   "recompute under compute mixed) and, with FP8 linears, "
+                   "precision.fp8_weights_from_master");
       sub.add_option("--steps", o->steps, "optimizer steps (overrides train.steps)");
       sub.add_option("--out", o->out,
                      "run directory (config.json, run.json, metrics.jsonl, checkpoints/)")
@@ -172,10 +178,7 @@ const CommandRegistration registration{CommandSpec{
           "Example: fp8lab train --out runs/a --resume --steps 400\n"
           "Example, the same gradients in less memory (docs/training.md has each option's "
           "cost):\n"
-          "  fp8lab train --preset gpt1.3b --policy fp8-linears --mlp-recompute "
-          "--pointwise-recompute\n"
-          "    --residual-recompute --qkv-recompute --set "
-          "precision.fp8_weights_from_master=true --out runs/big\n");
+          "  fp8lab train --preset gpt1.3b --policy fp8-linears --lean-memory --out runs/big\n");
       sub.callback([o] { run_train(*o); });
     }}};
 

@@ -161,4 +161,10 @@ RunConfig load_run_config(const std::filesystem::path& path);  // a JSON file
 // JSON when the key holds a number or boolean, and taken verbatim when it holds a string.
 void apply_override(RunConfig& config, std::string_view assignment);
 
+// Turns on every memory option that keeps the gradients and applies to `config` as resolved so
+// far (`fp8lab train --lean-memory`): MLP, pointwise and qkv recompute; residual recompute under
+// compute mixed; the FP8 linears' weights from the master under an FP8 policy. Each is recorded
+// as its own key, and a resume may switch any of them.
+void enable_lean_memory(RunConfig& config);
+
 }  // namespace fp8lab

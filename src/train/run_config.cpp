@@ -216,6 +216,13 @@ RunConfig load_run_config(const std::filesystem::path& path) {
   return run_config_from_json(j, run_preset(preset));
 }
 
+void enable_lean_memory(RunConfig& config) {
+  PrecisionConfig& p = config.precision;
+  p.mlp_recompute = p.pointwise_recompute = p.qkv_recompute = true;
+  p.residual_recompute = p.compute == ComputeMode::mixed;
+  p.fp8_weights_from_master = p.policy != PrecisionPolicy::bf16;
+}
+
 void apply_override(RunConfig& config, std::string_view assignment) {
   const auto eq = assignment.find('=');
   FP8LAB_CHECK(eq != std::string_view::npos && eq > 0,

@@ -87,6 +87,33 @@ TEST(RunConfig, Fp8WeightsFromMasterNeedsAnFp8Policy) {
   EXPECT_NO_THROW(c.validate());
 }
 
+// --lean-memory turns on the memory options that apply to the config as resolved: all of them
+// for FP8 linears under compute mixed, no weights from the master under bf16, no residual
+// recompute under compute fp32; every result validates, and nothing else changes.
+TEST(RunConfig, LeanMemoryTurnsOnWhatApplies) {
+  RunConfig c = run_preset("tiny");
+  apply_override(c, "precision.policy=fp8-linears");
+  RunConfig lean = c;
+  enable_lean_memory(lean);
+  EXPECT_TRUE(lean.precision.mlp_recompute && lean.precision.pointwise_recompute &&
+              lean.precision.residual_recompute && lean.precision.qkv_recompute &&
+              lean.precision.fp8_weights_from_master);
+  EXPECT_NO_THROW(lean.validate());
+  lean.precision = c.precision;
+  EXPECT_EQ(lean, c);  // only the memory options moved
+  RunConfig bf16 = run_preset("tiny");
+  enable_lean_memory(bf16);
+  EXPECT_TRUE(bf16.precision.residual_recompute && bf16.precision.qkv_recompute);
+  EXPECT_FALSE(bf16.precision.fp8_weights_from_master);
+  EXPECT_NO_THROW(bf16.validate());
+  RunConfig fp32 = run_preset("tiny");
+  apply_override(fp32, "precision.compute=fp32");
+  enable_lean_memory(fp32);
+  EXPECT_TRUE(fp32.precision.mlp_recompute);
+  EXPECT_FALSE(fp32.precision.residual_recompute);
+  EXPECT_NO_THROW(fp32.validate());
+}
+
 TEST(RunConfig, OverridesAreTypedAndStrict) {
   RunConfig c = run_preset("tiny");
   apply_override(c, "optim.lr=3e-4");
