@@ -6,17 +6,17 @@
 // fp8lab::Error naming the key, so a typo never silently falls back to a default.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "fp8lab/dtype.hpp"
 #include "fp8lab/fp8_recipe.hpp"
 #include "fp8lab/kernel_options.hpp"
-
-#include <cstdint>
-#include <filesystem>
-#include <string>
-#include <string_view>
-#include <vector>
 
 namespace fp8lab {
 
@@ -77,8 +77,29 @@ struct PrecisionConfig {
   // The FP8 linears' scaling recipe and wgrad precision (fp8lab/fp8_recipe.hpp); JSON keys
   // precision.fp8_recipe (tensorwise | rowwise | blockwise) and precision.fp8_wgrad (fp8 | bf16).
   Fp8Options fp8{};
+  // The combinations no model runs (fp32 compute with an FP8 policy, weights from the master
+  // without FP8 linears, residual recompute under fp32 compute); throws naming the keys.
+  void validate() const;
   bool operator==(const PrecisionConfig&) const = default;
 };
+
+// The memory options: each changes what the model keeps for the backward and rebuilds there,
+// not what a step computes (docs/training.md), so a resume may switch them. `key` is the
+// option's JSON key under "precision" and in run.json, `label` its name in the trainer's first
+// line.
+struct MemoryOption {
+  std::string_view key;
+  std::string_view label;
+  bool PrecisionConfig::*on;
+};
+inline constexpr std::array<MemoryOption, 5> kMemoryOptions = {{
+    {"mlp_recompute", "mlp-recompute", &PrecisionConfig::mlp_recompute},
+    {"pointwise_recompute", "pointwise-recompute", &PrecisionConfig::pointwise_recompute},
+    {"residual_recompute", "residual-recompute", &PrecisionConfig::residual_recompute},
+    {"qkv_recompute", "qkv-recompute", &PrecisionConfig::qkv_recompute},
+    {"fp8_weights_from_master", "fp8-weights-from-master",
+     &PrecisionConfig::fp8_weights_from_master},
+}};
 
 struct OptimConfig {
   float lr = 1e-3f;      // peak learning rate

@@ -82,18 +82,10 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
       backend_(backend),
       layout_(config) {
   FP8LAB_CHECK(micro_batch > 0, "micro_batch {} must be positive", micro_batch);
-  FP8LAB_CHECK(precision.compute == ComputeMode::mixed || precision.policy == PrecisionPolicy::bf16,
-               "compute fp32 takes policy bf16, not {}", policy_name(precision.policy));
+  precision.validate();
   backend.set_fp8_options(precision.fp8);  // the recipe of this model's FP8 linears
   const bool fp32 = precision.compute == ComputeMode::fp32;
   act_dtype_ = fp32 ? DType::f32 : DType::bf16;
-  FP8LAB_CHECK(!precision.fp8_weights_from_master || precision.policy != PrecisionPolicy::bf16,
-               "fp8_weights_from_master concerns FP8 linears: it needs policy fp8-mlp or "
-               "fp8-linears, not {}",
-               policy_name(precision.policy));
-  FP8LAB_CHECK(!precision.residual_recompute || !fp32,
-               "residual_recompute keeps the attention branch in bf16 for the f32 sum it "
-               "rebuilds: it needs compute mixed, not fp32");
   const std::int64_t n = layout_.total();
   master_ = backend.allocate(MemoryKind::parameters, DType::f32, {n}, "params.master");
   // The working copies, packed in layout order without the weights kept in the master only.

@@ -26,6 +26,20 @@ void ModelConfig::validate() const {
                norm_eps, init_std);
 }
 
+void PrecisionConfig::validate() const {
+  FP8LAB_CHECK(compute == ComputeMode::mixed || policy == PrecisionPolicy::bf16,
+               "precision.compute=fp32 is the fp32 reference and takes policy bf16, not {}",
+               policy_name(policy));
+  FP8LAB_CHECK(!fp8_weights_from_master || policy != PrecisionPolicy::bf16,
+               "precision.fp8_weights_from_master concerns FP8 linears: it needs policy fp8-mlp "
+               "or fp8-linears, not {}",
+               policy_name(policy));
+  FP8LAB_CHECK(!residual_recompute || compute == ComputeMode::mixed,
+               "precision.residual_recompute keeps the attention branch in bf16 for the f32 sum "
+               "it rebuilds: it needs compute mixed, not {}",
+               compute_mode_name(compute));
+}
+
 const char* policy_name(PrecisionPolicy p) {
   switch (p) {
     case PrecisionPolicy::bf16:

@@ -15,22 +15,14 @@ using nlohmann::json;
 // None changes the weights' trajectory: the cadence keys decide how far to train, what is logged
 // or validated and how many checkpoints stay on disk (train.steps moves the end of a schedule
 // whose optim.decay_steps is 0; docs/training.md says so); the attention kernel family and the
-// memory options decide how the same step is computed (the own attention families and the
-// memory options give the same bits; cuDNN's attention, and pointwise recompute's separate GELU
-// kernel for a bf16 fc on the GPU, round within the same bounds), so a run may resume on a GPU
-// with less memory.
-constexpr std::array<std::string_view, 12> kResumeMayChange = {"train.steps",
-                                                               "train.log_every",
-                                                               "train.eval_every",
-                                                               "train.eval_batches",
-                                                               "train.checkpoint_every",
-                                                               "train.keep_checkpoints",
-                                                               "kernels.attention",
-                                                               "precision.mlp_recompute",
-                                                               "precision.pointwise_recompute",
-                                                               "precision.residual_recompute",
-                                                               "precision.qkv_recompute",
-                                                               "precision.fp8_weights_from_master"};
+// memory options (kMemoryOptions, precision.KEY) decide how the same step is computed (the own
+// attention families and the memory options give the same bits; cuDNN's attention, and
+// pointwise recompute's separate GELU kernel for a bf16 fc on the GPU, round within the same
+// bounds), so a run may resume on a GPU with less memory.
+constexpr std::array<std::string_view, 7> kResumeMayChange = {
+    "train.steps",        "train.log_every",        "train.eval_every",
+    "train.eval_batches", "train.checkpoint_every", "train.keep_checkpoints",
+    "kernels.attention"};
 
 // Leaves of a config's JSON form as ("a.b", value); the form nests at most two levels.
 void flatten(const json& j, const std::string& prefix,
@@ -74,7 +66,12 @@ std::vector<std::string> differing_config_keys(const RunConfig& a, const RunConf
 }
 
 bool resume_may_change(std::string_view key) {
-  return std::find(kResumeMayChange.begin(), kResumeMayChange.end(), key) != kResumeMayChange.end();
+  if (std::find(kResumeMayChange.begin(), kResumeMayChange.end(), key) != kResumeMayChange.end())
+    return true;
+  constexpr std::string_view precision = "precision.";
+  return key.starts_with(precision) &&
+         std::any_of(kMemoryOptions.begin(), kMemoryOptions.end(),
+                     [&](const MemoryOption& m) { return key.substr(precision.size()) == m.key; });
 }
 
 void check_resume_config(const RunConfig& checkpoint, const RunConfig& now,

@@ -95,53 +95,51 @@ DType parse_moments(const std::string& name) {
 json to_json(const RunConfig& c) {
   const OptimConfig& o = c.optim;
   const TrainConfig& t = c.train;
-  return json{{"preset", c.preset},
-              {"backend", c.backend},
-              {"kernels", {{"attention", attention_kernels_name(c.kernels.attention)}}},
-              {"model", to_json(c.model)},
-              {"precision",
-               {{"policy", policy_name(c.precision.policy)},
-                {"mlp_recompute", c.precision.mlp_recompute},
-                {"pointwise_recompute", c.precision.pointwise_recompute},
-                {"residual_recompute", c.precision.residual_recompute},
-                {"qkv_recompute", c.precision.qkv_recompute},
-                {"fp8_weights_from_master", c.precision.fp8_weights_from_master},
-                {"compute", compute_mode_name(c.precision.compute)},
-                {"fp8_recipe", fp8_recipe_name(c.precision.fp8.recipe)},
-                {"fp8_wgrad", c.precision.fp8.bf16_wgrad ? "bf16" : "fp8"}}},
-              {"optim",
-               {{"lr", shortest(o.lr)},
-                {"min_lr", shortest(o.min_lr)},
-                {"warmup_steps", o.warmup_steps},
-                {"decay", o.decay},
-                {"decay_steps", o.decay_steps},
-                {"beta1", shortest(o.beta1)},
-                {"beta2", shortest(o.beta2)},
-                {"eps", shortest(o.eps)},
-                {"weight_decay", shortest(o.weight_decay)},
-                {"decay_norms", o.decay_norms},
-                {"decay_embeddings", o.decay_embeddings},
-                {"clip_grad_norm", shortest(o.clip_grad_norm)},
-                {"moments", o.moments == DType::bf16 ? "bf16" : "fp32"}}},
-              {"train",
-               {{"steps", t.steps},
-                {"micro_batch", t.micro_batch},
-                {"grad_accum", t.grad_accum},
-                {"seed", t.seed},
-                {"data_seed", t.data_seed},
-                {"log_every", t.log_every},
-                {"eval_every", t.eval_every},
-                {"eval_batches", t.eval_batches},
-                {"checkpoint_every", t.checkpoint_every},
-                {"keep_checkpoints", t.keep_checkpoints},
-                {"nonfinite", t.nonfinite},
-                {"loss_chunk_rows", t.loss_chunk_rows},
-                {"ignore_index", t.ignore_index}}},
-              {"data",
-               {{"kind", c.data.kind},
-                {"train", c.data.train},
-                {"val", c.data.val},
-                {"order", c.data.order}}}};
+  json j{{"preset", c.preset},
+         {"backend", c.backend},
+         {"kernels", {{"attention", attention_kernels_name(c.kernels.attention)}}},
+         {"model", to_json(c.model)},
+         {"precision",
+          {{"policy", policy_name(c.precision.policy)},
+           {"compute", compute_mode_name(c.precision.compute)},
+           {"fp8_recipe", fp8_recipe_name(c.precision.fp8.recipe)},
+           {"fp8_wgrad", c.precision.fp8.bf16_wgrad ? "bf16" : "fp8"}}},
+         {"optim",
+          {{"lr", shortest(o.lr)},
+           {"min_lr", shortest(o.min_lr)},
+           {"warmup_steps", o.warmup_steps},
+           {"decay", o.decay},
+           {"decay_steps", o.decay_steps},
+           {"beta1", shortest(o.beta1)},
+           {"beta2", shortest(o.beta2)},
+           {"eps", shortest(o.eps)},
+           {"weight_decay", shortest(o.weight_decay)},
+           {"decay_norms", o.decay_norms},
+           {"decay_embeddings", o.decay_embeddings},
+           {"clip_grad_norm", shortest(o.clip_grad_norm)},
+           {"moments", o.moments == DType::bf16 ? "bf16" : "fp32"}}},
+         {"train",
+          {{"steps", t.steps},
+           {"micro_batch", t.micro_batch},
+           {"grad_accum", t.grad_accum},
+           {"seed", t.seed},
+           {"data_seed", t.data_seed},
+           {"log_every", t.log_every},
+           {"eval_every", t.eval_every},
+           {"eval_batches", t.eval_batches},
+           {"checkpoint_every", t.checkpoint_every},
+           {"keep_checkpoints", t.keep_checkpoints},
+           {"nonfinite", t.nonfinite},
+           {"loss_chunk_rows", t.loss_chunk_rows},
+           {"ignore_index", t.ignore_index}}},
+         {"data",
+          {{"kind", c.data.kind},
+           {"train", c.data.train},
+           {"val", c.data.val},
+           {"order", c.data.order}}}};
+  for (const MemoryOption& m : kMemoryOptions)
+    j["precision"][std::string(m.key)] = c.precision.*m.on;
+  return j;
 }
 
 RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
@@ -156,11 +154,8 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     c.model = model_config_from_json(j.at("model"));
     const json& p = j.at("precision");
     c.precision.policy = parse_policy(p.at("policy").get<std::string>());
-    c.precision.mlp_recompute = p.at("mlp_recompute").get<bool>();
-    c.precision.pointwise_recompute = p.at("pointwise_recompute").get<bool>();
-    c.precision.residual_recompute = p.at("residual_recompute").get<bool>();
-    c.precision.qkv_recompute = p.at("qkv_recompute").get<bool>();
-    c.precision.fp8_weights_from_master = p.at("fp8_weights_from_master").get<bool>();
+    for (const MemoryOption& m : kMemoryOptions)
+      c.precision.*m.on = p.at(std::string(m.key)).get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
     c.precision.fp8.recipe = parse_fp8_recipe(p.at("fp8_recipe").get<std::string>());
     const std::string wgrad = p.at("fp8_wgrad").get<std::string>();
@@ -284,17 +279,7 @@ void RunConfig::validate() const {
                "optim.lr {} and min_lr {} must satisfy 0 <= min_lr <= lr", optim.lr, optim.min_lr);
   FP8LAB_CHECK(optim.beta1 >= 0.f && optim.beta1 < 1.f && optim.beta2 >= 0.f && optim.beta2 < 1.f,
                "optim.beta1 {} and beta2 {} must lie in [0, 1)", optim.beta1, optim.beta2);
-  FP8LAB_CHECK(precision.compute == ComputeMode::mixed || precision.policy == PrecisionPolicy::bf16,
-               "precision.compute=fp32 is the fp32 reference and takes policy bf16, not {}",
-               policy_name(precision.policy));
-  FP8LAB_CHECK(!precision.fp8_weights_from_master || precision.policy != PrecisionPolicy::bf16,
-               "precision.fp8_weights_from_master concerns FP8 linears: it needs policy fp8-mlp "
-               "or fp8-linears, not {}",
-               policy_name(precision.policy));
-  FP8LAB_CHECK(!precision.residual_recompute || precision.compute == ComputeMode::mixed,
-               "precision.residual_recompute keeps the attention branch in bf16 for the f32 sum "
-               "it rebuilds: it needs compute mixed, not {}",
-               compute_mode_name(precision.compute));
+  precision.validate();
   validate_fp8_shapes();
   FP8LAB_CHECK(data.kind == "synthetic" || data.kind == "bytes" || data.kind == "shards",
                "data.kind '{}' must be synthetic, bytes or shards", data.kind);

@@ -111,17 +111,14 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
   if (writer()) write_json_atomic(run_dir_ / "config.json", to_json(config_));
   write_run_record("running", nullptr);
   if (options_.log) {
+    std::string memory_options;
+    for (const MemoryOption& m : kMemoryOptions)
+      if (config_.precision.*m.on) memory_options += " + " + std::string(m.label);
     std::fprintf(options_.log,
-                 "fp8lab train: preset %s, %lld parameters, policy %s%s%s%s%s%s, compute %s, "
-                 "backend %s\n"
+                 "fp8lab train: preset %s, %lld parameters, policy %s%s, compute %s, backend %s\n"
                  "init_sha256 %s\n",
                  config_.preset.c_str(), static_cast<long long>(model_->parameter_count()),
-                 policy_name(config_.precision.policy),
-                 config_.precision.mlp_recompute ? " + mlp-recompute" : "",
-                 config_.precision.pointwise_recompute ? " + pointwise-recompute" : "",
-                 config_.precision.residual_recompute ? " + residual-recompute" : "",
-                 config_.precision.qkv_recompute ? " + qkv-recompute" : "",
-                 config_.precision.fp8_weights_from_master ? " + fp8-weights-from-master" : "",
+                 policy_name(config_.precision.policy), memory_options.c_str(),
                  compute_mode_name(config_.precision.compute), backend_.name().c_str(),
                  init_sha256_.c_str());
   }
@@ -421,11 +418,6 @@ void Trainer::write_run_record(const std::string& status, const StepRecord* last
          {"updated_utc", utc_now_iso8601()},
          {"preset", config_.preset},
          {"policy", policy_name(config_.precision.policy)},
-         {"mlp_recompute", config_.precision.mlp_recompute},
-         {"pointwise_recompute", config_.precision.pointwise_recompute},
-         {"residual_recompute", config_.precision.residual_recompute},
-         {"qkv_recompute", config_.precision.qkv_recompute},
-         {"fp8_weights_from_master", config_.precision.fp8_weights_from_master},
          {"compute", compute_mode_name(config_.precision.compute)},
          {"backend", backend_.name()},
          {"device", backend_.device_name()},
@@ -438,6 +430,7 @@ void Trainer::write_run_record(const std::string& status, const StepRecord* last
          {"tokens_seen",
           step_ * config_.train.grad_accum * config_.train.micro_batch * config_.model.seq_len},
          {"peak_mib", static_cast<double>(backend_.memory_stats().peak_bytes) / (1024.0 * 1024.0)}};
+  for (const MemoryOption& m : kMemoryOptions) j[std::string(m.key)] = config_.precision.*m.on;
   if (last) {
     j["final_loss"] = last->loss;
     if (last->val_loss) j["final_val_loss"] = *last->val_loss;

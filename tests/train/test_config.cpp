@@ -40,27 +40,15 @@ TEST(RunConfig, JsonRoundTripIsExact) {
   c.data.train = "some/where.bin";
   EXPECT_EQ(run_config_from_json(to_json(c)), c);
   EXPECT_EQ(to_json(c)["optim"]["lr"].dump(), "0.003");  // fp32 fields print shortest
-  c.precision.pointwise_recompute = true;
-  EXPECT_EQ(run_config_from_json(to_json(c)), c);
-  // A config written before the option existed (a run to --resume) reads it as off.
-  nlohmann::json old = to_json(c);
-  old["precision"].erase("pointwise_recompute");
-  EXPECT_FALSE(run_config_from_json(old).precision.pointwise_recompute);
-  c.precision.fp8_weights_from_master = true;
-  EXPECT_EQ(run_config_from_json(to_json(c)), c);
-  old = to_json(c);
-  old["precision"].erase("fp8_weights_from_master");
-  EXPECT_FALSE(run_config_from_json(old).precision.fp8_weights_from_master);
-  c.precision.residual_recompute = true;
-  EXPECT_EQ(run_config_from_json(to_json(c)), c);
-  old = to_json(c);
-  old["precision"].erase("residual_recompute");
-  EXPECT_FALSE(run_config_from_json(old).precision.residual_recompute);
-  c.precision.qkv_recompute = true;
-  EXPECT_EQ(run_config_from_json(to_json(c)), c);
-  old = to_json(c);
-  old["precision"].erase("qkv_recompute");
-  EXPECT_FALSE(run_config_from_json(old).precision.qkv_recompute);
+  // Each memory option round-trips, and a config written before the option existed (a run to
+  // --resume) reads it as off.
+  for (const MemoryOption& m : kMemoryOptions) {
+    c.precision.*m.on = true;
+    EXPECT_EQ(run_config_from_json(to_json(c)), c) << m.key;
+    nlohmann::json old = to_json(c);
+    old["precision"].erase(std::string(m.key));
+    EXPECT_FALSE(run_config_from_json(old).precision.*m.on) << m.key;
+  }
 }
 
 // The rebuilt sum saves only where the branch it keeps is narrower than the f32 sum: compute
