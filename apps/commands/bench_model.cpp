@@ -86,10 +86,11 @@ void add_bench_model(CLI::App& bench) {
                    "(the qkv projection rebuilt in the backward), then optionally "
                    "+weights-from-master (FP8 "
                    "linears cast W from the fp32 master, keeping no bf16 copy of it), then "
+                   "optionally +bf16-grads (the gradient buffer in bf16), then "
                    "optionally +bf16-moments (AdamW's moments in bf16), then optionally +cudnn or "
                    "+cudnn-forward (that arm's kernels.attention), in that order: e.g. "
                    "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+"
-                   "recompute-residual+recompute-qkv+weights-from-master+bf16-moments+"
+                   "recompute-residual+recompute-qkv+weights-from-master+bf16-grads+bf16-moments+"
                    "cudnn-forward")
       ->capture_default_str();
   model->add_option("--repeats", c.repeats, "timed repeats (median reported)")

@@ -8,8 +8,10 @@
 // Conventions shared by all backends (the CPU backend is the reference):
 // - Tensors are contiguous and row-major; M = batch * seq_len rows of token activations.
 // - Activation arguments are f32 or bf16 (each argument independently); ops compute in fp32 and
-//   round once when they store bf16. Gradients of parameters are f32 and ops ACCUMULATE into
-//   them (dW += ...), so tied weights and gradient accumulation need no extra buffers.
+//   round once when they store bf16. Gradients of parameters are f32 or bf16
+//   (PrecisionConfig::grads) and ops ACCUMULATE into them (dW += ...), so tied weights and
+//   gradient accumulation need no extra buffers; into bf16 an op adds its whole contribution to
+//   the widened stored value in fp32 and rounds once.
 // - "dx_accum" arguments are accumulated (+=), "dx" arguments are overwritten. The dW of the
 //   linears, the LM head and the RMSNorm gains may instead be written (GradWrite::overwrite):
 //   the first micro-batch of a step then needs no zeroed gradient buffer.
@@ -236,7 +238,7 @@ class Backend {
                              AmaxSlot amax = {}) = 0;
 
   // y = x W^T; x [M, K], w [N, K], y [M, N]. The returned state feeds linear_backward, which
-  // writes dx [M, K] and accumulates dw_accum [N, K] f32 (or writes it: dw_write). `name`
+  // writes dx [M, K] and accumulates dw_accum [N, K] f32 or bf16 (or writes it: dw_write). `name`
   // labels errors (non-finite amax).
   // With y.data == nullptr only the backward's state is made (the same bits, e.g. the same FP8
   // casts) and the product is skipped: MLP recompute needs proj's state, not its output.
@@ -277,9 +279,10 @@ class Backend {
                                  GradWrite dw_write = GradWrite::accumulate) = 0;
 
   // ---- reductions and the optimizer ---------------------------------------------------------
-  virtual double sum_of_squares(const TensorView& t) = 0;  // f32, accumulated in f64
+  virtual double sum_of_squares(const TensorView& t) = 0;  // f32 or bf16, accumulated in f64
   virtual bool all_finite(const TensorView& t) = 0;        // f32 or bf16
-  // One AdamW update of a parameter tensor (f32 param, grad, m, v of equal numel). `working`
+  // One AdamW update of a parameter tensor (f32 param, grad f32 or bf16, m and v f32 or bf16, of
+  // equal numel). `working`
   // (optional, bf16, same numel): also the bf16 copy of the updated param, the bits
   // convert(param, working) would write after it, without a second pass over param.
   // working_amax (optional, with `working`): the slot of that copy's amax, as a producer fills it
@@ -306,6 +309,11 @@ class Backend {
  protected:
   Fp8Options fp8_options_;
 };
+
+// An f32 or bf16 backend tensor as fp32 host values (bf16 widened exactly), and back (rounded
+// to bf16 to nearest even); the training state kept in either dtype (gradients, moments).
+std::vector<float> download_as_f32(Backend& backend, const TensorView& t);
+void upload_from_f32(Backend& backend, const TensorView& t, const float* values);
 
 // The reference backend: host memory, OpenMP + BLAS.
 std::unique_ptr<Backend> make_cpu_backend();

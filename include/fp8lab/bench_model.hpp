@@ -42,8 +42,8 @@ struct ModelBenchArm {
 // "+recompute-residual" (PrecisionConfig::residual_recompute), then optionally
 // "+recompute-qkv" (PrecisionConfig::qkv_recompute), then optionally
 // "+weights-from-master" (PrecisionConfig::fp8_weights_from_master), then optionally
-// "+bf16-moments" (OptimConfig::moments), then optionally "+cudnn" or "+cudnn-forward"
-// (ModelBenchArm::attention); throws naming bad names.
+// "+bf16-grads" (PrecisionConfig::grads), then optionally "+bf16-moments" (OptimConfig::moments),
+// then optionally "+cudnn" or "+cudnn-forward" (ModelBenchArm::attention); throws naming bad names.
 ModelBenchArm parse_model_bench_arm(const std::string& name);
 
 struct ModelBenchConfig {

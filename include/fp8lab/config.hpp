@@ -74,11 +74,19 @@ struct PrecisionConfig {
   // bits; mixed compute and an FP8 policy only (JSON precision.fp8_weights_from_master).
   bool fp8_weights_from_master = false;
   ComputeMode compute = ComputeMode::mixed;
+  // The dtype of the parameter-gradient buffer (JSON precision.grads: fp32 | bf16). bf16 halves
+  // it (4 -> 2 bytes a parameter): each op that writes a gradient adds its contribution to the
+  // stored value in fp32 and rounds once, to nearest even, so gradient accumulation over
+  // micro-batches and the tied wte's two writes (LM head, embedding) round once each; the
+  // gradient norm and AdamW read it widened. Changes the arithmetic (not a memory option: a
+  // resume keeps it); mixed compute only.
+  DType grads = DType::f32;
   // The FP8 linears' scaling recipe and wgrad precision (fp8lab/fp8_recipe.hpp); JSON keys
   // precision.fp8_recipe (tensorwise | rowwise | blockwise) and precision.fp8_wgrad (fp8 | bf16).
   Fp8Options fp8{};
   // The combinations no model runs (fp32 compute with an FP8 policy, weights from the master
-  // without FP8 linears, residual recompute under fp32 compute); throws naming the keys.
+  // without FP8 linears, residual recompute or bf16 gradients under fp32 compute, gradients
+  // neither f32 nor bf16); throws naming the keys.
   void validate() const;
   bool operator==(const PrecisionConfig&) const = default;
 };

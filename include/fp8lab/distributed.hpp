@@ -48,10 +48,12 @@ class Communicator {
   virtual int world_size() const = 0;
   virtual std::string name() const = 0;  // "local" or "nccl"
 
-  // t (f32 or f64) becomes the elementwise sum over ranks, the same bytes on every rank.
+  // t (f32, f64, or bf16 gradients) becomes the elementwise sum over ranks, the same bytes on
+  // every rank (bf16: the local communicator sums in fp32 and rounds once, NCCL rounds as its
+  // ring or tree adds).
   virtual void all_reduce_sum(const TensorView& t) = 0;
-  // In place over a flat buffer t (f32 or f64): afterwards this rank's shard_of(t.numel(), rank,
-  // world) holds the sum over ranks of that slice; the rest of t is unspecified.
+  // In place over a flat buffer t (f32, f64 or bf16): afterwards this rank's shard_of(t.numel(),
+  // rank, world) holds the sum over ranks of that slice; the rest of t is unspecified.
   virtual void reduce_scatter_sum(const TensorView& t) = 0;
   // In place over a flat buffer t (any dtype): afterwards every rank's t equals, on each rank's
   // shard_of() slice, what that rank held there.

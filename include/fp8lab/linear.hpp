@@ -107,8 +107,9 @@ void linear_forward_cpu(const LinearConfig& config, const TensorView& x, const T
                         std::optional<float> x_amax = std::nullopt,
                         std::optional<float> w_amax = std::nullopt);
 
-// dX = dY W and dW = dYᵀ x, from what forward saved. dX is bf16; dW is f32 (or bf16). With
-// accumulate_dw (f32 dW only), dW += dYᵀ x for gradient accumulation; otherwise dW is overwritten.
+// dX = dY W and dW = dYᵀ x, from what forward saved. dX is bf16; dW is f32 or bf16. With
+// accumulate_dw, dW += dYᵀ x for gradient accumulation (a bf16 dW rounds the fp32 sum once);
+// otherwise dW is overwritten.
 LinearBackwardStats linear_backward_cpu(const LinearConfig& config, const LinearSaved& saved,
                                         const TensorView& dy, const TensorView& dx,
                                         const TensorView& dw, const LinearScratch& scratch,

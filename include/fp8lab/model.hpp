@@ -5,7 +5,8 @@
 // Parameters live in ONE contiguous fp32 master buffer (hashing, optimizer, checkpoints and a
 // future all-reduce each see one span), in the order of ParameterLayout. In mixed compute the
 // linears read a bf16 working copy of that buffer, refreshed after every optimizer step;
-// embeddings and norms read the fp32 master. Gradients are one fp32 buffer in the same layout.
+// embeddings and norms read the fp32 master. Gradients are one buffer in the same layout, fp32
+// or bf16 (PrecisionConfig::grads).
 //
 // Every buffer comes from the Backend; the model code never touches memory directly.
 #pragma once
@@ -80,16 +81,16 @@ class GptModel {
   void init_parameters(std::uint64_t seed);
   void set_parameters(const std::vector<float>& host);  // full layout; refreshes working copy
   std::vector<float> get_parameters();
-  std::vector<float> get_gradients();
+  std::vector<float> get_gradients();  // widened to fp32 when the buffer is bf16
   std::string parameter_sha256();  // SHA-256 of the fp32 master bytes (little-endian)
 
   TensorView master() const { return master_.view(); }
-  // The f32 gradients. Reading them (grads, grad, get_gradients) right after zero_grads gives
-  // zeros: these accessors zero the buffer then, if the next forward_backward has not yet
-  // written it.
+  // The gradients, f32 or bf16 (PrecisionConfig::grads). Reading them (grads, grad, get_gradients)
+  // right after zero_grads gives zeros: these accessors zero the buffer then, if the next
+  // forward_backward has not yet written it.
   TensorView grads() const;
   TensorView param(const ParamInfo& p) const;  // f32 view into the master buffer
-  TensorView grad(const ParamInfo& p) const;   // f32 view into the gradient buffer
+  TensorView grad(const ParamInfo& p) const;   // view into the gradient buffer
   void refresh_working_weights();              // after the master weights changed
   // The bf16 working copy of p that the linears read; empty (data null) in fp32 compute, where
   // they read the master itself, and for a weight the model keeps in the master only (an FP8

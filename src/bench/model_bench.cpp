@@ -388,6 +388,7 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
   else if (strip("+cudnn"))
     arm.attention = AttentionKernels::cudnn;
   if (strip("+bf16-moments")) arm.moments = DType::bf16;
+  if (strip("+bf16-grads")) arm.precision.grads = DType::bf16;
   if (strip("+weights-from-master")) arm.precision.fp8_weights_from_master = true;
   if (strip("+recompute-qkv")) arm.precision.qkv_recompute = true;
   if (strip("+recompute-residual")) arm.precision.residual_recompute = true;
@@ -403,7 +404,8 @@ ModelBenchArm parse_model_bench_arm(const std::string& name) {
                "bench arm '{}': '{}' is not an option in its place; after the policy (bf16, "
                "fp8-mlp or fp8-linears) come, each optional and in this order: +rowwise or "
                "+blockwise, +bf16-wgrad, +recompute, +recompute-pointwise, +recompute-residual, "
-               "+recompute-qkv, +weights-from-master, +bf16-moments, +cudnn or +cudnn-forward",
+               "+recompute-qkv, +weights-from-master, +bf16-grads, +bf16-moments, +cudnn or "
+               "+cudnn-forward",
                name, policy.substr(plus));
   arm.precision.policy = parse_policy(policy);
   FP8LAB_CHECK(arm.precision.policy != PrecisionPolicy::bf16 ||

@@ -75,6 +75,30 @@ Buffer allocate_amax_slots(Backend& backend, int count, MemoryKind kind, std::st
   return slots;
 }
 
+std::vector<float> download_as_f32(Backend& backend, const TensorView& t) {
+  FP8LAB_CHECK(t.dtype == DType::f32 || t.dtype == DType::bf16,
+               "download_as_f32: an f32 or bf16 tensor, got {}", t.describe());
+  std::vector<float> out(static_cast<std::size_t>(t.numel()));
+  if (t.dtype == DType::f32) {
+    backend.download(t, out.data());
+    return out;
+  }
+  std::vector<std::uint16_t> bits(out.size());
+  backend.download(t, bits.data());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_to_float(bits[i]);
+  return out;
+}
+
+void upload_from_f32(Backend& backend, const TensorView& t, const float* values) {
+  FP8LAB_CHECK(t.dtype == DType::f32 || t.dtype == DType::bf16,
+               "upload_from_f32: an f32 or bf16 tensor, got {}", t.describe());
+  if (t.dtype == DType::f32) return backend.upload(t, values);
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(t.numel()));
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = float_to_bf16(values[i]);
+  backend.upload(t, bits.data());
+  backend.synchronize();  // `bits` dies here
+}
+
 AmaxSlot amax_slot(const Buffer& slots, int index, Fp8Format format) {
   const TensorView& v = slots.view();
   const std::int64_t count = v.numel() / static_cast<std::int64_t>(sizeof(Fp8Meta));
@@ -201,8 +225,7 @@ void CpuBackend::scale_inplace(const TensorView& t, float factor) {
 }
 
 double CpuBackend::sum_of_squares(const TensorView& t) {
-  check_dtype(t, DType::f32, "sum_of_squares input");
-  const float* p = t.as<const float>();
+  nn::check_grad_dtype(t, "sum_of_squares input");  // f32, or bf16 gradients widened
   const std::int64_t n = t.numel();
   double sum = 0.0;
   // A fixed static split and a reduction over a fixed thread count would still reorder sums
@@ -213,7 +236,10 @@ double CpuBackend::sum_of_squares(const TensorView& t) {
   for (std::int64_t b = 0; b < blocks; ++b) {
     double s = 0.0;
     const std::int64_t end = std::min(n, (b + 1) * 4096);
-    for (std::int64_t i = b * 4096; i < end; ++i) s += static_cast<double>(p[i]) * p[i];
+    for (std::int64_t i = b * 4096; i < end; ++i) {
+      const double x = load_at(t, i);
+      s += x * x;
+    }
     partial[static_cast<std::size_t>(b)] = s;
   }
   for (double s : partial) sum += s;
@@ -234,7 +260,6 @@ void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, c
                               AmaxSlot working_amax) {
   nn::check_adamw_args(param, grad, m, v, working, working_amax);
   float* p = param.as<float>();
-  const float* g = grad.as<const float>();
   std::uint16_t* w = working.data != nullptr ? working.as<std::uint16_t>() : nullptr;
   const std::int64_t n = param.numel();
   // The moments in fp32 or bf16 (OptimConfig::moments): the update computes in fp32 from the
@@ -242,7 +267,9 @@ void CpuBackend::adamw_update(const TensorView& param, const TensorView& grad, c
   auto update = [&](auto* mm, auto* vv, auto load, auto store) {
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      const float gi = g[i] * s.grad_scale;  // one rounding, as scale_inplace before the update
+      // A bf16 gradient (PrecisionConfig::grads) widened exactly; then one rounding, as
+      // scale_inplace before the update would round.
+      const float gi = load_at(grad, i) * s.grad_scale;
       const float mi = s.beta1 * load(mm[i]) + (1.f - s.beta1) * gi;
       const float vi = s.beta2 * load(vv[i]) + (1.f - s.beta2) * gi * gi;
       const float m_hat = mi / s.bias_correction1;

@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "fp8lab/linear.hpp"
 #include "cpu_backend/cpu_backend.hpp"
+#include "fp8lab/linear.hpp"
+#include "nn/op_shapes.hpp"
 
 namespace fp8lab::cpu {
 namespace {
@@ -125,7 +126,7 @@ void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, con
   const bool accumulate = dw_write == GradWrite::accumulate;
   auto* ctx = dynamic_cast<CpuLinearContext*>(&saved);
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CPU backend");
-  check_dtype(dw_accum, DType::f32, "linear dw");
+  nn::check_grad_dtype(dw_accum, "linear dw");
   check_shape(dw_accum, ctx->w.shape, "linear dw");
   check_shape(dy, {ctx->x.shape[0], ctx->w.shape[0]}, "linear dy");
   check_shape(dx, ctx->x.shape, "linear dx");
@@ -133,6 +134,7 @@ void CpuBackend::linear_backward(LinearContext& saved, const TensorView& dy, con
   if (ctx->mode == LinearMode::f32) {
     check_dtype(dy, DType::f32, "f32 linear dy");
     check_dtype(dx, DType::f32, "f32 linear dx");
+    check_dtype(dw_accum, DType::f32, "f32 linear dw");
     sgemm_nn(dim(m), dim(k), dim(n), 1.f, dy.as<const float>(), dim(n), ctx->w.as<const float>(),
              dim(k), 0.f, dx.as<float>(), dim(k));
     sgemm_tn(dim(n), dim(k), dim(m), 1.f, dy.as<const float>(), dim(n), ctx->x.as<const float>(),

@@ -2,12 +2,13 @@
 //
 // Only `chunk_rows` rows of logits exist at a time (the [M, V] logits of gpt50m at B*T = 131072
 // would be 26 GB). The gradient is produced in the same pass, so the logits are never recomputed.
-#include "cpu_backend/cpu_backend.hpp"
-#include "cpu_backend/cpu_rows.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
+
+#include "cpu_backend/cpu_backend.hpp"
+#include "cpu_backend/cpu_rows.hpp"
+#include "nn/op_shapes.hpp"
 
 namespace fp8lab::cpu {
 namespace {
@@ -24,7 +25,7 @@ void check_loss_args(const TensorView& x, const TensorView& w, const TensorView&
                     x.describe(), w.describe(), targets.describe());
   if (dx.data != nullptr) {
     check_activation(dx, "loss dx");
-    check_dtype(dw_accum, DType::f32, "lm head dw");
+    nn::check_grad_dtype(dw_accum, "lm head dw");
     FP8LAB_CHECK_KIND(ErrorKind::shape, dx.numel() == x.numel() && dw_accum.numel() == w.numel(),
                       "cross_entropy: dx {} / dw {} do not match x {} / weight {}", dx.describe(),
                       dw_accum.describe(), x.describe(), w.describe());
@@ -68,8 +69,17 @@ LossSums CpuBackend::cross_entropy(const TensorView& x, const TensorView& w,
   convert(w, w32);
   Buffer xc = allocate(MemoryKind::workspace, DType::f32, {chunk, d}, "loss.x_chunk");
   Buffer logits = allocate(MemoryKind::workspace, DType::f32, {chunk, vocab}, "loss.logits");
-  Buffer dxc;
+  Buffer dxc, dw32;
   if (grad) dxc = allocate(MemoryKind::workspace, DType::f32, {chunk, d}, "loss.dx_chunk");
+  // A bf16 dW: the chunks' products are summed in an fp32 [V, D] workspace and added to the
+  // stored value once, at the end (one rounding per micro-batch, not one per chunk: a rare
+  // token's small share would otherwise vanish into a large running sum); an f32 dW takes them
+  // through sgemm's beta.
+  const bool dw_f32 = dw_accum.dtype == DType::f32;
+  if (grad && !dw_f32) {
+    dw32 = allocate(MemoryKind::workspace, DType::f32, w.shape, "loss.dw_f32");
+    if (rows == 0) fill_zero(dw32);  // no chunk writes it
+  }
   const float* wp = w32.view().as<const float>();
   LossSums sums;
   std::vector<double> losses(static_cast<std::size_t>(chunk));
@@ -101,10 +111,19 @@ LossSums CpuBackend::cross_entropy(const TensorView& x, const TensorView& w,
     sgemm_nn(static_cast<int>(c), static_cast<int>(d), static_cast<int>(vocab), 1.f, lp,
              static_cast<int>(vocab), wp, static_cast<int>(d), 0.f, dxp, static_cast<int>(d));
     store_span(dx, r0 * d, c * d, dxp);
-    const bool first_write = r0 == 0 && dw_write == GradWrite::overwrite;
+    // The first chunk writes: the f32 dW under GradWrite::overwrite, the bf16 dW's workspace.
+    const bool first_write = r0 == 0 && (dw_write == GradWrite::overwrite || !dw_f32);
     sgemm_tn(static_cast<int>(vocab), static_cast<int>(d), static_cast<int>(c), 1.f, lp,
              static_cast<int>(vocab), xp, static_cast<int>(d), first_write ? 0.f : 1.f,
-             dw_accum.as<float>(), static_cast<int>(d));
+             dw_f32 ? dw_accum.as<float>() : dw32.view().as<float>(), static_cast<int>(d));
+  }
+  if (grad && !dw_f32) {
+    const float* sum = dw32.view().as<const float>();
+    if (dw_write == GradWrite::overwrite) {
+      store_span(dw_accum, 0, vocab * d, sum);
+    } else {
+      accumulate_span(dw_accum, 0, vocab * d, sum);
+    }
   }
   return sums;
 }

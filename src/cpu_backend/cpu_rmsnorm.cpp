@@ -37,7 +37,7 @@ void norm_backward(const TensorView& x, const TensorView& w, const TensorView& r
                    const TensorView* copy, GradWrite dw_write) {
   check_norm_args(x, w, rstd, dy, "rmsnorm dy");
   check_activation(dx_accum, "rmsnorm dx");
-  check_dtype(dw_accum, DType::f32, "rmsnorm dw");
+  nn::check_grad_dtype(dw_accum, "rmsnorm dw");
   FP8LAB_CHECK_KIND(ErrorKind::shape,
                     dx_accum.numel() == x.numel() && dw_accum.numel() == w.numel(),
                     "rmsnorm backward: dx {} or dw {} does not match x {} / weight {}",
@@ -76,12 +76,11 @@ void norm_backward(const TensorView& x, const TensorView& w, const TensorView& r
       }
     }
   }
-  float* dw = dw_accum.as<float>();
 #pragma omp parallel for schedule(static)
   for (std::int64_t j = 0; j < d; ++j) {
     float s = 0.f;
     for (std::int64_t b = 0; b < blocks; ++b) s += dw_partial[static_cast<std::size_t>(b * d + j)];
-    dw[j] = dw_write == GradWrite::overwrite ? s : dw[j] + s;
+    store_at(dw_accum, j, dw_write == GradWrite::overwrite ? s : load_at(dw_accum, j) + s);
   }
 }
 

@@ -329,12 +329,12 @@ std::vector<OpTime> CudaBackend::take_op_times() {
 
 double CudaBackend::sum_of_squares(const TensorView& t) {
   OpTimer timer(*this, "sum_of_squares");
-  check_f32(t, "sum_of_squares input");
+  const cuda_ops::ElemType type = elem_type(t, "sum_of_squares input");  // f32 or bf16
   if (t.numel() == 0) return 0.0;
   PoolBlock scratch(this, cuda_ops::sum_of_squares_workspace_bytes(), MemoryKind::workspace,
                     "sum_of_squares partials");
-  cuda_ops::sum_of_squares_f32(t.as<const float>(), t.numel(), &flags_->sum_of_squares,
-                               scratch.get(), stream_);
+  cuda_ops::sum_of_squares(t.data, type, t.numel(), &flags_->sum_of_squares, scratch.get(),
+                           stream_);
   check_launch("sum_of_squares", __FILE__, __LINE__);
   double result = 0.0;
   FP8LAB_CUDA_CHECK(cudaMemcpyAsync(&result, &flags_->sum_of_squares, sizeof(result),
@@ -360,7 +360,8 @@ void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad, 
                                const TensorView& v, const AdamWStep& s, const TensorView& working,
                                AmaxSlot working_amax) {
   OpTimer timer(*this, "adamw_update");
-  for (const TensorView* t : {&param, &grad}) check_f32(*t, "adamw param/grad");
+  check_f32(param, "adamw param");
+  const cuda_ops::ElemType gtype = grad_type(grad, "adamw grad");
   if (working.data != nullptr) check_device(working, Device::cuda, "adamw working copy");
   nn::check_adamw_args(param, grad, m, v, working, working_amax);
   if (param.numel() == 0 && !working_amax) return;  // an empty tensor's amax (0) still counts
@@ -369,7 +370,7 @@ void CudaBackend::adamw_update(const TensorView& param, const TensorView& grad, 
       s.grad_scale};
   const cuda_ops::ElemType moments = elem_type(m, "adamw m");
   (void)elem_type(v, "adamw v");  // the same dtype as m: check_adamw_args
-  cuda_ops::adamw_update(param.as<float>(), grad.as<const float>(), m.data, v.data, moments,
+  cuda_ops::adamw_update(param.as<float>(), grad.data, gtype, m.data, v.data, moments,
                          working.data != nullptr ? working.as<std::uint16_t>() : nullptr,
                          param.numel(), args, stream_, amax_out(working_amax));
   check_launch("adamw_update", __FILE__, __LINE__);
@@ -382,6 +383,12 @@ cuda_ops::ElemType elem_type(const TensorView& t, const char* what) {
   if (t.dtype == DType::f32) return cuda_ops::ElemType::f32;
   if (t.dtype == DType::bf16) return cuda_ops::ElemType::bf16;
   FP8LAB_FAIL(ErrorKind::dtype, "{} must be f32 or bf16, got {}", what, t.describe());
+}
+
+cuda_ops::ElemType grad_type(const TensorView& grad, const char* what) {
+  check_device(grad, Device::cuda, what);
+  nn::check_grad_dtype(grad, what);
+  return grad.dtype == DType::bf16 ? cuda_ops::ElemType::bf16 : cuda_ops::ElemType::f32;
 }
 
 void check_f32(const TensorView& t, const char* what) {

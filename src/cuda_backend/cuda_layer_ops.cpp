@@ -19,16 +19,33 @@ struct EmbeddingGeometry {
   int seq, d, vocab;
 };
 
-EmbeddingGeometry check_embedding_args(const TensorView& tokens, const TensorView& wte,
-                                       const TensorView& wpe, const TensorView& acts,
-                                       const char* acts_name) {
-  const nn::EmbeddingShape e = nn::check_embedding_shapes(tokens, wte, wpe, acts, acts_name);
+// The shared checks of both directions, and the GPU's: device memory, int sizes.
+EmbeddingGeometry check_embedding_geometry(const nn::EmbeddingShape& e, const TensorView& tokens,
+                                           const TensorView& acts, const char* acts_name) {
   check_device(tokens, Device::cuda, "tokens");
-  check_f32(wte, "wte");
-  check_f32(wpe, "wpe");
   elem_type(acts, acts_name);
   return {e.rows, to_int(e.seq, "seq_len"), to_int(e.d_model, "d_model"),
           to_int(e.vocab, "vocab")};
+}
+
+// The forward reads the f32 tables.
+EmbeddingGeometry check_embedding_forward_args(const TensorView& tokens, const TensorView& wte,
+                                               const TensorView& wpe, const TensorView& out) {
+  const nn::EmbeddingShape e = nn::check_embedding_shapes(tokens, wte, wpe, out, "out");
+  check_f32(wte, "wte");
+  check_f32(wpe, "wpe");
+  return check_embedding_geometry(e, tokens, out, "out");
+}
+
+// The backward adds into the tables' gradients: f32 or bf16, both the same
+// (PrecisionConfig::grads).
+EmbeddingGeometry check_embedding_backward_args(const TensorView& tokens, const TensorView& dout,
+                                                const TensorView& dwte, const TensorView& dwpe) {
+  const nn::EmbeddingShape e =
+      nn::check_embedding_shapes(tokens, dwte, dwpe, dout, "dout", /*gradients=*/true);
+  check_device(dwte, Device::cuda, "embedding dwte");
+  check_device(dwpe, Device::cuda, "embedding dwpe");
+  return check_embedding_geometry(e, tokens, dout, "dout");
 }
 
 void check_norm_args(const TensorView& x, const TensorView& w, const TensorView& rstd,
@@ -46,7 +63,7 @@ int check_norm_backward_args(const TensorView& x, const TensorView& w, const Ten
                              const TensorView& dw_accum) {
   check_norm_args(x, w, rstd, dy, "rmsnorm dy");
   check_norm_args(x, w, rstd, dx_accum, "rmsnorm dx");
-  check_f32(dw_accum, "rmsnorm dw");
+  grad_type(dw_accum, "rmsnorm dw");
   check_shape(dw_accum, w.shape, "rmsnorm dw");
   return to_int(x.shape[1], "d_model");
 }
@@ -74,7 +91,7 @@ HeadGeometry check_attention_args(const TensorView& qkv, int n_heads, int seq_le
 void CudaBackend::embedding_forward(const TensorView& tokens, const TensorView& wte,
                                     const TensorView& wpe, const TensorView& out) {
   OpTimer timer(*this, "embedding_forward");
-  const EmbeddingGeometry g = check_embedding_args(tokens, wte, wpe, out, "out");
+  const EmbeddingGeometry g = check_embedding_forward_args(tokens, wte, wpe, out);
   cuda_ops::embedding_forward(tokens.as<const std::int32_t>(), wte.as<const float>(),
                               wpe.as<const float>(), out.data, elem_type(out, "out"), g.rows,
                               g.seq, g.d, g.vocab, flag_bad_token(), stream_);
@@ -84,12 +101,13 @@ void CudaBackend::embedding_forward(const TensorView& tokens, const TensorView& 
 void CudaBackend::embedding_backward(const TensorView& tokens, const TensorView& dout,
                                      const TensorView& dwte_accum, const TensorView& dwpe_accum) {
   OpTimer timer(*this, "embedding_backward");
-  const EmbeddingGeometry g = check_embedding_args(tokens, dwte_accum, dwpe_accum, dout, "dout");
+  const EmbeddingGeometry g = check_embedding_backward_args(tokens, dout, dwte_accum, dwpe_accum);
   PoolBlock scratch(this, cuda_ops::embedding_backward_workspace_bytes(g.rows, g.vocab),
                     MemoryKind::workspace, "embedding backward sort");
   cuda_ops::embedding_backward(tokens.as<const std::int32_t>(), dout.data, elem_type(dout, "dout"),
-                               dwte_accum.as<float>(), dwpe_accum.as<float>(), g.rows, g.seq, g.d,
-                               g.vocab, scratch.get(), stream_);
+                               dwte_accum.data, dwpe_accum.data,
+                               grad_type(dwte_accum, "embedding dwte"), g.rows, g.seq, g.d, g.vocab,
+                               scratch.get(), stream_);
   check_launch("embedding_backward", __FILE__, __LINE__);
 }
 
@@ -110,9 +128,9 @@ void CudaBackend::rmsnorm_backward(const TensorView& x, const TensorView& w, con
   const int d = check_norm_backward_args(x, w, rstd, dy, dx_accum, dw_accum);
   PoolBlock scratch(this, cuda_ops::rmsnorm_backward_workspace_bytes(x.shape[0], d),
                     MemoryKind::workspace, "rmsnorm backward partials");
-  cuda_ops::rmsnorm_backward(x.data, elem_type(x, "x"), w.as<const float>(),
-                             rstd.as<const float>(), dy.data, elem_type(dy, "dy"), dx_accum.data,
-                             elem_type(dx_accum, "dx"), dw_accum.as<float>(),
+  cuda_ops::rmsnorm_backward(x.data, elem_type(x, "x"), w.as<const float>(), rstd.as<const float>(),
+                             dy.data, elem_type(dy, "dy"), dx_accum.data, elem_type(dx_accum, "dx"),
+                             dw_accum.data, grad_type(dw_accum, "rmsnorm dw"),
                              dw_write == GradWrite::accumulate, x.shape[0], d, scratch.get(),
                              stream_);
   check_launch("rmsnorm_backward", __FILE__, __LINE__);
@@ -145,9 +163,9 @@ void CudaBackend::rmsnorm_backward_and_convert(const TensorView& x, const Tensor
                     MemoryKind::workspace, "rmsnorm backward partials");
   cuda_ops::rmsnorm_backward_and_convert(
       x.data, elem_type(x, "x"), w.as<const float>(), rstd.as<const float>(), dy.data,
-      elem_type(dy, "dy"), dx_accum.data, elem_type(dx_accum, "dx"), dw_accum.as<float>(),
-      dw_write == GradWrite::accumulate, dx_copy.data, elem_type(dx_copy, "dx copy"), x.shape[0],
-      d, scratch.get(), stream_, amax_out(copy_amax));
+      elem_type(dy, "dy"), dx_accum.data, elem_type(dx_accum, "dx"), dw_accum.data,
+      grad_type(dw_accum, "rmsnorm dw"), dw_write == GradWrite::accumulate, dx_copy.data,
+      elem_type(dx_copy, "dx copy"), x.shape[0], d, scratch.get(), stream_, amax_out(copy_amax));
   check_launch("rmsnorm_backward_and_convert", __FILE__, __LINE__);
 }
 

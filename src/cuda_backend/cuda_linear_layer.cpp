@@ -80,6 +80,12 @@ void check_backward_views(const TensorView& dy, const TensorView& dx, const Tens
                     "{}.dw must be f32 or bf16, got {}", name, dw.describe());
 }
 
+// The weight-gradient GEMM's options: a bf16 dW (PrecisionConfig::grads) is rounded once per
+// call, its split-K parts (if any) summed in fp32 (GemmCudaOptions::round_once).
+GemmCudaOptions wgrad_options(const TensorView& dw, bool accumulate) {
+  return {.accumulate = accumulate, .round_once = dw.dtype == DType::bf16};
+}
+
 // Tells the caller's phase hook (LinearCudaConfig::phase) that the phase `label` starts.
 void announce(const LinearCudaConfig& config, const char* label) {
   if (config.phase) config.phase(label);
@@ -278,14 +284,14 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   FP8LAB_CHECK(saved.mode == config.mode, "{}: saved state was made for mode {}, the layer runs {}",
                name, linear_cuda_mode_name(saved.mode), linear_cuda_mode_name(config.mode));
   const bool fp8 = is_fp8_mode(config.mode);
-  const GemmCudaOptions dw_bf16{.accumulate = accumulate_dw};
   if (!fp8) {
     check_rank(saved.x, 2, (name + " saved x").c_str());
     check_rank(saved.w, 2, (name + " saved w").c_str());
     const std::int64_t m = saved.x.shape[0], k = saved.x.shape[1], n = saved.w.shape[0];
     check_backward_views(dy, dx, dw, m, k, n, name);
-    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);        // dX = dY · W
-    gemm.matmul({dy, false}, {saved.x, false}, dw, dw_bf16, stream);  // dW = dYᵀ · x
+    gemm.matmul({dy, true}, {saved.w, false}, dx, {}, stream);  // dX = dY · W
+    gemm.matmul({dy, false}, {saved.x, false}, dw, wgrad_options(dw, accumulate_dw),
+                stream);  // dW = dYᵀ · x
     return;
   }
   FP8LAB_CHECK(saved.fp8 == config.fp8,
@@ -332,12 +338,12 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   gemm.matmul(fp8_arg(scratch.dyq, scratch.dyq_inv, ds.q, meta + kMetaDy),
               fp8_arg(saved.wq_t, saved.wq_t_inv, ws.qt, meta + kMetaW), dx, {}, stream);
   announce(config, "linear_backward fp8: dW GEMM");
+  const GemmCudaOptions dw_options = wgrad_options(dw, accumulate_dw);
   if (fp8_wgrad)
     gemm.matmul(fp8_arg(scratch.dyq_t, scratch.dyq_t_inv, ds.qt, meta + kMetaDy),
-                fp8_arg(saved.xq_t, saved.xq_t_inv, xsc.qt, meta + kMetaX), dw,
-                {.accumulate = accumulate_dw}, stream);
+                fp8_arg(saved.xq_t, saved.xq_t_inv, xsc.qt, meta + kMetaX), dw, dw_options, stream);
   else
-    gemm.matmul({dy, false}, {saved.x, false}, dw, dw_bf16, stream);  // dW = dYᵀ · x in BF16
+    gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x in BF16
 }
 
 void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

@@ -165,7 +165,9 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CUDA backend");
   OpTimer timer(*this, ctx->config.mode == LinearCudaMode::bf16 ? "linear_backward bf16"
                                                                 : "linear_backward fp8");
-  check_f32(dw_accum, "linear dw");
+  // f32 or bf16 (PrecisionConfig::grads): every dW GEMM stores through cuBLASLt's epilogue,
+  // dW = round(fp32 product + beta * float(dW)), one rounding per call for a bf16 dW.
+  grad_type(dw_accum, "linear dw");
   if (ctx->config.mode == LinearCudaMode::bf16) {
     linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, accumulate,
                          stream_);
@@ -232,8 +234,20 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
   if (training) {
     check_bf16(dx, "cross_entropy dx");
     check_shape(dx, x.shape, "cross_entropy dx");
-    check_f32(dw_accum, "cross_entropy dw");
+    grad_type(dw_accum, "cross_entropy dw");  // f32 or bf16 (PrecisionConfig::grads)
     check_shape(dw_accum, w.shape, "cross_entropy dw");
+  }
+  // A bf16 dW: the chunks' products are summed in an fp32 [V, D] workspace and added to the
+  // stored value once, at the end (one rounding per micro-batch, not one per chunk, where a
+  // rare token's small share would vanish into a large running sum; the CPU backend's sum).
+  const bool dw_bf16 = training && dw_accum.dtype == DType::bf16;
+  std::optional<PoolBlock> dw_sum_block;
+  TensorView dw_target = dw_accum;
+  if (dw_bf16) {
+    dw_sum_block.emplace(this, u(vocab * d) * 4, MemoryKind::workspace, "lm head dw sum (f32)");
+    dw_target = {dw_sum_block->get(), DType::f32, w.shape, Device::cuda};
+    if (rows == 0)
+      FP8LAB_CUDA_CHECK(cudaMemsetAsync(dw_target.data, 0, dw_target.nbytes(), stream_));
   }
   const std::int64_t chunk = std::min<std::int64_t>(chunk_rows, rows);
   const DType logits_dtype = training ? DType::bf16 : DType::f32;
@@ -267,8 +281,16 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
     part.emplace(*this, "cross_entropy: dx GEMM");
     gemm_->matmul({dlogits, true}, {w, false}, rows_of(dx, r0, n), {}, stream_);
     part.emplace(*this, "cross_entropy: dw GEMM");
-    const bool first_write = r0 == 0 && dw_write == GradWrite::overwrite;
-    gemm_->matmul({dlogits, false}, {xc, false}, dw_accum, {.accumulate = !first_write}, stream_);
+    const bool first_write = r0 == 0 && (dw_write == GradWrite::overwrite || dw_bf16);
+    gemm_->matmul({dlogits, false}, {xc, false}, dw_target, {.accumulate = !first_write}, stream_);
+  }
+  if (dw_bf16) {
+    OpTimer part(*this, "cross_entropy: dw into bf16");
+    if (dw_write == GradWrite::overwrite) {
+      convert(dw_target, dw_accum);
+    } else {
+      add_inplace(dw_accum, dw_target);
+    }
   }
   cuda_ops::loss_reduce(loss, targets.as<const std::int32_t>(), ignore_index, rows, flag_loss_sum(),
                         flag_counted(), stream_);

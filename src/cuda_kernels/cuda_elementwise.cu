@@ -66,8 +66,10 @@ __global__ void __launch_bounds__(kThreads)
 // ---- sum of squares ---------------------------------------------------------------------------
 // The grid is a constant (kSosBlocks x kThreads), so which thread sums which element depends on
 // n only: chunk c of 4 elements goes to thread c mod (grid size), each thread adds its chunks in
-// increasing order, whether it loads them as a float4 (aligned input) or one by one. Block sums
-// and the final sum of the block partials follow fixed trees: the same bits on every run.
+// increasing order, whether it loads them as one vector (aligned input) or one by one. Block sums
+// and the final sum of the block partials follow fixed trees: the same bits on every run. A bf16
+// tensor (the bf16 gradients, PrecisionConfig::grads) is widened exactly to fp32 on load and then
+// takes the f32 path's order: the sum of the same values stored as f32 would give the same bits.
 
 constexpr int kSosBlocks = 1024;
 
@@ -94,8 +96,22 @@ __device__ __forceinline__ void load4(const float* p, bool vec, float (&v)[4]) {
   }
 }
 
+// Four bf16 widened to fp32; vec: p is 8-byte aligned, one 8-byte load (the lower address in the
+// low half of each word).
+__device__ __forceinline__ void load4(const bf16_bits* p, bool vec, float (&v)[4]) {
+  if (vec) {
+    const uint2 a = *reinterpret_cast<const uint2*>(p);
+    v[0] = bits_float(a.x << 16), v[1] = bits_float(a.x & 0xFFFF0000u);
+    v[2] = bits_float(a.y << 16), v[3] = bits_float(a.y & 0xFFFF0000u);
+  } else {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v[k] = bf16_to_float(p[k]);
+  }
+}
+
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    sum_of_squares_partial_kernel(const float* __restrict__ t, std::int64_t n, bool vec,
+    sum_of_squares_partial_kernel(const T* __restrict__ t, std::int64_t n, bool vec,
                                   double* __restrict__ partial) {
   constexpr std::int64_t stride = static_cast<std::int64_t>(kSosBlocks) * kThreads;
   const std::int64_t tid = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
@@ -119,7 +135,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k < 4; ++k) s += static_cast<double>(a[k]) * a[k];
   }
   const std::int64_t tail = chunks * 4 + tid;  // the last n % 4 elements, one per thread
-  if (tail < n) s += static_cast<double>(t[tail]) * t[tail];
+  if (tail < n) {
+    const float v = load1(t + tail);
+    s += static_cast<double>(v) * v;
+  }
   s = block_sum<kThreads>(s);
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
@@ -246,11 +265,12 @@ __device__ __forceinline__ std::uint32_t store_quads(bf16_bits* p, std::int64_t 
   }
 }
 
-// M: float or bf16_bits, the moments' type. The step is computed from the new moments before
-// they are rounded to M (the CPU's order, CpuBackend::adamw_update).
-template <typename M>
+// G: float or bf16_bits, the gradient's type (PrecisionConfig::grads), widened exactly before
+// the same arithmetic. M: float or bf16_bits, the moments' type. The step is computed from the
+// new moments before they are rounded to M (the CPU's order, CpuBackend::adamw_update).
+template <typename G, typename M>
 __global__ void __launch_bounds__(kThreads)
-    adamw_kernel(float* __restrict__ param, const float* __restrict__ grad, M* __restrict__ m,
+    adamw_kernel(float* __restrict__ param, const G* __restrict__ grad, M* __restrict__ m,
                  M* __restrict__ v, bf16_bits* __restrict__ working, std::int64_t n, bool vec,
                  AdamWArgs args, AmaxOut working_amax) {
   std::uint32_t key = 0;  // of the working copy's stored bf16 values (an FP8 linear's W amax)
@@ -309,10 +329,17 @@ void scale_inplace_f32(float* t, float factor, std::int64_t n, cudaStream_t stre
 
 std::size_t sum_of_squares_workspace_bytes() { return kSosBlocks * sizeof(double); }
 
-void sum_of_squares_f32(const float* t, std::int64_t n, double* out, void* workspace,
-                        cudaStream_t stream) {
+void sum_of_squares(const void* t, ElemType type, std::int64_t n, double* out, void* workspace,
+                    cudaStream_t stream) {
   auto* partial = static_cast<double*>(workspace);
-  sum_of_squares_partial_kernel<<<kSosBlocks, kThreads, 0, stream>>>(t, n, aligned16(t), partial);
+  dispatch_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    // A chunk of 4 elements loads as one vector where the base is aligned to 4 elements (16
+    // bytes of f32, 8 of bf16); the chunk order is the same either way.
+    const bool vec = reinterpret_cast<std::uintptr_t>(t) % (4 * sizeof(T)) == 0;
+    sum_of_squares_partial_kernel<T>
+        <<<kSosBlocks, kThreads, 0, stream>>>(static_cast<const T*>(t), n, vec, partial);
+  });
   sum_of_squares_final_kernel<<<1, kSosBlocks, 0, stream>>>(partial, out);
 }
 
@@ -339,16 +366,20 @@ void amax_only(const void* t, ElemType type, std::int64_t n, cudaStream_t stream
   });
 }
 
-void adamw_update(float* param, const float* grad, void* m, void* v, ElemType moments,
-                  std::uint16_t* working, std::int64_t n, const AdamWArgs& args,
+void adamw_update(float* param, const void* grad, ElemType grad_type, void* m, void* v,
+                  ElemType moments, std::uint16_t* working, std::int64_t n, const AdamWArgs& args,
                   cudaStream_t stream, AmaxOut working_amax) {
   if (n <= 0 && !working_amax.meta) return;
   const bool vec = aligned16(param) && aligned16(grad) && aligned16(m) && aligned16(v) &&
                    (working == nullptr || aligned16(working));
-  dispatch_type(moments, [&](auto type) {
-    using M = decltype(type);
-    adamw_kernel<M><<<lane_pair_blocks<kQuad>(n, vec), kThreads, 0, stream>>>(
-        param, grad, static_cast<M*>(m), static_cast<M*>(v), working, n, vec, args, working_amax);
+  dispatch_type(grad_type, [&](auto gtype) {
+    dispatch_type(moments, [&](auto mtype) {
+      using G = decltype(gtype);
+      using M = decltype(mtype);
+      adamw_kernel<G, M><<<lane_pair_blocks<kQuad>(n, vec), kThreads, 0, stream>>>(
+          param, static_cast<const G*>(grad), static_cast<M*>(m), static_cast<M*>(v), working, n,
+          vec, args, working_amax);
+    });
   });
 }
 

@@ -6,7 +6,9 @@
 // radix sort (CUB's, from the CUDA toolkit) of (token, row) pairs: stable, so each token's rows
 // come out in increasing row order. One warp per (token, 128 columns) then adds its rows in that
 // order onto the existing dwte value, which is exactly the CPU reference's order (it walks the rows
-// in order, te[j] += g): dwte and dwpe match the CPU backend bit for bit.
+// in order, te[j] += g): dwte and dwpe match the CPU backend bit for bit. bf16 gradients
+// (PrecisionConfig::grads) take the same path: the old value widened, the rows added in fp32, one
+// rounding on the single store, as the CPU backend does for them.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -183,14 +185,15 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // One warp per (occurring token, column block of 32 * kCols): acc = dwte[token, cols], then
-// acc += dout[row, cols] for the token's rows in increasing row order, then store.
-template <typename G, int kCols>
+// acc += dout[row, cols] for the token's rows in increasing row order, then store. G: dout's
+// element type; W: the gradient's (float, or bf16_bits rounded once by the store).
+template <typename G, typename W, int kCols>
 __global__ void __launch_bounds__(kThreads)
     dwte_kernel(const G* __restrict__ dout, const std::int32_t* __restrict__ sorted_rows,
                 const std::int32_t* __restrict__ run_tokens,
                 const std::int32_t* __restrict__ run_begin,
                 const std::int32_t* __restrict__ run_end, const int* __restrict__ run_count,
-                float* __restrict__ dwte, int d) {
+                W* __restrict__ dwte, int d) {
   const int lane = threadIdx.x & 31;
   const int col_blocks = (d + 32 * kCols - 1) / (32 * kCols);
   const std::int64_t work = static_cast<std::int64_t>(*run_count) * col_blocks;
@@ -203,7 +206,7 @@ __global__ void __launch_bounds__(kThreads)
     if (col >= d) continue;
     const std::int32_t tok = run_tokens[run];
     const int begin = run_begin[tok], end = run_end[tok];
-    float* dst = dwte + static_cast<std::int64_t>(tok) * d + col;
+    W* dst = dwte + static_cast<std::int64_t>(tok) * d + col;
     if constexpr (kCols == 4) {
       float4 acc = load4(dst);
       int i = begin;
@@ -224,7 +227,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       store4(dst, acc);
     } else {
-      float acc = *dst;
+      float acc = load1(dst);
       int i = begin;
       for (; i + 4 <= end; i += 4) {
         float v[4];
@@ -235,24 +238,24 @@ __global__ void __launch_bounds__(kThreads)
         for (int u = 0; u < 4; ++u) acc += v[u];
       }
       for (; i < end; ++i) acc += load1(dout + static_cast<std::int64_t>(sorted_rows[i]) * d + col);
-      *dst = acc;
+      store1(dst, acc);
     }
   }
 }
 
 // dwpe[t, j] += dout[t, j] + dout[T + t, j] + ... in batch order (the CPU's order): one thread per
-// (t, j), consecutive threads on consecutive columns.
-template <typename G>
+// (t, j), consecutive threads on consecutive columns. W as in dwte_kernel.
+template <typename G, typename W>
 __global__ void __launch_bounds__(kThreads)
     dwpe_kernel(const G* __restrict__ dout, std::int64_t rows, int seq_len, int d,
-                float* __restrict__ dwpe) {
+                W* __restrict__ dwpe) {
   const std::int64_t total = static_cast<std::int64_t>(seq_len) * d;
   const std::int64_t batch = rows / seq_len;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t step = static_cast<std::int64_t>(seq_len) * d;  // one sequence further
   for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        idx < total; idx += stride) {
-    float acc = dwpe[idx];
+    float acc = load1(dwpe + idx);
     std::int64_t b = 0;
     for (; b + 4 <= batch; b += 4) {
       const float v0 = load1(dout + idx + b * step), v1 = load1(dout + idx + (b + 1) * step);
@@ -263,7 +266,7 @@ __global__ void __launch_bounds__(kThreads)
       acc += v3;
     }
     for (; b < batch; ++b) acc += load1(dout + idx + b * step);
-    dwpe[idx] = acc;
+    store1(dwpe + idx, acc);
   }
 }
 
@@ -292,8 +295,9 @@ std::size_t embedding_backward_workspace_bytes(std::int64_t rows, int vocab) {
 }
 
 void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType dout_type,
-                        float* dwte_accum, float* dwpe_accum, std::int64_t rows, int seq_len,
-                        int d_model, int vocab, void* workspace, cudaStream_t stream) {
+                        void* dwte_accum, void* dwpe_accum, ElemType grad_type, std::int64_t rows,
+                        int seq_len, int d_model, int vocab, void* workspace,
+                        cudaStream_t stream) {
   if (rows <= 0 || d_model <= 0 || seq_len <= 0) return;
   const Layout l = layout(rows, vocab);
   char* base = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(workspace) + 255) &
@@ -311,10 +315,13 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
 
   // dwpe needs no grouping: its sums run over the batch index.
   dispatch_type(dout_type, [&](auto gt) {
-    using G = decltype(gt);
-    dwpe_kernel<G>
-        <<<embedding_blocks(static_cast<std::int64_t>(seq_len) * d_model), kThreads, 0, stream>>>(
-            static_cast<const G*>(dout), rows, seq_len, d_model, dwpe_accum);
+    dispatch_type(grad_type, [&](auto wt) {
+      using G = decltype(gt);
+      using W = decltype(wt);
+      dwpe_kernel<G, W><<<embedding_blocks(static_cast<std::int64_t>(seq_len) * d_model), kThreads,
+                          0, stream>>>(static_cast<const G*>(dout), rows, seq_len, d_model,
+                                       static_cast<W*>(dwpe_accum));
+    });
   });
 
   sort_input_kernel<<<embedding_blocks(rows), kThreads, 0, stream>>>(tokens, rows, vocab, keys0,
@@ -332,6 +339,7 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
   find_runs_kernel<<<embedding_blocks(rows), kThreads, 0, stream>>>(
       keys.Current(), rows, vocab, run_tokens, run_begin, run_end, run_count);
 
+  // 4 columns a lane: 16 bytes of f32 (8 of bf16) at 4-element aligned offsets of aligned bases.
   const bool vec = d_model % 4 == 0 && aligned16(dout) && aligned16(dwte_accum);
   const int cols_per_warp = 32 * (vec ? kColsPerLane : 1);
   const std::int64_t col_blocks = (d_model + cols_per_warp - 1) / cols_per_warp;
@@ -341,16 +349,22 @@ void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType d
   const int grid = static_cast<int>(blocks > kMaxEmbeddingBlocks ? kMaxEmbeddingBlocks
                                                                  : (blocks < 1 ? 1 : blocks));
   dispatch_type(dout_type, [&](auto gt) {
-    using G = decltype(gt);
-    if (vec) {
-      dwte_kernel<G, kColsPerLane>
-          <<<grid, kThreads, 0, stream>>>(static_cast<const G*>(dout), sorted.Current(), run_tokens,
-                                          run_begin, run_end, run_count, dwte_accum, d_model);
-    } else {
-      dwte_kernel<G, 1><<<grid, kThreads, 0, stream>>>(static_cast<const G*>(dout),
-                                                       sorted.Current(), run_tokens, run_begin,
-                                                       run_end, run_count, dwte_accum, d_model);
-    }
+    dispatch_type(grad_type, [&](auto wt) {
+      using G = decltype(gt);
+      using W = decltype(wt);
+      auto* dwte = static_cast<W*>(dwte_accum);
+      if (vec) {
+        dwte_kernel<G, W, kColsPerLane>
+            <<<grid, kThreads, 0, stream>>>(static_cast<const G*>(dout), sorted.Current(),
+                                            run_tokens, run_begin, run_end, run_count, dwte,
+                                            d_model);
+      } else {
+        dwte_kernel<G, W, 1><<<grid, kThreads, 0, stream>>>(static_cast<const G*>(dout),
+                                                            sorted.Current(), run_tokens,
+                                                            run_begin, run_end, run_count, dwte,
+                                                            d_model);
+      }
+    });
   });
 }
 

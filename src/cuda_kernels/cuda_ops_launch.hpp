@@ -50,11 +50,13 @@ void scale_inplace_f32(float* t, float factor, std::int64_t n, cudaStream_t stre
 // The amax of t handed into `amax` as a producer kernel would (all of t, n >= 0; nothing
 // without a meta): for outputs another library wrote.
 void amax_only(const void* t, ElemType type, std::int64_t n, cudaStream_t stream, AmaxOut amax);
-// Sum of squares of an f32 tensor accumulated in f64, written to *out (device). Deterministic:
-// fixed grid, per-block partials in `workspace`, reduced in order by one block.
+// Sum of squares of an f32 or bf16 tensor (each element widened exactly to fp32, squared and
+// accumulated in f64), written to *out (device). Deterministic: fixed grid, per-block partials in
+// `workspace`, reduced in order by one block; which thread sums which element depends on n
+// only, so both element types (and any alignment) share one order.
 std::size_t sum_of_squares_workspace_bytes();
-void sum_of_squares_f32(const float* t, std::int64_t n, double* out, void* workspace,
-                        cudaStream_t stream);
+void sum_of_squares(const void* t, ElemType type, std::int64_t n, double* out, void* workspace,
+                    cudaStream_t stream);
 // *all_finite (device) = 1 when no element is inf or NaN, else 0.
 void all_finite(const void* t, ElemType type, std::int64_t n, int* all_finite_out,
                 cudaStream_t stream);
@@ -66,17 +68,18 @@ void gelu_backward(const void* x, ElemType x_type, const void* dy, ElemType dy_t
                    ElemType dx_type, std::int64_t n, cudaStream_t stream, AmaxOut amax = {});
 
 // One AdamW update (f32 param, grad, m, v of n elements), the CPU optimizer's arithmetic:
-// g *= grad_scale; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+// g = float(grad) * grad_scale; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 // p -= lr * ((m / bc1) / (sqrt(v / bc2) + eps) + wd * p); working (bf16, optional) = bf16(p).
 struct AdamWArgs {
   float lr, beta1, beta2, eps, weight_decay, bias_correction1, bias_correction2;
   float grad_scale = 1.f;
 };
-// m and v are `moments` (f32 or bf16, both the same); the step is computed from the new moments
-// before they are rounded to bf16. With working_amax (and working): also the amax of the stored
-// working copy, as convert's.
-void adamw_update(float* param, const float* grad, void* m, void* v, ElemType moments,
-                  std::uint16_t* working, std::int64_t n, const AdamWArgs& args,
+// grad is `grad_type` (f32 or bf16: PrecisionConfig::grads, widened exactly); m and v are
+// `moments` (f32 or bf16, both the same); the step is computed from the new moments before they
+// are rounded to bf16. With working_amax (and working): also the amax of the stored working
+// copy, as convert's.
+void adamw_update(float* param, const void* grad, ElemType grad_type, void* m, void* v,
+                  ElemType moments, std::uint16_t* working, std::int64_t n, const AdamWArgs& args,
                   cudaStream_t stream, AmaxOut working_amax = {});
 
 // ---- embedding (src/cuda_kernels/cuda_embedding.cu) ---------------------------------------------
@@ -87,11 +90,13 @@ void embedding_forward(const std::int32_t* tokens, const float* wte, const float
                        ElemType out_type, std::int64_t rows, int seq_len, int d_model, int vocab,
                        int* bad_token, cudaStream_t stream);
 // dwte[v] += sum of dout rows whose token is v; dwpe[t] += sum of dout rows at position t.
+// dwte and dwpe are both `grad_type` (f32 or bf16): each element is loaded once, its rows added
+// in fp32 in row order, and stored once (one rounding for bf16).
 // Deterministic (no float atomics): rows are grouped by token id in a fixed order in `workspace`.
 std::size_t embedding_backward_workspace_bytes(std::int64_t rows, int vocab);
 void embedding_backward(const std::int32_t* tokens, const void* dout, ElemType dout_type,
-                        float* dwte_accum, float* dwpe_accum, std::int64_t rows, int seq_len,
-                        int d_model, int vocab, void* workspace, cudaStream_t stream);
+                        void* dwte_accum, void* dwpe_accum, ElemType grad_type, std::int64_t rows,
+                        int seq_len, int d_model, int vocab, void* workspace, cudaStream_t stream);
 
 // ---- RMSNorm (src/cuda_kernels/cuda_rmsnorm.cu, cuda_add_rmsnorm.cu) ----------------------------
 // y = x * rstd * w, rstd[m] = 1 / sqrt(mean(x[m]^2) + eps); w, rstd f32.
@@ -99,20 +104,22 @@ void rmsnorm_forward(const void* x, ElemType x_type, const float* w, float eps, 
                      ElemType y_type, float* rstd, std::int64_t rows, int d_model,
                      cudaStream_t stream, AmaxOut amax = {});
 // dx_accum += dL/dx; dw_accum += dL/dw, or = with accumulate_dw false (row partials in
-// `workspace`, reduced in a fixed order).
+// `workspace`, reduced in a fixed order in fp32). dw_accum is `dw_type` (f32 or bf16): only its
+// final store differs, one rounding of the fp32 sum (old value included) for bf16.
 std::size_t rmsnorm_backward_workspace_bytes(std::int64_t rows, int d_model);
 void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
                       const void* dy, ElemType dy_type, void* dx_accum, ElemType dx_type,
-                      float* dw_accum, bool accumulate_dw, std::int64_t rows, int d_model,
-                      void* workspace, cudaStream_t stream);
+                      void* dw_accum, ElemType dw_type, bool accumulate_dw, std::int64_t rows,
+                      int d_model, void* workspace, cudaStream_t stream);
 // rmsnorm_backward, then convert(dx_accum -> dx_copy, copy_amax): the same bits, the copy
 // stored from the registers that store dx (f32 dx into a bf16 copy; other cases run the two).
 // The same workspace as rmsnorm_backward.
 void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
                                   const void* dy, ElemType dy_type, void* dx_accum,
-                                  ElemType dx_type, float* dw_accum, bool accumulate_dw,
-                                  void* dx_copy, ElemType copy_type, std::int64_t rows, int d_model,
-                                  void* workspace, cudaStream_t stream, AmaxOut copy_amax = {});
+                                  ElemType dx_type, void* dw_accum, ElemType dw_type,
+                                  bool accumulate_dw, void* dx_copy, ElemType copy_type,
+                                  std::int64_t rows, int d_model, void* workspace,
+                                  cudaStream_t stream, AmaxOut copy_amax = {});
 // add_f32(x, branch -> sum), then rmsnorm_forward(sum -> y, rstd, amax): the same bits in one
 // pass over the rows (src/cuda_kernels/cuda_add_rmsnorm.cu). sum overlaps no other argument.
 void add_rmsnorm_forward(const float* x, const void* branch, ElemType branch_type, float* sum,

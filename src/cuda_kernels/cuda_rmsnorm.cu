@@ -280,13 +280,15 @@ __global__ void __launch_bounds__(kBlockThreads)
 // dw[j] += (or, without accumulate, =) sum over chunks c of partial[c, j]. Block: 32 columns x
 // 32 slices; slice s sums chunks
 // s, s + 32, ... in order (8 loads in flight, the partials are fresh in L2), then the slice sums
-// are added in slice order: a fixed tree.
+// are added in slice order: a fixed tree. W: the gradient's type (float, or bf16_bits: the old
+// value widened, the fp32 sum rounded once by the store).
 constexpr int kReduceSlices = 32;
 constexpr int kReduceLoads = 8;
 
+template <typename W>
 __global__ void __launch_bounds__(32 * kReduceSlices)
     rmsnorm_dw_reduce_kernel(const float* __restrict__ partial, std::int64_t chunks, int d,
-                             float* __restrict__ dw_accum, bool accumulate) {
+                             W* __restrict__ dw_accum, bool accumulate) {
   __shared__ float slice_sums[kReduceSlices][33];
   const int col = blockIdx.x * 32 + threadIdx.x;
   const int slice = threadIdx.y;
@@ -307,8 +309,21 @@ __global__ void __launch_bounds__(32 * kReduceSlices)
   if (slice == 0 && col < d) {
     float total = 0.f;
     for (int i = 0; i < kReduceSlices; ++i) total = __fadd_rn(total, slice_sums[i][threadIdx.x]);
-    dw_accum[col] = accumulate ? __fadd_rn(dw_accum[col], total) : total;
+    store1(dw_accum + col, accumulate ? __fadd_rn(load1(dw_accum + col), total) : total);
   }
+}
+
+// The reduction into dw_accum of `dw_type` (partial null with no chunks: stores zeros, or adds
+// nothing).
+void launch_dw_reduce(const float* partial, std::int64_t chunks, int d, void* dw_accum,
+                      ElemType dw_type, bool accumulate, cudaStream_t stream) {
+  const dim3 block(32, kReduceSlices);
+  const auto col_blocks = static_cast<unsigned>((d + 31) / 32);
+  dispatch_type(dw_type, [&](auto wt) {
+    using W = decltype(wt);
+    rmsnorm_dw_reduce_kernel<W><<<col_blocks, block, 0, stream>>>(
+        partial, chunks, d, static_cast<W*>(dw_accum), accumulate);
+  });
 }
 
 // Fast-path shape: kGroups 8-column groups per thread and team_warps warps per row, the fewest
@@ -355,9 +370,9 @@ VecShape backward_shape(int d, const void* x, const void* dy, const void* dx, co
 // The row kernels of one backward (rows > 0, d > 0), then the dw reduction.
 template <typename DX, bool kCopy>
 void launch_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
-                     const void* dy, ElemType dy_type, DX* dx, float* dw_accum, bool accumulate_dw,
-                     std::int64_t rows, int d, VecShape shape, void* workspace, DxCopy copy,
-                     cudaStream_t stream) {
+                     const void* dy, ElemType dy_type, DX* dx, void* dw_accum, ElemType dw_type,
+                     bool accumulate_dw, std::int64_t rows, int d, VecShape shape, void* workspace,
+                     DxCopy copy, cudaStream_t stream) {
   const Chunking ch = chunking(rows);
   auto* partial = static_cast<float*>(workspace);
   dispatch_type(x_type, [&](auto xt) {
@@ -378,10 +393,7 @@ void launch_backward(const void* x, ElemType x_type, const float* w, const float
       }
     });
   });
-  const dim3 block(32, kReduceSlices);
-  const auto col_blocks = static_cast<unsigned>((d + 31) / 32);
-  rmsnorm_dw_reduce_kernel<<<col_blocks, block, 0, stream>>>(partial, ch.chunks, d, dw_accum,
-                                                             accumulate_dw);
+  launch_dw_reduce(partial, ch.chunks, d, dw_accum, dw_type, accumulate_dw, stream);
 }
 
 }  // namespace
@@ -418,31 +430,30 @@ std::size_t rmsnorm_backward_workspace_bytes(std::int64_t rows, int d_model) {
 
 void rmsnorm_backward(const void* x, ElemType x_type, const float* w, const float* rstd,
                       const void* dy, ElemType dy_type, void* dx_accum, ElemType dx_type,
-                      float* dw_accum, bool accumulate_dw, std::int64_t rows, int d_model,
-                      void* workspace, cudaStream_t stream) {
+                      void* dw_accum, ElemType dw_type, bool accumulate_dw, std::int64_t rows,
+                      int d_model, void* workspace, cudaStream_t stream) {
   if (rows <= 0 || d_model <= 0) {
     // No rows: the gain's gradient is zero, which a write must still store (the reduction over
     // no chunks stores 0).
     if (!accumulate_dw && d_model > 0)
-      rmsnorm_dw_reduce_kernel<<<static_cast<unsigned>((d_model + 31) / 32),
-                                 dim3(32, kReduceSlices), 0, stream>>>(nullptr, 0, d_model,
-                                                                       dw_accum, false);
+      launch_dw_reduce(nullptr, 0, d_model, dw_accum, dw_type, false, stream);
     return;
   }
   const VecShape shape = backward_shape(d_model, x, dy, dx_accum, w, workspace);
   dispatch_type(dx_type, [&](auto dt) {
     using DX = decltype(dt);
     launch_backward<DX, false>(x, x_type, w, rstd, dy, dy_type, static_cast<DX*>(dx_accum),
-                               dw_accum, accumulate_dw, rows, d_model, shape, workspace, DxCopy{},
-                               stream);
+                               dw_accum, dw_type, accumulate_dw, rows, d_model, shape, workspace,
+                               DxCopy{}, stream);
   });
 }
 
 void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w, const float* rstd,
                                   const void* dy, ElemType dy_type, void* dx_accum,
-                                  ElemType dx_type, float* dw_accum, bool accumulate_dw,
-                                  void* dx_copy, ElemType copy_type, std::int64_t rows, int d_model,
-                                  void* workspace, cudaStream_t stream, AmaxOut copy_amax) {
+                                  ElemType dx_type, void* dw_accum, ElemType dw_type,
+                                  bool accumulate_dw, void* dx_copy, ElemType copy_type,
+                                  std::int64_t rows, int d_model, void* workspace,
+                                  cudaStream_t stream, AmaxOut copy_amax) {
   const VecShape shape = backward_shape(d_model, x, dy, dx_accum, w, workspace);
   // The fused kernels store the copy from the registers that hold the new dx: the f32 residual
   // gradient into a bf16 dY, the model's case. They must also take the kernel the unfused
@@ -452,13 +463,13 @@ void rmsnorm_backward_and_convert(const void* x, ElemType x_type, const float* w
                      copy_type == ElemType::bf16 &&
                      (shape.groups_per_thread == 0 || aligned16(dx_copy));
   if (!fused) {
-    rmsnorm_backward(x, x_type, w, rstd, dy, dy_type, dx_accum, dx_type, dw_accum, accumulate_dw,
-                     rows, d_model, workspace, stream);
+    rmsnorm_backward(x, x_type, w, rstd, dy, dy_type, dx_accum, dx_type, dw_accum, dw_type,
+                     accumulate_dw, rows, d_model, workspace, stream);
     convert(dx_accum, dx_type, dx_copy, copy_type, rows * d_model, stream, copy_amax);
     return;
   }
   launch_backward<float, true>(x, x_type, w, rstd, dy, dy_type, static_cast<float*>(dx_accum),
-                               dw_accum, accumulate_dw, rows, d_model, shape, workspace,
+                               dw_accum, dw_type, accumulate_dw, rows, d_model, shape, workspace,
                                DxCopy{static_cast<bf16_bits*>(dx_copy), copy_amax}, stream);
 }
 

@@ -16,8 +16,9 @@
 // Supported pairs (A, B), as on Hopper's cuBLASLt: (tensor, tensor), (row, row),
 // (vec128, vec128), (vec128, block128); 128-wide groups need K (and block128's N) to be
 // multiples of 128.
-// C is f32 or bf16 (round to nearest even from the fp32 result). With `accumulate` (f32 C only)
-// the result is added to C (fp32 add), otherwise C is overwritten.
+// C is f32 or bf16 (round to nearest even from the fp32 result). With `accumulate` the result is
+// added to C (fp32 add; a bf16 C widened first and the sum rounded once, as cuBLASLt's beta = 1
+// epilogue does), otherwise C is overwritten.
 // The CPU twin accumulates through OpenBLAS sgemm: deterministic for a fixed thread count.
 #pragma once
 
@@ -29,7 +30,7 @@ namespace fp8lab {
 struct GemmOptions {
   float inv_scale_a = 1.0f;  // fp8 operands only: 1/scale of A's cast
   float inv_scale_b = 1.0f;  // fp8 operands only: 1/scale of B's cast
-  bool accumulate = false;   // C += A·Bᵀ (f32 C only)
+  bool accumulate = false;   // C += A·Bᵀ
   // Grouped scales (fp8 operands only): the per-group inverse scales of A and B in the layout of
   // their ScaleMode. Mode tensor uses inv_scale_a / inv_scale_b above.
   ScaleMode scale_mode_a = ScaleMode::tensor, scale_mode_b = ScaleMode::tensor;

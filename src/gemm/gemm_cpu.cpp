@@ -90,8 +90,6 @@ void check_gemm_tn_args(const TensorView& a, const TensorView& b, const TensorVi
   const GemmKind kind = gemm_kind(a, b);
   FP8LAB_CHECK_KIND(ErrorKind::dtype, c.dtype == DType::f32 || c.dtype == DType::bf16,
                     "GEMM output must be f32 or bf16: {}", gemm_shapes(a, b, c));
-  FP8LAB_CHECK(!options.accumulate || c.dtype == DType::f32,
-               "GEMM accumulate (C += A·B^T) needs an f32 C: {}", gemm_shapes(a, b, c));
   if (kind == GemmKind::fp8) {
     FP8LAB_CHECK_KIND(
         ErrorKind::shape,
@@ -190,9 +188,14 @@ void gemm_tn_cpu(const TensorView& a, const TensorView& b, const TensorView& c,
       out[i] = add ? out[i] + v : v;
     }
   } else {
+    // bf16 C: cuBLASLt's beta = 1 epilogue, the old value widened, the sum rounded once.
     std::uint16_t* out = c.as<std::uint16_t>();
+    const bool add = options.accumulate;
 #pragma omp parallel for schedule(static) if (count > 32768)
-    for (std::int64_t i = 0; i < count; ++i) out[i] = float_to_bf16(total[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < count; ++i) {
+      const float v = total[static_cast<std::size_t>(i)];
+      out[i] = float_to_bf16(add ? bf16_to_float(out[i]) + v : v);
+    }
   }
 }
 

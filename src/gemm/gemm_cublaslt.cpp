@@ -144,6 +144,12 @@ GemmDims check_gemm(const GemmArg& a, const GemmArg& b, const TensorView& out) {
   return d;
 }
 
+// A bf16 out asked to round once (GemmCudaOptions::round_once): its plan keeps split-K parts in
+// fp32 (see plan_for).
+bool rounds_once(const TensorView& out, const GemmCudaOptions& options) {
+  return out.dtype == DType::bf16 && options.round_once;
+}
+
 template <typename T>
 void set_attr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
   FP8LAB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)));
@@ -238,6 +244,14 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const std::string& key, const GemmArg
                                        sizeof(align_c));
   cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_c,
                                        sizeof(align_c));
+  if (rounds_once(out, options)) {
+    // A bf16 gradient is D = bf16(fp32 product [+ float(C)]), one rounding. Split-K that adds
+    // its parts in the output type (in place, or in an output-type workspace) would round each
+    // part: allow only parts reduced in fp32.
+    const std::uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+                                         sizeof(schemes));
+  }
   // The scale pointers are part of the problem the heuristic sees (FP8 with f32 output was
   // refused at run time by an algorithm chosen without them).
   if (plan->fp8) {
@@ -262,13 +276,16 @@ void CublasLtGemm::matmul(const GemmArg& a, const GemmArg& b, const TensorView& 
                           const GemmCudaOptions& options, cudaStream_t stream) {
   check_gemm(a, b, out);  // cheap; every call is validated, not only the first of a shape
   check_epilogue(a, out, options, describe(a, b, out));
+  // beta is not part of the key (overwrite and accumulate calls share a plan); a bf16 out that
+  // must round once gets a plan of its own (rounds_once).
   const std::string key = fmt::format(
-      "{}{}{}s{}|{}{}{}s{}|{}{}|fa{}|ep{}|al{}.{}.{}.{}", dtype_name(a.t.dtype), a.t.shape.str(),
-      a.k_major, static_cast<int>(a.scale_mode), dtype_name(b.t.dtype), b.t.shape.str(),
-      b.k_major, static_cast<int>(b.scale_mode), dtype_name(out.dtype),
-      out.shape.str(), options.fast_accum, gemm_epilogue_name(options.epilogue),
-      pointer_alignment(a.t.data), pointer_alignment(b.t.data), pointer_alignment(out.data),
-      options.aux.data ? pointer_alignment(options.aux.data) : 0);
+      "{}{}{}s{}|{}{}{}s{}|{}{}|fa{}|ep{}|al{}.{}.{}.{}{}", dtype_name(a.t.dtype), a.t.shape.str(),
+      a.k_major, static_cast<int>(a.scale_mode), dtype_name(b.t.dtype), b.t.shape.str(), b.k_major,
+      static_cast<int>(b.scale_mode), dtype_name(out.dtype), out.shape.str(), options.fast_accum,
+      gemm_epilogue_name(options.epilogue), pointer_alignment(a.t.data),
+      pointer_alignment(b.t.data), pointer_alignment(out.data),
+      options.aux.data ? pointer_alignment(options.aux.data) : 0,
+      rounds_once(out, options) ? "|round-once" : "");
   Plan& plan = plan_for(key, a, b, out, options);
   if (options.epilogue != GemmEpilogue::none)
     set_attr(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, options.aux.data);

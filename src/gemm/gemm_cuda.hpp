@@ -50,6 +50,9 @@ const char* gemm_epilogue_name(GemmEpilogue e);  // "none", "gelu-aux"
 struct GemmCudaOptions {
   bool fast_accum = false;  // FP8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (off: precise, default)
   bool accumulate = false;  // out += A·B (beta = 1)
+  // A bf16 out rounded once per call (a bf16 weight gradient, PrecisionConfig::grads): the plan
+  // keeps cuBLASLt's split-K parts in fp32, where it could otherwise add them in bf16.
+  bool round_once = false;
   GemmEpilogue epilogue = GemmEpilogue::none;
   TensorView aux{};  // gelu_aux: written (A·B in bf16)
 };

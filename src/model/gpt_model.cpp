@@ -105,7 +105,7 @@ GptModel::GptModel(const ModelConfig& config, const PrecisionConfig& precision,
   if (scratch_n > 0)
     weight_scratch_ =
         backend.allocate(MemoryKind::activations, DType::bf16, {scratch_n}, "weight scratch");
-  grads_ = backend.allocate(MemoryKind::gradients, DType::f32, {n}, "grads");
+  grads_ = backend.allocate(MemoryKind::gradients, precision.grads, {n}, "grads");
   backend.fill_zero(master_);
   backend.fill_zero(grads_);
 
@@ -339,11 +339,7 @@ std::vector<float> GptModel::get_parameters() {
   return host;
 }
 
-std::vector<float> GptModel::get_gradients() {
-  std::vector<float> host(static_cast<std::size_t>(layout_.total()));
-  backend_.download(grads(), host.data());
-  return host;
-}
+std::vector<float> GptModel::get_gradients() { return download_as_f32(backend_, grads()); }
 
 std::string GptModel::parameter_sha256() {
   const std::vector<float> host = get_parameters();

@@ -38,6 +38,12 @@ void PrecisionConfig::validate() const {
                "precision.residual_recompute keeps the attention branch in bf16 for the f32 sum "
                "it rebuilds: it needs compute mixed, not {}",
                compute_mode_name(compute));
+  FP8LAB_CHECK(grads == DType::f32 || grads == DType::bf16,
+               "precision.grads must be fp32 or bf16, not {}", dtype_name(grads));
+  FP8LAB_CHECK(grads == DType::f32 || compute == ComputeMode::mixed,
+               "precision.grads=bf16 rounds the mixed-precision gradients: it needs compute "
+               "mixed, not {} (the fp32 reference keeps fp32 gradients)",
+               compute_mode_name(compute));
 }
 
 const char* policy_name(PrecisionPolicy p) {

@@ -18,12 +18,22 @@ void check_disjoint(const TensorView& out, const char* out_name, const TensorVie
 
 }  // namespace
 
+void check_grad_dtype(const TensorView& grad, const char* what) {
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, grad.dtype == DType::f32 || grad.dtype == DType::bf16,
+                    "{}: a parameter gradient is f32 or bf16, got {}", what, grad.describe());
+}
+
 EmbeddingShape check_embedding_shapes(const TensorView& tokens, const TensorView& wte,
                                       const TensorView& wpe, const TensorView& acts,
-                                      const char* acts_name) {
+                                      const char* acts_name, bool gradients) {
   check_dtype(tokens, DType::i32, "tokens");
-  check_dtype(wte, DType::f32, "wte");
-  check_dtype(wpe, DType::f32, "wpe");
+  if (gradients) {
+    check_grad_dtype(wte, "embedding dwte");
+    check_dtype(wpe, wte.dtype, "embedding dwpe");
+  } else {
+    check_dtype(wte, DType::f32, "wte");
+    check_dtype(wpe, DType::f32, "wpe");
+  }
   check_rank(wte, 2, "wte");
   check_rank(wpe, 2, "wpe");
   check_rank(acts, 2, acts_name);
@@ -98,7 +108,8 @@ HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len
 
 void check_adamw_args(const TensorView& param, const TensorView& grad, const TensorView& m,
                       const TensorView& v, const TensorView& working, AmaxSlot working_amax) {
-  for (const TensorView* t : {&param, &grad}) check_dtype(*t, DType::f32, "adamw param/grad");
+  check_dtype(param, DType::f32, "adamw param");
+  check_grad_dtype(grad, "adamw grad");
   FP8LAB_CHECK_KIND(ErrorKind::dtype,
                     m.dtype == v.dtype && (m.dtype == DType::f32 || m.dtype == DType::bf16),
                     "adamw: moments m {} and v {} must both be f32 or both bf16", m.describe(),

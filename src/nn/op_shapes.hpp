@@ -11,13 +11,18 @@
 
 namespace fp8lab::nn {
 
-// tokens i32 [M], wte f32 [V, D], wpe f32 [T, D], acts [M, D] with M a multiple of T.
+// A parameter gradient (PrecisionConfig::grads): f32, or bf16 that each op widens, adds its
+// contribution to in f32 and rounds once (ErrorKind::dtype naming `what` otherwise).
+void check_grad_dtype(const TensorView& grad, const char* what);
+
+// tokens i32 [M], wte f32 [V, D], wpe f32 [T, D], acts [M, D] with M a multiple of T. For the
+// backward (gradients true) wte and wpe are the gradients: f32 or bf16, both the same.
 struct EmbeddingShape {
   std::int64_t rows, seq, d_model, vocab;
 };
 EmbeddingShape check_embedding_shapes(const TensorView& tokens, const TensorView& wte,
                                       const TensorView& wpe, const TensorView& acts,
-                                      const char* acts_name);
+                                      const char* acts_name, bool gradients = false);
 
 // x [M, D]; w f32 [D]; rstd f32 [M]; other (y, dy or dx) with x's element count.
 void check_norm_shapes(const TensorView& x, const TensorView& w, const TensorView& rstd,
@@ -44,8 +49,9 @@ struct HeadShape {
 HeadShape check_attention_shapes(const TensorView& qkv, int n_heads, int seq_len,
                                  const TensorView& lse);
 
-// AdamW: param, grad, m, v f32 of one element count; working (when given) bf16 of that count;
-// working_amax (when given) an e4m3 slot, and only with a working copy whose amax it is.
+// AdamW: param f32, grad f32 or bf16, m and v f32 or bf16 (both the same), of one element count;
+// working (when given) bf16 of that count; working_amax (when given) an e4m3 slot, and only with a
+// working copy whose amax it is.
 void check_adamw_args(const TensorView& param, const TensorView& grad, const TensorView& m,
                       const TensorView& v, const TensorView& working, AmaxSlot working_amax);
 

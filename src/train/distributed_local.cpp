@@ -11,9 +11,6 @@
 // computes meanwhile (the gradient buckets of the backward). Because the rank's thread may not
 // call a collective while one is pending (checked), only one thread per rank is ever inside the
 // group's barriers.
-#include "fp8lab/distributed.hpp"
-#include "fp8lab/error.hpp"
-
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -21,6 +18,11 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <type_traits>
+
+#include "fp8lab/distributed.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/fp8_format.hpp"
 
 namespace fp8lab {
 
@@ -65,18 +67,42 @@ struct Group {
   }
 };
 
-template <typename T>
+// Sums element i over the ranks' buffers in rank order, as Acc: f32 and f64 in their own type,
+// bf16 (the gradients of PrecisionConfig::grads) widened to fp32 and rounded once.
+template <typename T, typename Acc>
 void sum_slice(const std::vector<void*>& bufs, std::int64_t begin, std::int64_t end, bool to_all,
                int self) {
-  for (std::int64_t i = begin; i < end; ++i) {
-    T s = static_cast<const T*>(bufs[0])[i];
-    for (std::size_t r = 1; r < bufs.size(); ++r) s += static_cast<const T*>(bufs[r])[i];
-    if (to_all) {
-      for (void* b : bufs) static_cast<T*>(b)[i] = s;
+  auto load = [&](std::size_t r, std::int64_t i) -> Acc {
+    const T v = static_cast<const T*>(bufs[r])[i];
+    if constexpr (std::is_same_v<T, std::uint16_t>) {
+      return bf16_to_float(v);
     } else {
-      static_cast<T*>(bufs[static_cast<std::size_t>(self)])[i] = s;
+      return v;
+    }
+  };
+  auto store = [&](void* b, std::int64_t i, Acc v) {
+    if constexpr (std::is_same_v<T, std::uint16_t>) {
+      static_cast<T*>(b)[i] = float_to_bf16(v);
+    } else {
+      static_cast<T*>(b)[i] = v;
+    }
+  };
+  for (std::int64_t i = begin; i < end; ++i) {
+    Acc s = load(0, i);
+    for (std::size_t r = 1; r < bufs.size(); ++r) s += load(r, i);
+    if (to_all) {
+      for (void* b : bufs) store(b, i, s);
+    } else {
+      store(bufs[static_cast<std::size_t>(self)], i, s);
     }
   }
+}
+
+// The dtypes a sum takes: f32, f64, and bf16 gradients.
+void check_summable(const TensorView& t, const char* what) {
+  FP8LAB_CHECK_KIND(ErrorKind::dtype,
+                    t.dtype == DType::f32 || t.dtype == DType::f64 || t.dtype == DType::bf16,
+                    "{}: sums f32, f64 or bf16 tensors, got {}", what, t.describe());
 }
 
 class LocalComm final : public LocalCommunicator {
@@ -111,8 +137,7 @@ class LocalComm final : public LocalCommunicator {
   Ticket all_reduce_sum_async(const TensorView& t, void* /*after_stream: host tensors*/) override {
     // The checks the worker would make, here, so that a bad call fails in the caller's thread.
     check_device(t, Device::cpu, "all_reduce_sum_async");
-    FP8LAB_CHECK_KIND(ErrorKind::dtype, t.dtype == DType::f32 || t.dtype == DType::f64,
-                      "all_reduce_sum_async: sums f32 or f64 tensors, got {}", t.describe());
+    check_summable(t, "all_reduce_sum_async");
     std::lock_guard lock(async_mutex_);
     if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
     const Ticket ticket = ++issued_;
@@ -225,14 +250,15 @@ class LocalComm final : public LocalCommunicator {
   }
 
   void reduce(const TensorView& t, const char* what, bool to_all) {
-    FP8LAB_CHECK_KIND(ErrorKind::dtype, t.dtype == DType::f32 || t.dtype == DType::f64,
-                      "{}: sums f32 or f64 tensors, got {}", what, t.describe());
+    check_summable(t, what);
     collective(t, what, [&](const std::vector<void*>& bufs) {
       const Shard s = shard_of(t.numel(), rank_, group_->size);
       if (t.dtype == DType::f32) {
-        sum_slice<float>(bufs, s.begin, s.end, to_all, rank_);
+        sum_slice<float, float>(bufs, s.begin, s.end, to_all, rank_);
+      } else if (t.dtype == DType::bf16) {
+        sum_slice<std::uint16_t, float>(bufs, s.begin, s.end, to_all, rank_);
       } else {
-        sum_slice<double>(bufs, s.begin, s.end, to_all, rank_);
+        sum_slice<double, double>(bufs, s.begin, s.end, to_all, rank_);
       }
     });
   }

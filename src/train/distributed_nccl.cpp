@@ -19,6 +19,7 @@
 #include <vector>
 
 #if defined(FP8LAB_HAVE_CUDA) && defined(FP8LAB_HAVE_NCCL_H)
+#include <cuda_bf16.h>  // before nccl.h: NCCL 2.10-2.18 declare ncclBfloat16 only after it
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <nccl.h>
@@ -96,16 +97,46 @@ void check_cuda(cudaError_t e, const char* what) {
                     cudaGetErrorString(e));
 }
 
+// bf16 sums (the bf16 gradients, PrecisionConfig::grads) need ncclBfloat16: NCCL 2.10 or newer,
+// both the header built against and the library loaded at run time.
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0) && defined(__CUDA_BF16_TYPES_EXIST__)
+#define FP8LAB_NCCL_HAS_BF16 1
+constexpr int kNcclBf16Version = NCCL_VERSION(2, 10, 0);
+
+ncclDataType_t nccl_bf16(const char* what) {
+  static const int loaded = [] {
+    int v = 0;
+    check_nccl(nccl().get_version(&v), "ncclGetVersion");
+    return v;
+  }();
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, loaded >= kNcclBf16Version,
+                    "NCCL {}: bf16 sums need NCCL 2.10 or newer, the loaded library is version "
+                    "code {}",
+                    what, loaded);
+  return ncclBfloat16;
+}
+#endif
+
 ncclDataType_t nccl_type(const TensorView& t, const char* what, bool sum) {
   switch (t.dtype) {
     case DType::f32:
       return ncclFloat32;
     case DType::f64:
       return ncclFloat64;
+    case DType::bf16:
+#if defined(FP8LAB_NCCL_HAS_BF16)
+      if (sum) return nccl_bf16(what);
+#else
+      FP8LAB_CHECK_KIND(ErrorKind::dtype, !sum,
+                        "NCCL {}: bf16 sums need nccl.h of NCCL 2.10 or newer with CUDA's bf16 "
+                        "type; this fp8lab was built against NCCL version code {}",
+                        what, NCCL_VERSION_CODE);
+#endif
+      break;
     default:
       break;
   }
-  FP8LAB_CHECK_KIND(ErrorKind::dtype, !sum, "NCCL {}: sums f32 or f64 tensors, got {}", what,
+  FP8LAB_CHECK_KIND(ErrorKind::dtype, !sum, "NCCL {}: sums f32, f64 or bf16 tensors, got {}", what,
                     t.describe());
   return ncclUint8;  // copies move bytes
 }

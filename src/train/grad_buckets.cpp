@@ -48,8 +48,8 @@ OverlappedGradReduce::OverlappedGradReduce(Communicator& comm, Backend& backend,
       grads_(grads),
       buckets_(std::move(buckets)),
       stream_(compute_stream_of(backend)) {
-  FP8LAB_CHECK(grads_.dtype == DType::f32, "gradient buckets: f32 gradients, got {}",
-               grads_.describe());
+  FP8LAB_CHECK(grads_.dtype == DType::f32 || grads_.dtype == DType::bf16,
+               "gradient buckets: f32 or bf16 gradients, got {}", grads_.describe());
   std::int64_t end = grads_.numel();
   for (const GradBucket& b : buckets_) {
     FP8LAB_CHECK(b.end == end && b.begin < b.end,
@@ -79,8 +79,9 @@ void OverlappedGradReduce::on_ready(std::int64_t begin) {
 
 void OverlappedGradReduce::start_next() {
   const GradBucket& b = buckets_[next_];
-  const TensorView slice{static_cast<float*>(grads_.data) + b.begin, DType::f32,
-                         Shape{b.end - b.begin}, grads_.device};
+  const TensorView slice{static_cast<char*>(grads_.data) +
+                             static_cast<std::size_t>(b.begin) * dtype_size(grads_.dtype),
+                         grads_.dtype, Shape{b.end - b.begin}, grads_.device};
   // Without a stream to order on, the bucket must be complete before the collective sees it
   // (a no-op on the CPU backend, whose ops finish before they return).
   if (stream_ == nullptr) backend_.synchronize();

@@ -37,7 +37,8 @@ std::vector<GradBucket> plan_gradient_buckets(const std::vector<std::int64_t>& r
 
 class OverlappedGradReduce {
  public:
-  // grads: the model's flat f32 gradient buffer; buckets from plan_gradient_buckets over it.
+  // grads: the model's flat gradient buffer (f32 or bf16); buckets from plan_gradient_buckets over
+  // it.
   OverlappedGradReduce(Communicator& comm, Backend& backend, const TensorView& grads,
                        std::vector<GradBucket> buckets);
   ~OverlappedGradReduce();  // waits for what is still in flight (errors cannot leave it)

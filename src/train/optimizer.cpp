@@ -80,35 +80,15 @@ TensorView flat_range(const TensorView& t, std::int64_t begin, std::int64_t end)
           t.dtype, Shape{end - begin}, t.device};
 }
 
-std::vector<float> to_host_f32(Backend& backend, const TensorView& t) {
-  std::vector<float> out(static_cast<std::size_t>(t.numel()));
-  if (t.dtype == DType::f32) {
-    backend.download(t, out.data());
-    return out;
-  }
-  std::vector<std::uint16_t> bits(out.size());
-  backend.download(t, bits.data());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = bf16_to_float(bits[i]);
-  return out;
-}
-
-void from_host_f32(Backend& backend, const TensorView& t, const float* values) {
-  if (t.dtype == DType::f32) return backend.upload(t, values);
-  std::vector<std::uint16_t> bits(static_cast<std::size_t>(t.numel()));
-  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = float_to_bf16(values[i]);
-  backend.upload(t, bits.data());
-  backend.synchronize();  // `bits` dies here
-}
-
 }  // namespace
 
-std::vector<float> AdamW::m_host() const { return to_host_f32(model_.backend(), m_.view()); }
+std::vector<float> AdamW::m_host() const { return download_as_f32(model_.backend(), m_.view()); }
 
-std::vector<float> AdamW::v_host() const { return to_host_f32(model_.backend(), v_.view()); }
+std::vector<float> AdamW::v_host() const { return download_as_f32(model_.backend(), v_.view()); }
 
 void AdamW::set_moments(const float* m, const float* v) {
-  from_host_f32(model_.backend(), m_.view(), m);
-  from_host_f32(model_.backend(), v_.view(), v);
+  upload_from_f32(model_.backend(), m_.view(), m);
+  upload_from_f32(model_.backend(), v_.view(), v);
 }
 
 void AdamW::step(float lr, float grad_scale) {

@@ -84,11 +84,14 @@ ModelConfig model_config_from_json(const json& j) {
 
 namespace {
 
-DType parse_moments(const std::string& name) {
+// A training-state dtype (optim.moments, precision.grads): "fp32" or "bf16".
+DType parse_state_dtype(const std::string& name, const char* key) {
   FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, name == "fp32" || name == "bf16",
-                    "optim.moments '{}' must be fp32 or bf16", name);
+                    "{} '{}' must be fp32 or bf16", key, name);
   return name == "bf16" ? DType::bf16 : DType::f32;
 }
+
+const char* state_dtype_name(DType t) { return t == DType::bf16 ? "bf16" : "fp32"; }
 
 }  // namespace
 
@@ -102,6 +105,7 @@ json to_json(const RunConfig& c) {
          {"precision",
           {{"policy", policy_name(c.precision.policy)},
            {"compute", compute_mode_name(c.precision.compute)},
+           {"grads", state_dtype_name(c.precision.grads)},
            {"fp8_recipe", fp8_recipe_name(c.precision.fp8.recipe)},
            {"fp8_wgrad", c.precision.fp8.bf16_wgrad ? "bf16" : "fp8"}}},
          {"optim",
@@ -117,7 +121,7 @@ json to_json(const RunConfig& c) {
            {"decay_norms", o.decay_norms},
            {"decay_embeddings", o.decay_embeddings},
            {"clip_grad_norm", shortest(o.clip_grad_norm)},
-           {"moments", o.moments == DType::bf16 ? "bf16" : "fp32"}}},
+           {"moments", state_dtype_name(o.moments)}}},
          {"train",
           {{"steps", t.steps},
            {"micro_batch", t.micro_batch},
@@ -157,6 +161,7 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
     for (const MemoryOption& m : kMemoryOptions)
       c.precision.*m.on = p.at(std::string(m.key)).get<bool>();
     c.precision.compute = parse_compute_mode(p.at("compute").get<std::string>());
+    c.precision.grads = parse_state_dtype(p.at("grads").get<std::string>(), "precision.grads");
     c.precision.fp8.recipe = parse_fp8_recipe(p.at("fp8_recipe").get<std::string>());
     const std::string wgrad = p.at("fp8_wgrad").get<std::string>();
     FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, wgrad == "fp8" || wgrad == "bf16",
@@ -175,7 +180,7 @@ RunConfig run_config_from_json(const json& patch, const RunConfig& base) {
                o.at("decay_norms").get<bool>(),
                o.at("decay_embeddings").get<bool>(),
                get_float(o, "clip_grad_norm"),
-               parse_moments(o.at("moments").get<std::string>())};
+               parse_state_dtype(o.at("moments").get<std::string>(), "optim.moments")};
     const json& t = j.at("train");
     TrainConfig& tc = c.train;
     tc.steps = t.at("steps").get<std::int64_t>();

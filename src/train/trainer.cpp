@@ -115,12 +115,13 @@ Trainer::Trainer(RunConfig config, fs::path run_dir, Backend& backend, TrainerOp
     for (const MemoryOption& m : kMemoryOptions)
       if (config_.precision.*m.on) memory_options += " + " + std::string(m.label);
     std::fprintf(options_.log,
-                 "fp8lab train: preset %s, %lld parameters, policy %s%s, compute %s, backend %s\n"
-                 "init_sha256 %s\n",
+                 "fp8lab train: preset %s, %lld parameters, policy %s%s, compute %s%s, backend "
+                 "%s\ninit_sha256 %s\n",
                  config_.preset.c_str(), static_cast<long long>(model_->parameter_count()),
                  policy_name(config_.precision.policy), memory_options.c_str(),
-                 compute_mode_name(config_.precision.compute), backend_.name().c_str(),
-                 init_sha256_.c_str());
+                 compute_mode_name(config_.precision.compute),
+                 config_.precision.grads == DType::bf16 ? ", bf16 gradients" : "",
+                 backend_.name().c_str(), init_sha256_.c_str());
   }
 }
 

@@ -69,12 +69,16 @@ void add_adds_and_scale(std::vector<OpRow>& rows) {
 }
 
 void add_reductions(std::vector<OpRow>& rows) {
-  rows.push_back({"sum_of_squares", "f32_100003", [](OpSession& s, std::uint64_t seed) {
-                    const TensorView t = s.in(normal(DType::f32, {100003}, seed, 1));
-                    const double sum = s.backend().sum_of_squares(t);
-                    // f64 sums of the same f32 squares in another order.
-                    return outputs(OpOutput{"sum", scalar_f64(sum), Bound::relative(1e-12)});
-                  }});
+  // f32, and bf16 (the bf16 gradients, PrecisionConfig::grads, whose norm the trainer takes):
+  // each element widened exactly, so both are f64 sums of the same squares in another order.
+  for (DType type : {DType::f32, DType::bf16}) {
+    rows.push_back({"sum_of_squares", std::string(dtype_name(type)) + "_100003",
+                    [type](OpSession& s, std::uint64_t seed) {
+                      const TensorView t = s.in(normal(type, {100003}, seed, 1));
+                      const double sum = s.backend().sum_of_squares(t);
+                      return outputs(OpOutput{"sum", scalar_f64(sum), Bound::relative(1e-12)});
+                    }});
+  }
   for (DType type : {DType::f32, DType::bf16}) {
     rows.push_back({"all_finite",
                     std::string(dtype_name(type)) + std::string("_with_and_without_nan"),
@@ -97,11 +101,18 @@ void add_reductions(std::vector<OpRow>& rows) {
 
 void add_adamw(std::vector<OpRow>& rows) {
   // Three steps, the last with a working copy and its amax slot, weight decay and a clip; the
-  // moments in fp32 and in bf16 (OptimConfig::moments), the same arithmetic on both backends.
-  for (DType moments : {DType::f32, DType::bf16}) {
+  // moments in fp32 and in bf16 (OptimConfig::moments), the gradients in fp32 and in bf16
+  // (PrecisionConfig::grads, widened exactly): the same arithmetic on both backends.
+  for (const auto& [moments_type, grads_type] : {std::pair{DType::f32, DType::f32},
+                                                 {DType::bf16, DType::f32},
+                                                 {DType::f32, DType::bf16},
+                                                 {DType::bf16, DType::bf16}}) {
+    const DType moments = moments_type, grads = grads_type;  // captured by name below
     rows.push_back(
-        {"adamw_update", std::string(dtype_name(moments)) + "_moments_37x173_three_steps",
-         [moments](OpSession& s, std::uint64_t seed) {
+        {"adamw_update",
+         std::string(dtype_name(moments)) + "_moments_" +
+             (grads == DType::bf16 ? "bf16_grads_" : "") + "37x173_three_steps",
+         [moments, grads](OpSession& s, std::uint64_t seed) {
            const Shape shape{kRows, kCols};
            const TensorView p = s.in(normal(DType::f32, shape, seed, 1, 0.02f));
            const TensorView m = s.in(normal(moments, shape, seed, 2, 1e-3f));
@@ -117,7 +128,7 @@ void add_adamw(std::vector<OpRow>& rows) {
            const Buffer slots =
                allocate_amax_slots(s.backend(), 1, MemoryKind::workspace, "slots");
            for (int t = 1; t <= 3; ++t) {
-             const TensorView g = s.in(normal(DType::f32, shape, seed, 10 + t, 0.1f));
+             const TensorView g = s.in(normal(grads, shape, seed, 10 + t, 0.1f));
              AdamWStep step;
              step.lr = 1e-3f * static_cast<float>(t);
              step.weight_decay = t == 3 ? 0.1f : 0.f;

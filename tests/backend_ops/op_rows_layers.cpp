@@ -18,16 +18,23 @@ void add_embedding(std::vector<OpRow>& rows) {
                     s.backend().embedding_forward(tokens, wte, wpe, out);
                     return outputs(OpOutput{"out", s.get(out), Bound::exact()});
                   }});
-  // Few distinct tokens, so many rows land on each: the per-token sums' order matters.
-  rows.push_back({"embedding_backward", "V301_T50_B3_D72", [](OpSession& s, std::uint64_t seed) {
-                    const TensorView tokens = s.in(token_ids(kBatch * kSeq, 7, seed, 1));
-                    const TensorView dout = s.in(normal(DType::f32, {kBatch * kSeq, kD}, seed, 2));
-                    const TensorView dwte = s.in(normal(DType::f32, {kVocab, kD}, seed, 3));
-                    const TensorView dwpe = s.in(normal(DType::f32, {kSeq, kD}, seed, 4));
-                    s.backend().embedding_backward(tokens, dout, dwte, dwpe);
-                    return outputs(OpOutput{"dwte", s.get(dwte), Bound::exact()},
-                                   OpOutput{"dwpe", s.get(dwpe), Bound::exact()});
-                  }});
+  // Few distinct tokens, so many rows land on each: the per-token sums' order matters. The
+  // gradients f32, or bf16 (PrecisionConfig::grads): both backends add each element's rows in
+  // fp32 in row order onto the widened old value and round once, so bf16 is exact too.
+  for (DType grads : {DType::f32, DType::bf16}) {
+    rows.push_back(
+        {"embedding_backward",
+         std::string("V301_T50_B3_D72") + (grads == DType::bf16 ? "_bf16_grads" : ""),
+         [grads](OpSession& s, std::uint64_t seed) {
+           const TensorView tokens = s.in(token_ids(kBatch * kSeq, 7, seed, 1));
+           const TensorView dout = s.in(normal(DType::f32, {kBatch * kSeq, kD}, seed, 2));
+           const TensorView dwte = s.in(normal(grads, {kVocab, kD}, seed, 3));
+           const TensorView dwpe = s.in(normal(grads, {kSeq, kD}, seed, 4));
+           s.backend().embedding_backward(tokens, dout, dwte, dwpe);
+           return outputs(OpOutput{"dwte", s.get(dwte), Bound::exact()},
+                          OpOutput{"dwpe", s.get(dwpe), Bound::exact()});
+         }});
+  }
 }
 
 // RMSNorm over [kRows, kD]: f32 input (the residual stream), bf16 output (a linear's x).
@@ -45,7 +52,7 @@ struct NormBackward {
   TensorView x, w, rstd, dy, dx, dw;
 };
 
-NormBackward norm_backward_inputs(OpSession& s, std::uint64_t seed) {
+NormBackward norm_backward_inputs(OpSession& s, std::uint64_t seed, DType dw_type = DType::f32) {
   NormBackward n;
   n.x = s.in(normal(DType::f32, {kRows, kD}, seed, 1));
   n.w = s.in(normal(DType::f32, {kD}, seed, 2));
@@ -53,8 +60,14 @@ NormBackward norm_backward_inputs(OpSession& s, std::uint64_t seed) {
   s.backend().rmsnorm_forward(n.x, n.w, kEps, s.out(DType::bf16, {kRows, kD}), n.rstd);
   n.dy = s.in(normal(DType::bf16, {kRows, kD}, seed, 3));
   n.dx = s.in(normal(DType::f32, {kRows, kD}, seed, 4));
-  n.dw = s.in(normal(DType::f32, {kD}, seed, 5));
+  n.dw = s.in(normal(dw_type, {kD}, seed, 5));
   return n;
+}
+
+// dw: f32 partial sums in another order; a bf16 dw (PrecisionConfig::grads) then rounds once on
+// each backend, on either side of a boundary where the sums differ.
+Bound norm_dw_bound(DType dw_type) {
+  return dw_type == DType::bf16 ? bf16_rounding() : Bound::relative(1e-4);
 }
 
 void add_rmsnorm(std::vector<OpRow>& rows) {
@@ -82,30 +95,38 @@ void add_rmsnorm(std::vector<OpRow>& rows) {
          out.push_back({"amax is max|y|", amax_describes(s, slots, 0, s.get(y)), Bound::exact()});
          return out;
        }});
-  for (GradWrite write : {GradWrite::accumulate, GradWrite::overwrite}) {
-    const bool acc = write == GradWrite::accumulate;
-    rows.push_back({"rmsnorm_backward", acc ? "M37_D200_dw_accumulate" : "M37_D200_dw_overwrite",
-                    [write](OpSession& s, std::uint64_t seed) {
-                      const NormBackward n = norm_backward_inputs(s, seed);
-                      s.backend().rmsnorm_backward(n.x, n.w, n.rstd, n.dy, n.dx, n.dw, write);
-                      return outputs(OpOutput{"dx", s.get(n.dx), f32_reordered()},
-                                     OpOutput{"dw", s.get(n.dw), Bound::relative(1e-4)});
-                    }});
+  for (DType dw_type : {DType::f32, DType::bf16}) {
+    const std::string grads = dw_type == DType::bf16 ? "_bf16_grads" : "";
+    for (GradWrite write : {GradWrite::accumulate, GradWrite::overwrite}) {
+      const bool acc = write == GradWrite::accumulate;
+      rows.push_back({"rmsnorm_backward",
+                      std::string(acc ? "M37_D200_dw_accumulate" : "M37_D200_dw_overwrite") + grads,
+                      [write, dw_type](OpSession& s, std::uint64_t seed) {
+                        const NormBackward n = norm_backward_inputs(s, seed, dw_type);
+                        s.backend().rmsnorm_backward(n.x, n.w, n.rstd, n.dy, n.dx, n.dw, write);
+                        return outputs(OpOutput{"dx", s.get(n.dx), f32_reordered()},
+                                       OpOutput{"dw", s.get(n.dw), norm_dw_bound(dw_type)});
+                      }});
+    }
   }
-  rows.push_back(
-      {"rmsnorm_backward_and_convert", "M37_D200_amax_slot", [](OpSession& s, std::uint64_t seed) {
-         const NormBackward n = norm_backward_inputs(s, seed);
-         const TensorView copy = s.out(DType::bf16, {kRows, kD});
-         const Buffer slots = allocate_amax_slots(s.backend(), 1, MemoryKind::workspace, "slots");
-         s.backend().rmsnorm_backward_and_convert(n.x, n.w, n.rstd, n.dy, n.dx, n.dw, copy,
-                                                  amax_slot(slots, 0, Fp8Format::e5m2));
-         HostTensor copied = s.get(copy);
-         HostTensor agrees = amax_describes(s, slots, 0, copied);
-         return outputs(OpOutput{"dx", s.get(n.dx), f32_reordered()},
-                        OpOutput{"dw", s.get(n.dw), Bound::relative(1e-4)},
-                        OpOutput{"dx copy", std::move(copied), bf16_rounding()},
-                        OpOutput{"amax is max|dx copy|", std::move(agrees), Bound::exact()});
-       }});
+  for (DType dw_type : {DType::f32, DType::bf16}) {
+    rows.push_back(
+        {"rmsnorm_backward_and_convert",
+         std::string("M37_D200_amax_slot") + (dw_type == DType::bf16 ? "_bf16_grads" : ""),
+         [dw_type](OpSession& s, std::uint64_t seed) {
+           const NormBackward n = norm_backward_inputs(s, seed, dw_type);
+           const TensorView copy = s.out(DType::bf16, {kRows, kD});
+           const Buffer slots = allocate_amax_slots(s.backend(), 1, MemoryKind::workspace, "slots");
+           s.backend().rmsnorm_backward_and_convert(n.x, n.w, n.rstd, n.dy, n.dx, n.dw, copy,
+                                                    amax_slot(slots, 0, Fp8Format::e5m2));
+           HostTensor copied = s.get(copy);
+           HostTensor agrees = amax_describes(s, slots, 0, copied);
+           return outputs(OpOutput{"dx", s.get(n.dx), f32_reordered()},
+                          OpOutput{"dw", s.get(n.dw), norm_dw_bound(dw_type)},
+                          OpOutput{"dx copy", std::move(copied), bf16_rounding()},
+                          OpOutput{"amax is max|dx copy|", std::move(agrees), Bound::exact()});
+         }});
+  }
 }
 
 struct AttentionCase {

@@ -60,6 +60,12 @@ Bound dw_bound(const LinearCase& c) {
   return c.mode == LinearMode::fp8 ? Bound::relative(5e-4) : Bound::relative(2e-5);
 }
 
+// A bf16 dW (PrecisionConfig::grads) accumulated into: bf16(dW0 + P) on both backends, one
+// rounding of sums that differ by dw_bound, so also one bf16 rounding apart (bf16_rounding).
+Bound bf16_dw_bound(const LinearCase& c) {
+  return Bound::relative(bf16_rounding().value + dw_bound(c).value);
+}
+
 struct LinearInputs {
   TensorView x, w;
 };
@@ -81,20 +87,25 @@ void add_linear(std::vector<OpRow>& rows) {
                       return outputs(OpOutput{"y", s.get(y), bf16_rounding()});
                     },
                     false, c.cuda_refuses});
-    rows.push_back({"linear_backward", c.name,
-                    [c, t](OpSession& s, std::uint64_t seed) {
-                      const LinearInputs in = linear_inputs(s, c, seed);
-                      const TensorView y = s.out(t, {c.m, c.n});
-                      auto saved =
-                          s.backend().linear_forward(c.mode, in.x, in.w, y, "registry.linear");
-                      const TensorView dy = s.in(normal(t, {c.m, c.n}, seed, 3, 1e-3f));
-                      const TensorView dx = s.out(t, {c.m, c.k});
-                      const TensorView dw = s.in(normal(DType::f32, {c.n, c.k}, seed, 4, 1e-3f));
-                      s.backend().linear_backward(*saved, dy, dx, dw);
-                      return outputs(OpOutput{"dx", s.get(dx), bf16_rounding()},
-                                     OpOutput{"dw", s.get(dw), dw_bound(c)});
-                    },
-                    false, c.cuda_refuses});
+    for (DType grads : {DType::f32, DType::bf16}) {
+      // bf16 gradients are mixed compute's (PrecisionConfig::validate): not under f32.
+      if (grads == DType::bf16 && c.mode == LinearMode::f32) continue;
+      rows.push_back(
+          {"linear_backward", c.name + (grads == DType::bf16 ? "_bf16_grads" : ""),
+           [c, t, grads](OpSession& s, std::uint64_t seed) {
+             const LinearInputs in = linear_inputs(s, c, seed);
+             const TensorView y = s.out(t, {c.m, c.n});
+             auto saved = s.backend().linear_forward(c.mode, in.x, in.w, y, "registry.linear");
+             const TensorView dy = s.in(normal(t, {c.m, c.n}, seed, 3, 1e-3f));
+             const TensorView dx = s.out(t, {c.m, c.k});
+             const TensorView dw = s.in(normal(grads, {c.n, c.k}, seed, 4, 1e-3f));
+             s.backend().linear_backward(*saved, dy, dx, dw);
+             return outputs(
+                 OpOutput{"dx", s.get(dx), bf16_rounding()},
+                 OpOutput{"dw", s.get(dw), grads == DType::bf16 ? bf16_dw_bound(c) : dw_bound(c)});
+           },
+           false, c.cuda_refuses});
+    }
   }
   for (const LinearCase& c : {linear_cases()[0], linear_cases()[1]}) {
     // The CUDA bf16 GEMM may take GELU before rounding the product (backend.hpp): a rounding.
@@ -120,23 +131,30 @@ void add_loss(std::vector<OpRow>& rows, std::int64_t m, std::int64_t vocab,
   const std::string shape = fmt::format("M{}_D64_V{}", m, vocab);
   // Training: chunks of 16 rows (the last one short), ignored targets, dx and dw. The CUDA
   // backend keeps the training logits in bf16 (docs/cuda-backend.md), so loss, dx and dw carry
-  // their rounding.
-  rows.push_back(
-      {"cross_entropy", shape + "_chunk16_training",
-       [m, vocab](OpSession& s, std::uint64_t seed) {
-         const TensorView x = s.in(normal(DType::bf16, {m, kD}, seed, 1));
-         const TensorView w = s.in(normal(DType::bf16, {vocab, kD}, seed, 2, 0.05f));
-         const TensorView targets = s.in(token_ids(m, 8, seed, 3));
-         const TensorView dx = s.out(DType::bf16, {m, kD});
-         const TensorView dw = s.in(normal(DType::f32, {vocab, kD}, seed, 4, 1e-3f));
-         const LossSums sums = s.backend().cross_entropy(x, w, targets, kIgnore, 16,
-                                                         1.f / static_cast<float>(m), dx, dw);
-         return outputs(OpOutput{"loss sum", scalar_f64(sums.loss_sum), Bound::relative(2e-3)},
-                        OpOutput{"counted", scalar_i64(sums.counted), Bound::exact()},
-                        OpOutput{"dx", s.get(dx), Bound::relative(1e-2)},
-                        OpOutput{"dw", s.get(dw), Bound::relative(1e-2)});
-       },
-       false, cuda_refuses});
+  // their rounding. dw f32, or bf16 (PrecisionConfig::grads): rounded once per chunk on both
+  // backends, where sums that differ may round to neighbours: at most one bf16 ulp (2^-8
+  // relative) more per chunk.
+  const double chunks = static_cast<double>((m + 15) / 16);
+  for (DType grads : {DType::f32, DType::bf16}) {
+    const Bound dw_bound =
+        Bound::relative(1e-2 + (grads == DType::bf16 ? chunks * std::ldexp(1.0, -8) : 0.0));
+    rows.push_back(
+        {"cross_entropy", shape + "_chunk16_training" + (grads == DType::bf16 ? "_bf16_grads" : ""),
+         [m, vocab, grads, dw_bound](OpSession& s, std::uint64_t seed) {
+           const TensorView x = s.in(normal(DType::bf16, {m, kD}, seed, 1));
+           const TensorView w = s.in(normal(DType::bf16, {vocab, kD}, seed, 2, 0.05f));
+           const TensorView targets = s.in(token_ids(m, 8, seed, 3));
+           const TensorView dx = s.out(DType::bf16, {m, kD});
+           const TensorView dw = s.in(normal(grads, {vocab, kD}, seed, 4, 1e-3f));
+           const LossSums sums = s.backend().cross_entropy(x, w, targets, kIgnore, 16,
+                                                           1.f / static_cast<float>(m), dx, dw);
+           return outputs(OpOutput{"loss sum", scalar_f64(sums.loss_sum), Bound::relative(2e-3)},
+                          OpOutput{"counted", scalar_i64(sums.counted), Bound::exact()},
+                          OpOutput{"dx", s.get(dx), Bound::relative(1e-2)},
+                          OpOutput{"dw", s.get(dw), dw_bound});
+         },
+         false, cuda_refuses});
+  }
   // Scoring: no gradients, f32 logits on both backends.
   rows.push_back(
       {"cross_entropy", shape + "_chunk16_scoring",

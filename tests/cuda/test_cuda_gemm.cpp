@@ -6,10 +6,13 @@
 // on the H200: 1.0-1.2e-4 for f32 outputs at K = 400..4096, independent of K), bound 5e-4; fast
 // accumulation, bound 5e-3. bf16 outputs add their own rounding (<= 2^-9 relative): 4e-3.
 #if defined(FP8LAB_HAVE_CUDA)
+#include <random>
 #include <tuple>
+#include <vector>
 
 #include "cuda_test_util.hpp"
 #include "fp8lab/fp8_cuda.hpp"
+#include "fp8lab/fp8_grouped.hpp"  // scale_mode_name
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_cuda.hpp"
 
@@ -124,6 +127,137 @@ TEST(CudaBf16Gemm, AccumulateAddsToF32Output) {
   gemm.matmul({da.view(), true}, {db.view(), true}, out.view(), {.accumulate = true}, nullptr);
   EXPECT_LT(testing::relative_frobenius(to_host(out.view()).view(), want.view()), kBoundF32);
 }
+
+// ---- accumulating into a bf16 out (the bf16 parameter gradients, PrecisionConfig::grads) -----
+// cuBLASLt's beta = 1 epilogue with C = D bf16 must give D = bf16(fp32 product + float(C)): one
+// rounding to nearest even per call. The operands are small integers and the FP8 inverse scales
+// powers of two, so every product and partial sum is exact in fp32 and in Hopper's FP8
+// accumulator whatever the order or split (raw sums below 2^12, values multiples of 1/4 below
+// 2^16): the expected bits are exactly bf16(C + P), P computed on the host. C holds quarter
+// values the sum's rounding must round (ties among them), so a second rounding (of the product
+// before the add, or of split-K parts in bf16) or a C left out changes bits.
+
+// Uniform integers in [-r, r].
+std::vector<double> small_integers(std::int64_t count, int r, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> pick(-r, r);
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (double& x : v) x = pick(rng);
+  return v;
+}
+
+HostTensor bf16_of(const std::vector<double>& v, Shape shape) {
+  HostTensor t(DType::bf16, shape);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    t.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(v[i]));  // exact: small integers
+  return t;
+}
+
+// A bf16 C of quarter values j / 4 with |j| <= 255: exact in bf16's 8 significant bits.
+HostTensor quarter_values(Shape shape, std::mt19937_64& rng) {
+  const std::vector<double> j = small_integers(shape.numel(), 255, rng);
+  HostTensor c(DType::bf16, shape);
+  for (std::size_t i = 0; i < j.size(); ++i)
+    c.as<std::uint16_t>()[i] = float_to_bf16(static_cast<float>(j[i] / 4));
+  return c;
+}
+
+// bf16(float(c) + p), rounded once; p exact in fp32, and so is the sum.
+HostTensor add_rounded_once(const HostTensor& c, const std::vector<double>& p) {
+  HostTensor out(DType::bf16, c.shape());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const float sum = bf16_to_float(c.as<std::uint16_t>()[i]) + static_cast<float>(p[i]);
+    out.as<std::uint16_t>()[i] = float_to_bf16(sum);
+  }
+  return out;
+}
+
+// The BF16 weight-gradient GEMM's layout (dW [N, K] += dYᵀ · x from dY [M, N] and x [M, K], both
+// transposed operands), twice onto the same out: micro-batches accumulating into a bf16 dW.
+TEST(CudaBf16Gemm, AccumulateIntoBf16OutputRoundsOnce) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const std::int64_t m = 96, n = 48, k = 64;  // |P| <= 16 m = 1536
+  const std::vector<double> dy = small_integers(m * n, 4, rng), x = small_integers(m * k, 4, rng);
+  std::vector<double> p(static_cast<std::size_t>(n * k), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < k; ++j)
+      for (std::int64_t r = 0; r < m; ++r)
+        p[static_cast<std::size_t>(i * k + j)] +=
+            dy[static_cast<std::size_t>(r * n + i)] * x[static_cast<std::size_t>(r * k + j)];
+  const HostTensor c0 = quarter_values({n, k}, rng);
+  const HostTensor want1 = add_rounded_once(c0, p), want2 = add_rounded_once(want1, p);
+  CublasLtGemm gemm;
+  const DeviceTensor ddy = to_device(bf16_of(dy, {m, n}).view());
+  const DeviceTensor dx = to_device(bf16_of(x, {m, k}).view());
+  DeviceTensor dw = to_device(c0.view());
+  gemm.matmul({ddy.view(), false}, {dx.view(), false}, dw.view(),
+              {.accumulate = true, .round_once = true}, nullptr);
+  testing::expect_same_bytes(want1.view(), dw.view(), "bf16 dW after one accumulate");
+  gemm.matmul({ddy.view(), false}, {dx.view(), false}, dw.view(),
+              {.accumulate = true, .round_once = true}, nullptr);
+  testing::expect_same_bytes(want2.view(), dw.view(), "bf16 dW after two accumulates");
+}
+
+// The FP8 weight-gradient GEMM (dYqᵀ e5m2 [N, M] · Xqᵀ e4m3 [K, M], contracting the M tokens)
+// into a bf16 dW with accumulate, under each recipe's wgrad scales (fp8lab/fp8_recipe.hpp:
+// tensorwise SCALAR, rowwise OUTER_VEC, blockwise VEC128 on both operands).
+class CudaFp8GemmBf16Accumulate : public ::testing::TestWithParam<ScaleMode> {};
+
+// Operand [rows, cols] of integers in [-3, 3] (exact in e4m3 and e5m2), its codes and its
+// inverse scales (powers of two 1/2 .. 4, in the layout of `mode`).
+struct ExactFp8Operand {
+  std::vector<double> values;  // decoded values times their group's inverse scale
+  HostTensor codes, inv_scales;
+  ExactFp8Operand(std::int64_t rows, std::int64_t cols, Fp8Format format, ScaleMode mode,
+                  std::mt19937_64& rng)
+      : values(small_integers(rows * cols, 3, rng)),
+        codes(fp8_dtype(format), {rows, cols}),
+        inv_scales(DType::f32, {ScaleLayout{mode, rows, cols}.count()}) {
+    const ScaleLayout layout{mode, rows, cols};
+    for (std::int64_t i = 0; i < layout.count(); ++i)
+      inv_scales.as<float>()[i] = std::ldexp(1.0f, static_cast<int>((i * 7 + 3) % 4) - 1);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const auto at = static_cast<std::size_t>(r * cols + c);
+        codes.as<std::uint8_t>()[at] = float_to_fp8(static_cast<float>(values[at]), format);
+        values[at] *=
+            inv_scales.as<float>()[layout.index(r / layout.group_rows(), c / layout.group_cols())];
+      }
+    }
+  }
+};
+
+TEST_P(CudaFp8GemmBf16Accumulate, RoundsOnceUnderEachWgradScaleMode) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const ScaleMode mode = GetParam();
+  std::mt19937_64 rng(testing::fresh_seed());
+  const std::int64_t n = 112, k = 208, m = 384;  // out [N, K]; M three 128-groups
+  const ExactFp8Operand a(n, m, Fp8Format::e5m2, mode, rng), b(k, m, Fp8Format::e4m3, mode, rng);
+  std::vector<double> p(static_cast<std::size_t>(n * k), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < k; ++j)
+      for (std::int64_t r = 0; r < m; ++r)
+        p[static_cast<std::size_t>(i * k + j)] += a.values[static_cast<std::size_t>(i * m + r)] *
+                                                  b.values[static_cast<std::size_t>(j * m + r)];
+  const HostTensor c0 = quarter_values({n, k}, rng);
+  const HostTensor want = add_rounded_once(c0, p);
+  CublasLtGemm gemm;
+  const DeviceTensor da = to_device(a.codes.view()), db = to_device(b.codes.view());
+  const DeviceTensor sa = to_device(a.inv_scales.view()), sb = to_device(b.inv_scales.view());
+  DeviceTensor dw = to_device(c0.view());
+  gemm.matmul({da.view(), true, sa.view().as<const float>(), mode},
+              {db.view(), true, sb.view().as<const float>(), mode}, dw.view(),
+              {.accumulate = true, .round_once = true}, nullptr);
+  testing::expect_same_bytes(
+      want.view(), dw.view(),
+      (std::string("FP8 wgrad into bf16, scales ") + scale_mode_name(mode)).c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(WgradScales, CudaFp8GemmBf16Accumulate,
+                         ::testing::Values(ScaleMode::tensor, ScaleMode::row, ScaleMode::vec128),
+                         [](const auto& case_info) {
+                           return std::string(scale_mode_name(case_info.param));
+                         });
 
 TEST(CudaGemmErrors, BadShapesDtypesLayoutsAndPointersAreNamed) {
   FP8LAB_SKIP_WITHOUT_GPU();

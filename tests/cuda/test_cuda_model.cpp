@@ -30,6 +30,7 @@ ModelConfig cuda_model() {
 }
 
 constexpr std::int64_t kBatch = 2;
+constexpr int kLossChunkRows = 64;  // run_once's cross-entropy chunk
 
 struct Result {
   double loss = 0;
@@ -45,7 +46,9 @@ Result run_once(Backend& backend, const ModelConfig& c, const PrecisionConfig& p
   model.zero_grads();
   const auto m = static_cast<float>(inputs.size());
   Result r;
-  r.loss = model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, 64).loss_sum / m;
+  r.loss =
+      model.forward_backward(inputs.data(), targets.data(), 1.f / m, -1, kLossChunkRows).loss_sum /
+      m;
   r.grads = model.get_gradients();
   r.peak = backend.memory_stats().peak_bytes;
   return r;
@@ -71,6 +74,7 @@ struct PolicyCase {
   PrecisionPolicy policy;
   bool recompute;
   Fp8Options fp8 = {};
+  DType grads = DType::f32;  // PrecisionConfig::grads
 };
 
 class CudaModel : public ::testing::TestWithParam<PolicyCase> {};
@@ -85,6 +89,12 @@ class CudaModel : public ::testing::TestWithParam<PolicyCase> {};
 // Over 29 recorded fp8-linears runs on the H200 (fresh seeds) it ranged 0.106-0.152; the 0.152
 // (seed 3344107396639601191) broke the earlier 0.15. The
 // FP8 linear itself is bit-exact against the CPU on equal inputs (test_cuda_linear.cpp).
+// bf16 gradients (PrecisionConfig::grads): both backends round at the same points, once per
+// write, and a weight gradient feeds nothing else in the backward, so each backend's gradient
+// differs from the f32 sum it would hold by at most r roundings of 2^-8 relative each (of
+// partial sums of the gradient's size: the writes to one element add terms of one kind), r the
+// most writes to an element: wte's, one per LM-head chunk and one for the embedding. The bound
+// grows by twice that (one per backend).
 TEST_P(CudaModel, MatchesTheCpuReference) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const PolicyCase pc = GetParam();
@@ -98,6 +108,7 @@ TEST_P(CudaModel, MatchesTheCpuReference) {
   p.policy = pc.policy;
   p.mlp_recompute = pc.recompute;
   p.fp8 = pc.fp8;
+  p.grads = pc.grads;
   auto cpu = make_cpu_backend();
   auto gpu = make_cuda_backend();
   const Result ref = run_once(*cpu, c, p, seed, inputs, targets);
@@ -105,37 +116,41 @@ TEST_P(CudaModel, MatchesTheCpuReference) {
   GptModel layout_owner(c, p, 1, *cpu);
   const auto [err, tensor] = worst_tensor_error(layout_owner, got.grads, ref.grads);
   const bool fp8 = pc.policy != PrecisionPolicy::bf16;
-  std::fprintf(stderr, "%s%s %s%s: loss cpu %.6f cuda %.6f; worst grad rel err %.5f (%s)\n",
+  std::fprintf(stderr, "%s%s %s%s%s: loss cpu %.6f cuda %.6f; worst grad rel err %.5f (%s)\n",
                policy_name(pc.policy), pc.recompute ? "+recompute" : "",
-               fp8_recipe_name(pc.fp8.recipe), pc.fp8.bf16_wgrad ? " bf16-wgrad" : "", ref.loss,
-               got.loss, err, tensor.c_str());
+               fp8_recipe_name(pc.fp8.recipe), pc.fp8.bf16_wgrad ? " bf16-wgrad" : "",
+               pc.grads == DType::bf16 ? " bf16-grads" : "", ref.loss, got.loss, err,
+               tensor.c_str());
+  const std::int64_t roundings = (m + kLossChunkRows - 1) / kLossChunkRows + 1;
+  const double grads_slack =
+      pc.grads == DType::bf16 ? 2.0 * static_cast<double>(roundings) * std::ldexp(1.0, -8) : 0.0;
   EXPECT_NEAR(got.loss, ref.loss, (fp8 ? 5e-3 : 2e-3) * ref.loss);
-  EXPECT_LT(err, fp8 ? 0.2 : 0.03) << "worst tensor " << tensor;
+  EXPECT_LT(err, (fp8 ? 0.2 : 0.03) + grads_slack) << "worst tensor " << tensor;
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, CudaModel,
-                         ::testing::Values(PolicyCase{PrecisionPolicy::bf16, false},
-                                           PolicyCase{PrecisionPolicy::bf16, true},
-                                           PolicyCase{PrecisionPolicy::fp8_mlp, false},
-                                           PolicyCase{PrecisionPolicy::fp8_mlp, true},
-                                           PolicyCase{PrecisionPolicy::fp8_linears, false},
-                                           PolicyCase{PrecisionPolicy::fp8_linears, false,
-                                                      {Fp8Recipe::rowwise, false}},
-                                           PolicyCase{PrecisionPolicy::fp8_linears, false,
-                                                      {Fp8Recipe::blockwise, false}},
-                                           PolicyCase{PrecisionPolicy::fp8_mlp, true,
-                                                      {Fp8Recipe::blockwise, true}},
-                                           PolicyCase{PrecisionPolicy::fp8_mlp, false,
-                                                      {Fp8Recipe::tensorwise, true}}),
-                         [](const auto& param_info) {
-                           const PolicyCase& pc = param_info.param;
-                           std::string n = policy_name(pc.policy);
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n + (pc.recompute ? "_recompute" : "") + "_" +
-                                  fp8_recipe_name(pc.fp8.recipe) +
-                                  (pc.fp8.bf16_wgrad ? "_bf16_wgrad" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Policies, CudaModel,
+    ::testing::Values(
+        PolicyCase{PrecisionPolicy::bf16, false}, PolicyCase{PrecisionPolicy::bf16, true},
+        PolicyCase{PrecisionPolicy::fp8_mlp, false}, PolicyCase{PrecisionPolicy::fp8_mlp, true},
+        PolicyCase{PrecisionPolicy::fp8_linears, false},
+        PolicyCase{PrecisionPolicy::fp8_linears, false, {Fp8Recipe::rowwise, false}},
+        PolicyCase{PrecisionPolicy::fp8_linears, false, {Fp8Recipe::blockwise, false}},
+        PolicyCase{PrecisionPolicy::fp8_mlp, true, {Fp8Recipe::blockwise, true}},
+        PolicyCase{PrecisionPolicy::fp8_mlp, false, {Fp8Recipe::tensorwise, true}},
+        PolicyCase{PrecisionPolicy::bf16, false, {}, DType::bf16},
+        PolicyCase{PrecisionPolicy::fp8_linears, false, {}, DType::bf16},
+        PolicyCase{
+            PrecisionPolicy::fp8_linears, false, {Fp8Recipe::blockwise, false}, DType::bf16}),
+    [](const auto& param_info) {
+      const PolicyCase& pc = param_info.param;
+      std::string n = policy_name(pc.policy);
+      for (char& ch : n)
+        if (ch == '-') ch = '_';
+      return n + (pc.recompute ? "_recompute" : "") + "_" + fp8_recipe_name(pc.fp8.recipe) +
+             (pc.fp8.bf16_wgrad ? "_bf16_wgrad" : "") +
+             (pc.grads == DType::bf16 ? "_bf16_grads" : "");
+    });
 
 // Same inputs, same bits: every reduction is deterministic. Recompute rebuilds the MLP with the
 // same bits (FP8 casts included), so its gradients are identical and its peak is lower.

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -85,6 +86,22 @@ HostTensor copy_of(const HostTensor& h) {
 }
 
 double value_at(const HostTensor& t, std::int64_t i) { return testing::element_as_double(t, i); }
+
+// An f32 or bf16 tensor as f32 (exact).
+HostTensor widen(const HostTensor& h) {
+  HostTensor f(DType::f32, h.shape());
+  for (std::int64_t i = 0; i < h.numel(); ++i)
+    f.as<float>()[i] = static_cast<float>(value_at(h, i));
+  return f;
+}
+
+// An f32 tensor rounded to bf16 (to nearest even).
+HostTensor rounded_to_bf16(const HostTensor& f) {
+  HostTensor h(DType::bf16, f.shape());
+  for (std::int64_t i = 0; i < f.numel(); ++i)
+    h.as<std::uint16_t>()[i] = float_to_bf16(f.as<float>()[i]);
+  return h;
+}
 
 void expect_bytes_equal(const HostTensor& got, const HostTensor& want, const std::string& what) {
   const testing::ByteDiff d = testing::byte_diff(got.view(), want.view());
@@ -237,33 +254,43 @@ TEST(CudaOps, ScaleBitExact) {
 
 // ---- reductions ------------------------------------------------------------------------------
 
+// f32, and bf16 (the bf16 gradients, PrecisionConfig::grads): each element widened exactly, then
+// the f32 path's order, so a bf16 tensor sums to the bits of its f32 widening.
 TEST(CudaOps, SumOfSquaresMatchesCpuAndIsDeterministic) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
   DeviceTensor workspace(DType::u8,
                          {static_cast<std::int64_t>(cuda_ops::sum_of_squares_workspace_bytes())});
-  DeviceTensor out(DType::f64, {3});
-  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{4097},
-                         std::int64_t{(1 << 22) + 5}}) {
-    const HostTensor t = random_tensor(DType::f32, {n}, seed, 5, 3.0f);
-    const double want = cpu->sum_of_squares(t.view());
-    const DevBuf aligned(t, 0), shifted(t, 1);
-    double* o = out.view().as<double>();
-    cuda_ops::sum_of_squares_f32(aligned.as<float>(), n, o, workspace.view().data, nullptr);
-    cuda_ops::sum_of_squares_f32(aligned.as<float>(), n, o + 1, workspace.view().data, nullptr);
-    cuda_ops::sum_of_squares_f32(shifted.as<float>(), n, o + 2, workspace.view().data, nullptr);
-    finish("sum_of_squares");
-    const HostTensor got = to_host(out.view());
-    const double* g = got.as<double>();
-    // Positive terms, exact f64 products: each order's relative error is below n * 2^-53.
-    const double tol = want * static_cast<double>(n + 1) * std::ldexp(1.0, -52);
-    EXPECT_LE(std::fabs(g[0] - want), tol) << "n=" << n << ": got " << g[0] << " want " << want;
-    EXPECT_EQ(std::memcmp(&g[0], &g[1], sizeof(double)), 0)
-        << "n=" << n << ": two runs differ: " << g[0] << " vs " << g[1];
-    // The element-to-thread assignment does not depend on alignment: same bits unaligned.
-    EXPECT_EQ(std::memcmp(&g[0], &g[2], sizeof(double)), 0)
-        << "n=" << n << ": aligned " << g[0] << " vs unaligned " << g[2];
+  DeviceTensor out(DType::f64, {4});
+  for (DType type : {DType::f32, DType::bf16}) {
+    for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{4097},
+                           std::int64_t{(1 << 22) + 5}}) {
+      const HostTensor t = random_tensor(type, {n}, seed, 5, 3.0f);
+      const double want = cpu->sum_of_squares(t.view());
+      const DevBuf aligned(t, 0), shifted(t, 1), wide(widen(t), 0);
+      double* o = out.view().as<double>();
+      void* ws = workspace.view().data;
+      cuda_ops::sum_of_squares(aligned.ptr(), elem(type), n, o, ws, nullptr);
+      cuda_ops::sum_of_squares(aligned.ptr(), elem(type), n, o + 1, ws, nullptr);
+      cuda_ops::sum_of_squares(shifted.ptr(), elem(type), n, o + 2, ws, nullptr);
+      cuda_ops::sum_of_squares(wide.ptr(), ElemType::f32, n, o + 3, ws, nullptr);
+      finish("sum_of_squares");
+      const HostTensor got = to_host(out.view());
+      const double* g = got.as<double>();
+      const std::string what = std::string(dtype_name(type)) + " n=" + std::to_string(n);
+      // Positive terms, exact f64 products: each order's relative error is below n * 2^-53.
+      const double tol = want * static_cast<double>(n + 1) * std::ldexp(1.0, -52);
+      EXPECT_LE(std::fabs(g[0] - want), tol) << what << ": got " << g[0] << " want " << want;
+      EXPECT_EQ(std::memcmp(&g[0], &g[1], sizeof(double)), 0)
+          << what << ": two runs differ: " << g[0] << " vs " << g[1];
+      // The element-to-thread assignment does not depend on alignment: same bits unaligned.
+      EXPECT_EQ(std::memcmp(&g[0], &g[2], sizeof(double)), 0)
+          << what << ": aligned " << g[0] << " vs unaligned " << g[2];
+      // Nor on the element type: the same values as f32 give the same bits.
+      EXPECT_EQ(std::memcmp(&g[0], &g[3], sizeof(double)), 0)
+          << what << ": " << g[0] << " vs its f32 widening " << g[3];
+    }
   }
 }
 
@@ -381,6 +408,8 @@ TEST(CudaOps, GeluBackwardMatchesCpu) {
 
 // With the clip folded in (grad_scale, 1 on some steps) and the bf16 working copy written by
 // the same pass: param, m, v and the working copy as the CPU backend computes them.
+// With bf16 gradients (PrecisionConfig::grads) the kernel widens each one exactly before the same
+// arithmetic: bit for bit the CPU's, and the update its f32 widening would give.
 TEST(CudaOps, AdamwMatchesCpuOverSeveralSteps) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
@@ -388,59 +417,82 @@ TEST(CudaOps, AdamwMatchesCpuOverSeveralSteps) {
   auto gpu = make_cuda_backend();  // through CudaBackend: its checks and its launch
   // 2^23 + 4099: more than one sweep of the kernel's largest grid (4096 blocks x 256 threads x
   // 8 elements), then a tail that is not a whole warp step of 256.
-  for (std::int64_t n : {std::int64_t{13}, std::int64_t{1000003}, std::int64_t{(1 << 23) + 4099}}) {
-    for (std::int64_t offset : {0, 1}) {
-      HostTensor p = random_tensor(DType::f32, {n}, seed, 10, 0.02f);
-      HostTensor m(DType::f32, {n}), v(DType::f32, {n});
-      std::memset(m.view().data, 0, m.nbytes());
-      std::memset(v.view().data, 0, v.nbytes());
-      HostTensor w = testing::poisoned(DType::bf16, {n});
-      const DevBuf dp(p, offset), dm(m, offset), dv(v, offset), dw(w, offset);
-      const float beta1 = 0.9f, beta2 = 0.95f;
-      for (int step = 1; step <= 5; ++step) {
-        // Gradients of varied scale, some tiny, so sqrt(v) + eps matters somewhere.
-        const HostTensor g =
-            random_tensor(DType::f32, {n}, seed, 100 + static_cast<std::uint64_t>(step),
-                          step == 3 ? 1e-9f : 0.5f);
-        AdamWStep s;
-        s.lr = 6e-4f * static_cast<float>(step);
-        s.beta1 = beta1;
-        s.beta2 = beta2;
-        s.eps = 1e-8f;
-        s.weight_decay = step % 2 ? 0.1f : 0.f;
-        s.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta1), step));
-        s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta2), step));
-        s.grad_scale = step % 2 ? 0.3f : 1.f;
-        // The working copy on steps 2 and 5 only: the other steps leave it alone.
-        const bool with_working = step == 2 || step == 5;
-        cpu->adamw_update(p.view(), g.view(), m.view(), v.view(), s,
-                          with_working ? w.view() : TensorView{});
-        const DevBuf dg(g, offset);
-        // A pageable cudaMemcpy may return before its DMA lands, and the backend runs on its own
-        // non-blocking stream: wait for the upload (the first run read 0xFF tails as NaN).
-        FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-        auto dev = [n](const DevBuf& b, DType t) {
-          return TensorView{b.ptr(), t, Shape{n}, Device::cuda};
+  for (DType gt : {DType::f32, DType::bf16}) {
+    for (std::int64_t n :
+         {std::int64_t{13}, std::int64_t{1000003}, std::int64_t{(1 << 23) + 4099}}) {
+      for (std::int64_t offset : {0, 1}) {
+        HostTensor p = random_tensor(DType::f32, {n}, seed, 10, 0.02f);
+        HostTensor m(DType::f32, {n}), v(DType::f32, {n});
+        std::memset(m.view().data, 0, m.nbytes());
+        std::memset(v.view().data, 0, v.nbytes());
+        HostTensor w = testing::poisoned(DType::bf16, {n});
+        const DevBuf dp(p, offset), dm(m, offset), dv(v, offset), dw(w, offset);
+        // bf16 gradients: a twin run on their f32 widening must end with the same bytes.
+        const bool twin = gt == DType::bf16;
+        std::optional<DevBuf> tp, tm, tv, tw;
+        if (twin) {
+          tp.emplace(p, offset);
+          tm.emplace(m, offset);
+          tv.emplace(v, offset);
+          tw.emplace(w, offset);
+        }
+        const float beta1 = 0.9f, beta2 = 0.95f;
+        for (int step = 1; step <= 5; ++step) {
+          // Gradients of varied scale, some tiny, so sqrt(v) + eps matters somewhere.
+          const HostTensor g = random_tensor(gt, {n}, seed, 100 + static_cast<std::uint64_t>(step),
+                                             step == 3 ? 1e-9f : 0.5f);
+          AdamWStep s;
+          s.lr = 6e-4f * static_cast<float>(step);
+          s.beta1 = beta1;
+          s.beta2 = beta2;
+          s.eps = 1e-8f;
+          s.weight_decay = step % 2 ? 0.1f : 0.f;
+          s.bias_correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta1), step));
+          s.bias_correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(beta2), step));
+          s.grad_scale = step % 2 ? 0.3f : 1.f;
+          // The working copy on steps 2 and 5 only: the other steps leave it alone.
+          const bool with_working = step == 2 || step == 5;
+          cpu->adamw_update(p.view(), g.view(), m.view(), v.view(), s,
+                            with_working ? w.view() : TensorView{});
+          const DevBuf dg(g, offset);
+          std::optional<DevBuf> dwide;
+          if (twin) dwide.emplace(widen(g), offset);
+          // A pageable cudaMemcpy may return before its DMA lands, and the backend runs on its
+          // own non-blocking stream: wait for the upload (the first run read 0xFF tails as NaN).
+          FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+          auto dev = [n](const DevBuf& b, DType t) {
+            return TensorView{b.ptr(), t, Shape{n}, Device::cuda};
+          };
+          gpu->adamw_update(dev(dp, DType::f32), dev(dg, gt), dev(dm, DType::f32),
+                            dev(dv, DType::f32), s,
+                            with_working ? dev(dw, DType::bf16) : TensorView{});
+          if (twin)
+            gpu->adamw_update(dev(*tp, DType::f32), dev(*dwide, DType::f32), dev(*tm, DType::f32),
+                              dev(*tv, DType::f32), s,
+                              with_working ? dev(*tw, DType::bf16) : TensorView{});
+          finish("adamw_update");
+        }
+        // Expected bit-exact (same IEEE operations in the same order); the bound allows 1e-6.
+        auto rel = [](const HostTensor& want) {
+          return [&want](std::int64_t i) { return 1e-6 * std::fabs(value_at(want, i)) + 1e-37; };
         };
-        gpu->adamw_update(dev(dp, DType::f32), dev(dg, DType::f32), dev(dm, DType::f32),
-                          dev(dv, DType::f32), s,
-                          with_working ? dev(dw, DType::bf16) : TensorView{});
-        finish("adamw_update");
+        const std::string what = "adamw grad " + std::string(dtype_name(gt)) +
+                                 " n=" + std::to_string(n) + " offset=" + std::to_string(offset);
+        expect_close(dp.read(), p, rel(p), what + " param");
+        expect_close(dm.read(), m, rel(m), what + " m");
+        expect_close(dv.read(), v, rel(v), what + " v");
+        // The working copy: the bf16 of the final param, bit for bit as the CPU wrote it.
+        const HostTensor got_w = dw.read();
+        EXPECT_EQ(std::memcmp(got_w.view().data, w.view().data, w.nbytes()), 0)
+            << what << " working copy";
+        for (std::int64_t i = 0; i < n; i += 9973)
+          ASSERT_EQ(w.as<std::uint16_t>()[i], float_to_bf16(p.as<float>()[i])) << what << " @" << i;
+        if (!twin) continue;
+        expect_bytes_equal(dp.read(), tp->read(), what + " param vs its f32-widened twin");
+        expect_bytes_equal(dm.read(), tm->read(), what + " m vs its f32-widened twin");
+        expect_bytes_equal(dv.read(), tv->read(), what + " v vs its f32-widened twin");
+        expect_bytes_equal(dw.read(), tw->read(), what + " working vs its f32-widened twin");
       }
-      // Expected bit-exact (same IEEE operations in the same order); the bound allows 1e-6.
-      auto rel = [](const HostTensor& want) {
-        return [&want](std::int64_t i) { return 1e-6 * std::fabs(value_at(want, i)) + 1e-37; };
-      };
-      const std::string what = "adamw n=" + std::to_string(n) + " offset=" + std::to_string(offset);
-      expect_close(dp.read(), p, rel(p), what + " param");
-      expect_close(dm.read(), m, rel(m), what + " m");
-      expect_close(dv.read(), v, rel(v), what + " v");
-      // The working copy: the bf16 of the final param, bit for bit as the CPU wrote it.
-      const HostTensor got_w = dw.read();
-      EXPECT_EQ(std::memcmp(got_w.view().data, w.view().data, w.nbytes()), 0)
-          << what << " working copy";
-      for (std::int64_t i = 0; i < n; i += 9973)
-        ASSERT_EQ(w.as<std::uint16_t>()[i], float_to_bf16(p.as<float>()[i])) << what << " @" << i;
     }
   }
 }
@@ -537,14 +589,31 @@ TEST(CudaOps, AddRmsnormForwardMatchesCpu) {
   }
 }
 
+// n copies of `value` as `dtype` (f32, or bf16 rounded to nearest even).
+HostTensor filled(DType dtype, std::int64_t n, float value) {
+  HostTensor t(dtype, {n});
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (dtype == DType::f32)
+      t.as<float>()[i] = value;
+    else
+      t.as<std::uint16_t>()[i] = float_to_bf16(value);
+  }
+  return t;
+}
+
 // With `fused`, rmsnorm_backward_and_convert: dx and dw as rmsnorm_backward, and its bf16 copy
-// of dx within dx's bound plus one bf16 rounding of the CPU's.
+// of dx within dx's bound plus one bf16 rounding of the CPU's. dw is f32 or bf16 (the bf16
+// gradients, PrecisionConfig::grads): a bf16 dw is the f32 path's sum (old value included)
+// rounded once, so it must equal the rounding of an f32 run on its widening, bit for bit.
 TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
   for (bool fused : {false, true}) {
-    for (DType dxt : {DType::f32, DType::bf16}) {
+    for (const auto& [dxt, dwt] : {std::pair{DType::f32, DType::f32},
+                                   {DType::bf16, DType::f32},
+                                   {DType::f32, DType::bf16},
+                                   {DType::bf16, DType::bf16}}) {
       for (const NormShape& s : kNormShapes) {
         const DType xt = DType::f32, gt = DType::bf16;
         const Shape shape{s.rows, s.d};
@@ -552,7 +621,7 @@ TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
         const HostTensor w = random_tensor(DType::f32, {s.d}, seed, 14, 1.0f);
         const HostTensor dy = random_tensor(gt, shape, seed, 15, 1.0f);
         const HostTensor dx0 = random_tensor(dxt, shape, seed, 16, 0.5f);  // accumulate onto
-        const HostTensor dw0 = random_tensor(DType::f32, {s.d}, seed, 17, 0.5f);
+        const HostTensor dw0 = random_tensor(dwt, {s.d}, seed, 17, 0.5f);
         HostTensor y(DType::f32, shape), rstd(DType::f32, {s.rows});
         cpu->rmsnorm_forward(x.view(), w.view(), 1e-5f, y.view(), rstd.view());
         HostTensor want_dx = copy_of(dx0), want_dw = copy_of(dw0), want_copy(DType::bf16, shape);
@@ -570,30 +639,32 @@ TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
             {static_cast<std::int64_t>(cuda_ops::rmsnorm_backward_workspace_bytes(s.rows, s.d)) +
              1});
         // Runs 0 and 1 accumulate onto dw0; run 2 accumulates onto zeros and run 3 writes over
-        // NaNs (GradWrite::overwrite): those two must store the same values.
-        HostTensor got_dx[4], got_dw[4], got_copy[4];
-        HostTensor zeros(DType::f32, {s.d}), nans(DType::f32, {s.d});
-        for (std::int64_t j = 0; j < s.d; ++j) {
-          zeros.as<float>()[j] = 0.f;
-          nans.as<float>()[j] = std::numeric_limits<float>::quiet_NaN();
-        }
-        for (int run = 0; run < 4; ++run) {
+        // NaNs (GradWrite::overwrite): those two must store the same values. A bf16 dw adds run
+        // 4: an f32 dw accumulating onto dw0 widened.
+        HostTensor got_dx[5], got_dw[5], got_copy[5];
+        const HostTensor zeros = filled(dwt, s.d, 0.f),
+                         nans = filled(dwt, s.d, std::numeric_limits<float>::quiet_NaN());
+        const HostTensor dw0_f32 = widen(dw0);
+        const int runs = dwt == DType::bf16 ? 5 : 4;
+        for (int run = 0; run < runs; ++run) {
+          const DType run_dwt = run == 4 ? DType::f32 : dwt;
           const DevBuf gdx(dx0),
               gdw(run < 2    ? dw0
                   : run == 2 ? zeros
-                             : nans),
+                  : run == 3 ? nans
+                             : dw0_f32),
               gcopy(testing::poisoned(DType::bf16, shape));
-          const bool accumulate = run < 3;
+          const bool accumulate = run != 3;
           fill_bytes_cuda(workspace.view(), 0xFF);  // partials must be written, not assumed zero
           if (fused) {
             cuda_ops::rmsnorm_backward_and_convert(
                 dx.ptr(), elem(xt), dw.as<const float>(), dr.as<const float>(), ddy.ptr(), elem(gt),
-                gdx.ptr(), elem(dxt), gdw.as<float>(), accumulate, gcopy.ptr(), ElemType::bf16,
-                s.rows, s.d, workspace.view().data, nullptr);
+                gdx.ptr(), elem(dxt), gdw.ptr(), elem(run_dwt), accumulate, gcopy.ptr(),
+                ElemType::bf16, s.rows, s.d, workspace.view().data, nullptr);
           } else {
             cuda_ops::rmsnorm_backward(dx.ptr(), elem(xt), dw.as<const float>(),
                                        dr.as<const float>(), ddy.ptr(), elem(gt), gdx.ptr(),
-                                       elem(dxt), gdw.as<float>(), accumulate, s.rows, s.d,
+                                       elem(dxt), gdw.ptr(), elem(run_dwt), accumulate, s.rows, s.d,
                                        workspace.view().data, nullptr);
           }
           finish("rmsnorm_backward");
@@ -602,14 +673,18 @@ TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
           got_copy[run] = gcopy.read();
         }
         for (std::int64_t j = 0; j < s.d; ++j)
-          ASSERT_EQ(got_dw[3].as<float>()[j], got_dw[2].as<float>()[j])
-              << "dw written against dw added to zeros, column " << j << " [" << s.rows << ", "
-              << s.d << "]";
+          ASSERT_EQ(value_at(got_dw[3], j), value_at(got_dw[2], j))
+              << "dw " << dtype_name(dwt) << " written against dw added to zeros, column " << j
+              << " [" << s.rows << ", " << s.d << "]";
         std::ostringstream what;
         what << (fused ? "rmsnorm_backward_and_convert" : "rmsnorm_backward") << " dx "
-             << dtype_name(dxt) << " [" << s.rows << ", " << s.d << "]";
+             << dtype_name(dxt) << " dw " << dtype_name(dwt) << " [" << s.rows << ", " << s.d
+             << "]";
         expect_bytes_equal(got_dx[1], got_dx[0], what.str() + " dx run 2 vs run 1");
         expect_bytes_equal(got_dw[1], got_dw[0], what.str() + " dw run 2 vs run 1");
+        if (dwt == DType::bf16)
+          expect_bytes_equal(got_dw[0], rounded_to_bf16(got_dw[4]),
+                             what.str() + " bf16 dw vs its f32 run rounded");
 
         // Per-element scale of dx's terms and per-column sum of |dw terms|, in f64.
         std::vector<double> coef(static_cast<std::size_t>(s.rows)),
@@ -637,11 +712,15 @@ TEST(CudaOps, RmsnormBackwardMatchesCpuAndIsDeterministic) {
               return std::ldexp(dx_terms(i), -20) + slack * std::fabs(value_at(want_dx, i));
             },
             what.str() + " dx");
+        // The f32 sums' reordering, then (bf16 dw) each side's one rounding: neighbours at most,
+        // one bf16 ulp (<= 2^-7 relative) apart.
+        const double dw_slack = bf16_slack(dwt);
         expect_close(
             got_dw[0], want_dw,
             [&](std::int64_t j) {
               return std::ldexp(dw_abs[static_cast<std::size_t>(j)] + std::fabs(value_at(dw0, j)),
-                                -16);
+                                -16) +
+                     dw_slack * std::fabs(value_at(want_dw, j));
             },
             what.str() + " dw");
         if (fused) {
@@ -740,42 +819,56 @@ TEST(CudaOps, EmbeddingForwardBitExactAndBadToken) {
   }
 }
 
+// dwte and dwpe f32, or bf16 (the bf16 gradients, PrecisionConfig::grads): each element's rows
+// added in fp32 in row order onto the widened old value and rounded once, as the CPU does; so a
+// bf16 result must also be the rounding of an f32 run on the widened old values, bit for bit.
 TEST(CudaOps, EmbeddingBackwardBitExactAndDeterministic) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::uint64_t seed = testing::fresh_seed();
   auto cpu = make_cpu_backend();
-  for (DType gt : {DType::bf16, DType::f32}) {
-    for (const EmbedShape& s : kEmbedShapes) {
-      const std::int64_t rows = s.batch * s.seq;
-      const HostTensor tokens = make_tokens(rows, s.vocab, seed + 1);
-      const HostTensor dout = random_tensor(gt, {rows, s.d}, seed, 22, 1.0f);
-      const HostTensor dwte0 = random_tensor(DType::f32, {s.vocab, s.d}, seed, 23, 0.1f);
-      const HostTensor dwpe0 = random_tensor(DType::f32, {s.seq, s.d}, seed, 24, 0.1f);
-      HostTensor want_te = copy_of(dwte0), want_pe = copy_of(dwpe0);
-      cpu->embedding_backward(tokens.view(), dout.view(), want_te.view(), want_pe.view());
+  for (DType wt : {DType::f32, DType::bf16}) {
+    for (DType gt : {DType::bf16, DType::f32}) {
+      for (const EmbedShape& s : kEmbedShapes) {
+        const std::int64_t rows = s.batch * s.seq;
+        const HostTensor tokens = make_tokens(rows, s.vocab, seed + 1);
+        const HostTensor dout = random_tensor(gt, {rows, s.d}, seed, 22, 1.0f);
+        const HostTensor dwte0 = random_tensor(wt, {s.vocab, s.d}, seed, 23, 0.1f);
+        const HostTensor dwpe0 = random_tensor(wt, {s.seq, s.d}, seed, 24, 0.1f);
+        HostTensor want_te = copy_of(dwte0), want_pe = copy_of(dwpe0);
+        cpu->embedding_backward(tokens.view(), dout.view(), want_te.view(), want_pe.view());
 
-      const DevBuf dt(tokens), ddout(dout);
-      DeviceTensor workspace(
-          DType::u8,
-          {static_cast<std::int64_t>(cuda_ops::embedding_backward_workspace_bytes(rows, s.vocab))});
-      HostTensor got_te[2], got_pe[2];
-      for (int run = 0; run < 2; ++run) {
-        const DevBuf gte(dwte0), gpe(dwpe0);
-        fill_bytes_cuda(workspace.view(), 0xFF);
-        cuda_ops::embedding_backward(dt.as<const std::int32_t>(), ddout.ptr(), elem(gt),
-                                     gte.as<float>(), gpe.as<float>(), rows, s.seq, s.d, s.vocab,
-                                     workspace.view().data, nullptr);
-        finish("embedding_backward");
-        got_te[run] = gte.read();
-        got_pe[run] = gpe.read();
+        const DevBuf dt(tokens), ddout(dout);
+        DeviceTensor workspace(DType::u8,
+                               {static_cast<std::int64_t>(
+                                   cuda_ops::embedding_backward_workspace_bytes(rows, s.vocab))});
+        // Runs 0 and 1: the gradients' own type; a bf16 one adds run 2, f32 onto the widening.
+        const int runs = wt == DType::bf16 ? 3 : 2;
+        HostTensor got_te[3], got_pe[3];
+        for (int run = 0; run < runs; ++run) {
+          const bool widened = run == 2;
+          const DevBuf gte(widened ? widen(dwte0) : copy_of(dwte0)),
+              gpe(widened ? widen(dwpe0) : copy_of(dwpe0));
+          fill_bytes_cuda(workspace.view(), 0xFF);
+          cuda_ops::embedding_backward(dt.as<const std::int32_t>(), ddout.ptr(), elem(gt),
+                                       gte.ptr(), gpe.ptr(), widened ? ElemType::f32 : elem(wt),
+                                       rows, s.seq, s.d, s.vocab, workspace.view().data, nullptr);
+          finish("embedding_backward");
+          got_te[run] = gte.read();
+          got_pe[run] = gpe.read();
+        }
+        std::ostringstream what;
+        what << "embedding_backward dout " << dtype_name(gt) << " grads " << dtype_name(wt)
+             << " B=" << s.batch << " T=" << s.seq << " D=" << s.d << " V=" << s.vocab;
+        expect_bytes_equal(got_te[0], want_te, what.str() + " dwte vs cpu");
+        expect_bytes_equal(got_pe[0], want_pe, what.str() + " dwpe vs cpu");
+        expect_bytes_equal(got_te[1], got_te[0], what.str() + " dwte run 2 vs run 1");
+        expect_bytes_equal(got_pe[1], got_pe[0], what.str() + " dwpe run 2 vs run 1");
+        if (runs < 3) continue;
+        expect_bytes_equal(got_te[0], rounded_to_bf16(got_te[2]),
+                           what.str() + " dwte vs its f32 run rounded");
+        expect_bytes_equal(got_pe[0], rounded_to_bf16(got_pe[2]),
+                           what.str() + " dwpe vs its f32 run rounded");
       }
-      std::ostringstream what;
-      what << "embedding_backward dout " << dtype_name(gt) << " B=" << s.batch << " T=" << s.seq
-           << " D=" << s.d << " V=" << s.vocab;
-      expect_bytes_equal(got_te[0], want_te, what.str() + " dwte vs cpu");
-      expect_bytes_equal(got_pe[0], want_pe, what.str() + " dwpe vs cpu");
-      expect_bytes_equal(got_te[1], got_te[0], what.str() + " dwte run 2 vs run 1");
-      expect_bytes_equal(got_pe[1], got_pe[0], what.str() + " dwpe run 2 vs run 1");
     }
   }
 }

@@ -280,6 +280,77 @@ INSTANTIATE_TEST_SUITE_P(AllRecipes, CudaLinearRecipes,
                                                               Fp8Recipe::blockwise),
                                             ::testing::Bool()));
 
+// The CUDA linear's weight gradient added into a bf16 dW (PrecisionConfig::grads), in BF16 mode
+// and under each recipe with either wgrad GEMM: dW = bf16(dW0 + P), P the layer's own fp32 dW
+// (the same backward into an f32 dW). The bf16 and f32 outs may run different cuBLASLt
+// algorithms, so P may differ in its summation order (the GEMM-level test in test_cuda_gemm.cpp
+// rules that out by construction and checks the bits); here the bound is one bf16 rounding
+// (<= 2^-8 relative) plus that reordering (~1e-4 for FP8, see above): kBoundBf16. dW0 is drawn
+// at P's scale, so a beta = 1 that left dW0 out would miss by about 0.7, and an overwrite of
+// P's bits alone by as much.
+struct Bf16GradCase {
+  LinearCudaMode mode;
+  Fp8Options fp8;
+};
+
+class CudaLinearBf16Grad : public ::testing::TestWithParam<Bf16GradCase> {};
+
+TEST_P(CudaLinearBf16Grad, AccumulatesOntoTheBf16Gradient) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const Bf16GradCase c = GetParam();
+  const std::int64_t m = 512, k = 384, n = 256;
+  const std::uint64_t seed = testing::fresh_seed();
+  const HostTensor x = ragged(m, k, seed), w = ragged(n, k, seed + 1, 0.05f);
+  const HostTensor dy = testing::random_normal(DType::bf16, {m, n}, seed, 3, 1e-3f);
+  DeviceArena arena{std::size_t{1} << 28};
+  CublasLtGemm gemm;
+  LinearCudaConfig config;
+  config.mode = c.mode;
+  config.name = "blocks.0.attn.proj";
+  config.fp8 = c.fp8;
+  const DeviceTensor gx = to_device(x.view()), gw = to_device(w.view()), gdy = to_device(dy.view());
+  DeviceTensor gy = testing::poisoned_device(DType::bf16, {m, n});
+  DeviceTensor gdx = testing::poisoned_device(DType::bf16, {m, k});
+  LinearSavedCuda gs = alloc_linear_saved_cuda(arena, c.mode, m, k, n, nullptr, c.fp8);
+  LinearScratch gsc = alloc_linear_scratch_cuda(arena, c.mode, m, n, c.fp8);
+  linear_forward_cuda(gemm, config, gx.view(), gw.view(), gy.view(), gs, nullptr);
+  DeviceTensor dw_f32 = testing::poisoned_device(DType::f32, {n, k});
+  linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw_f32.view(), gsc, false,
+                       nullptr);
+  const HostTensor p = to_host(dw_f32.view());
+  double sum_sq = 0;
+  for (std::int64_t i = 0; i < p.numel(); ++i) sum_sq += std::pow(p.as<float>()[i], 2);
+  const auto rms = static_cast<float>(std::sqrt(sum_sq / static_cast<double>(p.numel())));
+  ASSERT_GT(rms, 0.f);
+  const HostTensor dw0 = testing::random_normal(DType::bf16, {n, k}, seed, 9, rms);
+  DeviceTensor dw_bf16 = to_device(dw0.view());
+  linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw_bf16.view(), gsc, true,
+                       nullptr);
+  HostTensor want(DType::f32, {n, k});
+  for (std::int64_t i = 0; i < want.numel(); ++i)
+    want.as<float>()[i] = bf16_to_float(dw0.as<std::uint16_t>()[i]) + p.as<float>()[i];
+  const double err = testing::relative_frobenius(to_host(dw_bf16.view()).view(), want.view());
+  std::fprintf(stderr, "[measured] CUDA linear %s %s%s, bf16 dW += P vs f32: %.2e\n",
+               linear_cuda_mode_name(c.mode), fp8_recipe_name(c.fp8.recipe),
+               c.fp8.bf16_wgrad ? " (bf16 wgrad)" : "", err);
+  EXPECT_LT(err, kBoundBf16);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModesAndRecipes, CudaLinearBf16Grad,
+    ::testing::Values(Bf16GradCase{LinearCudaMode::bf16, {}},
+                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::tensorwise, false}},
+                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::rowwise, false}},
+                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::blockwise, false}},
+                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::tensorwise, true}},
+                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::blockwise, true}}),
+    [](const auto& case_info) {
+      const Bf16GradCase& c = case_info.param;
+      if (c.mode == LinearCudaMode::bf16) return std::string("bf16");
+      return std::string(fp8_recipe_name(c.fp8.recipe)) +
+             (c.fp8.bf16_wgrad ? "_bf16_wgrad" : "_fp8_wgrad");
+    });
+
 }  // namespace
 }  // namespace fp8lab
 #endif  // FP8LAB_HAVE_CUDA

@@ -38,7 +38,7 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   // The example of `bench model --help`: every modifier, in its place.
   const ModelBenchArm every = parse_model_bench_arm(
       "fp8-linears+blockwise+bf16-wgrad+recompute+recompute-pointwise+recompute-residual+"
-      "recompute-qkv+weights-from-master+bf16-moments+cudnn-forward");
+      "recompute-qkv+weights-from-master+bf16-grads+bf16-moments+cudnn-forward");
   EXPECT_TRUE(every.precision.qkv_recompute);
   EXPECT_FALSE(plain.precision.qkv_recompute);
   EXPECT_THROW(parse_model_bench_arm("bf16+recompute-qkv+recompute-residual"), Error);
@@ -51,6 +51,9 @@ TEST(BenchModelArms, NamesParseIntoTheirConfigs) {
   EXPECT_THROW(parse_model_bench_arm("bf16+weights-from-master"), Error);
   EXPECT_THROW(parse_model_bench_arm("fp8-mlp+bf16-moments+weights-from-master"), Error);
   EXPECT_EQ(every.moments, DType::bf16);
+  EXPECT_EQ(every.precision.grads, DType::bf16);
+  EXPECT_EQ(plain.precision.grads, DType::f32);
+  EXPECT_THROW(parse_model_bench_arm("bf16+bf16-moments+bf16-grads"), Error);
   EXPECT_EQ(every.attention, AttentionKernels::cudnn_forward);
   EXPECT_FALSE(plain.attention.has_value());  // the bench's kernels.attention
   const ModelBenchArm cudnn = parse_model_bench_arm("bf16+cudnn");
@@ -120,17 +123,20 @@ TEST(BenchModelArms, RecordsTheKernelFamilies) {
 }
 
 // The training state per parameter, from the backend's accounting by kind: fp32 master and
-// bf16 working copy (6 bytes), fp32 gradients (4), two fp32 moments (8); FP8 arms add their
-// weights' amax slots (a few hundred bytes).
+// bf16 working copy (6 bytes), fp32 gradients (4; bf16 2), two fp32 moments (8; bf16 4); FP8
+// arms add their weights' amax slots (a few hundred bytes).
 TEST(BenchModelArms, ReportsTheTrainingStateBytesPerParameter) {
-  ModelBenchConfig c = tiny_cpu_bench({"bf16", "fp8-mlp", "bf16+bf16-moments"});
+  ModelBenchConfig c =
+      tiny_cpu_bench({"bf16", "fp8-mlp", "bf16+bf16-moments", "bf16+bf16-grads+bf16-moments"});
   c.train_step = true;
   const ModelBenchResult r = run_model_bench(c);
   const std::int64_t n = r.parameters;
   ASSERT_GT(n, 0);
   for (const ModelBenchArmResult& a : r.arms) {
-    EXPECT_EQ(a.state.gradients, 4 * n) << a.arm;
-    EXPECT_EQ(a.state.optimizer, (a.arm == "bf16+bf16-moments" ? 4 : 8) * n) << a.arm;
+    const bool bf16_grads = a.arm.find("+bf16-grads") != std::string::npos;
+    EXPECT_EQ(a.state.gradients, (bf16_grads ? 2 : 4) * n) << a.arm;
+    EXPECT_EQ(a.state.optimizer, (a.arm.find("+bf16-moments") != std::string::npos ? 4 : 8) * n)
+        << a.arm;
     EXPECT_GE(a.state.parameters, 6 * n) << a.arm;
     EXPECT_LT(a.state.parameters, 6 * n + 4096) << a.arm;
   }
@@ -141,6 +147,9 @@ TEST(BenchModelArms, ReportsTheTrainingStateBytesPerParameter) {
   EXPECT_DOUBLE_EQ(j["per_parameter"].get<double>(), 18.0);
   EXPECT_DOUBLE_EQ(model_bench_json(r)["arms"][2]["state_bytes"]["per_parameter"].get<double>(),
                    14.0);
+  // bf16 gradients and moments: 6 + 2 + 4, PyTorch's 16 less a quarter.
+  EXPECT_DOUBLE_EQ(model_bench_json(r)["arms"][3]["state_bytes"]["per_parameter"].get<double>(),
+                   12.0);
   EXPECT_NE(model_bench_report(r).find("training state, bf16: 18.00 bytes/parameter (parameters "
                                        "6.00, gradients 4.00, optimizer 8.00)"),
             std::string::npos)

@@ -81,6 +81,14 @@ TEST(Checkpoint, ResumeIsBitIdenticalWithBf16Moments) {
   expect_resume_is_bit_identical(c);
 }
 
+// bf16 gradients live within a step: a resume starts the next step's from nothing either way.
+TEST(Checkpoint, ResumeIsBitIdenticalWithBf16Gradients) {
+  RunConfig c = testing::small_run(testing::fresh_seed());
+  c.precision.grads = DType::bf16;
+  c.train.grad_accum = 2;
+  expect_resume_is_bit_identical(c);
+}
+
 TEST(Checkpoint, ResumeIsBitIdenticalFp8MlpWithRecompute) {
   RunConfig c = testing::small_run(testing::fresh_seed());
   c.precision.policy = PrecisionPolicy::fp8_mlp;

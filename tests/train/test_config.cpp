@@ -63,6 +63,26 @@ TEST(RunConfig, ResidualRecomputeNeedsMixedCompute) {
   EXPECT_NE(message.find("compute mixed, not fp32"), std::string::npos) << message;
 }
 
+// bf16 gradients round-trip, read as fp32 from a config written before the key existed, take
+// only fp32 or bf16, and need compute mixed (the fp32 reference keeps fp32 gradients).
+TEST(RunConfig, Bf16GradientsRoundTripAndNeedMixedCompute) {
+  RunConfig c = run_preset("tiny");
+  apply_override(c, "precision.grads=bf16");
+  EXPECT_EQ(c.precision.grads, DType::bf16);
+  EXPECT_EQ(to_json(c)["precision"]["grads"], "bf16");
+  EXPECT_EQ(run_config_from_json(to_json(c)), c);
+  nlohmann::json old = to_json(c);
+  old["precision"].erase("grads");
+  EXPECT_EQ(run_config_from_json(old).precision.grads, DType::f32);
+  EXPECT_NO_THROW(c.validate());
+  const std::string bad = testing::error_of([&] { apply_override(c, "precision.grads=fp16"); });
+  EXPECT_NE(bad.find("precision.grads 'fp16' must be fp32 or bf16"), std::string::npos) << bad;
+  apply_override(c, "precision.compute=fp32");
+  const std::string message = testing::error_of([&] { c.validate(); });
+  EXPECT_NE(message.find("precision.grads=bf16"), std::string::npos) << message;
+  EXPECT_NE(message.find("compute mixed, not fp32"), std::string::npos) << message;
+}
+
 // The weights cast from the master are FP8 linears' weights: under bf16 the key is refused,
 // naming it and the policies it needs.
 TEST(RunConfig, Fp8WeightsFromMasterNeedsAnFp8Policy) {

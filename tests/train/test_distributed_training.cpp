@@ -107,6 +107,26 @@ INSTANTIATE_TEST_SUITE_P(Policies, WorldSizes,
                                param_info.param == PrecisionPolicy::bf16 ? "bf16" : "fp8_mlp");
                          });
 
+// bf16 gradients (PrecisionConfig::grads): the ranks sum their bf16 shares (in fp32, rounded
+// once) where one process accumulates its micro-batches into one bf16 buffer, rounding after
+// each: the same losses within the bf16 rounding of the gradients, which Adam passes on.
+TEST(DataParallel, Bf16GradientsTrainTheSameLossesAtWorldTwo) {
+  const std::uint64_t seed = testing::fresh_seed();
+  RunConfig c = dp_run(seed, PrecisionPolicy::bf16);
+  c.precision.grads = DType::bf16;
+  const int steps = 5;
+  TempDir a, b;
+  const RunResult one = train(c, 0, a.path(), steps);
+  const RunResult two = train(c, 2, b.path(), steps);
+  double worst = 0;
+  for (int s = 0; s < steps; ++s) {
+    const double rel = std::abs(two.losses[s] - one.losses[s]) / one.losses[s];
+    EXPECT_LE(rel, s == 0 ? kFirstStepBound : 5e-4) << "step " << s + 1 << " seed " << seed;
+    worst = std::max(worst, rel);
+  }
+  std::printf("bf16 gradients world 2: worst relative loss difference %.3g\n", worst);
+}
+
 TEST(DataParallel, WorldOneThroughACommunicatorIsTheSingleProcessTrainerBitForBit) {
   const std::uint64_t seed = testing::fresh_seed();
   const RunConfig c = dp_run(seed, PrecisionPolicy::fp8_mlp);
