@@ -107,7 +107,8 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
                          cudaStream_t stream, AmaxSlot x_amax = {}, AmaxSlot w_amax = {});
 
-// dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...).
+// dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...; an FP8 wgrad accumulates into
+// an f32 dW only: cuBLASLt rounds its product to bf16 before adding a bf16 C).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,

@@ -306,6 +306,13 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   const std::int64_t m = fp8_wgrad ? xs.shape[1] : xs.shape[0];
   const std::int64_t k = fp8_wgrad ? xs.shape[0] : xs.shape[1], n = saved.wq_t.shape[1];
   check_backward_views(dy, dx, dw, m, k, n, name);
+  // cuBLASLt's FP8 GEMMs round the product to bf16 before they add a bf16 C: two roundings,
+  // where a bf16 gradient takes one (CudaBackend::linear_backward adds an f32 dW instead).
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument,
+                    !(fp8_wgrad && accumulate_dw && dw.dtype == DType::bf16),
+                    "{}: the FP8 wgrad cannot accumulate into a bf16 dW (cuBLASLt rounds the "
+                    "product to bf16 before adding it); write an f32 dW and add that",
+                    name);
   if (fp8_wgrad)
     check_view(saved.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
   else

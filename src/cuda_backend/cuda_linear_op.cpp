@@ -165,8 +165,8 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   FP8LAB_CHECK(ctx != nullptr, "linear_backward: the saved state was not made by the CUDA backend");
   OpTimer timer(*this, ctx->config.mode == LinearCudaMode::bf16 ? "linear_backward bf16"
                                                                 : "linear_backward fp8");
-  // f32 or bf16 (PrecisionConfig::grads): every dW GEMM stores through cuBLASLt's epilogue,
-  // dW = round(fp32 product + beta * float(dW)), one rounding per call for a bf16 dW.
+  // f32 or bf16 (PrecisionConfig::grads). A bf16 dW is rounded once per call: the BF16 GEMMs'
+  // epilogue stores bf16(fp32 product + float(dW)); the FP8 wgrad adds through f32 (below).
   grad_type(dw_accum, "linear dw");
   if (ctx->config.mode == LinearCudaMode::bf16) {
     linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, accumulate,
@@ -187,11 +187,25 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   scratch.dyq_inv = scales(carve, z.dyq_inv);
   scratch.dyq_t_inv = scales(carve, z.dyq_t_inv);
   if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
+  // cuBLASLt's FP8 GEMMs round the scaled product to bf16 before they add a bf16 C (measured on
+  // the H100 under the SCALAR, OUTER_VEC and VEC128 scales: bf16(C + bf16(P))). So an FP8 wgrad
+  // that adds into a bf16 dW writes the f32 product, as an f32 dW would hold it, and one add
+  // rounds it in: bf16(float(dW) + P).
+  const bool wgrad_via_f32 =
+      accumulate && dw_accum.dtype == DType::bf16 && !ctx->config.fp8.bf16_wgrad;
+  PoolBlock dw_block;
+  TensorView dw_target = dw_accum;
+  if (wgrad_via_f32) {
+    dw_block = PoolBlock(this, f32_bytes(dw_accum.numel()), MemoryKind::workspace,
+                         "linear dW (f32, for a bf16 gradient)");
+    dw_target = {dw_block.get(), DType::f32, dw_accum.shape, Device::cuda};
+  }
   {
     PhaseTimers phases(*this, ctx->config);
-    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, accumulate,
-                         stream_, dy_amax);
+    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_target, scratch,
+                         accumulate && !wgrad_via_f32, stream_, dy_amax);
   }
+  if (wgrad_via_f32) add_inplace(dw_accum, dw_target);
 }
 
 std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(

@@ -11,11 +11,12 @@
 #include <tuple>
 
 #include "cuda_test_util.hpp"
-#include "fp8lab/fp8_grouped.hpp"
 #include "fp8/fp8_grouped_cuda.hpp"
+#include "fp8lab/backend.hpp"
+#include "fp8lab/fp8_grouped.hpp"
+#include "fp8lab/linear_cuda.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_cuda.hpp"
-#include "fp8lab/linear_cuda.hpp"
 
 namespace fp8lab {
 namespace {
@@ -280,16 +281,17 @@ INSTANTIATE_TEST_SUITE_P(AllRecipes, CudaLinearRecipes,
                                                               Fp8Recipe::blockwise),
                                             ::testing::Bool()));
 
-// The CUDA linear's weight gradient added into a bf16 dW (PrecisionConfig::grads), in BF16 mode
-// and under each recipe with either wgrad GEMM: dW = bf16(dW0 + P), P the layer's own fp32 dW
-// (the same backward into an f32 dW). The bf16 and f32 outs may run different cuBLASLt
-// algorithms, so P may differ in its summation order (the GEMM-level test in test_cuda_gemm.cpp
-// rules that out by construction and checks the bits); here the bound is one bf16 rounding
-// (<= 2^-8 relative) plus that reordering (~1e-4 for FP8, see above): kBoundBf16. dW0 is drawn
-// at P's scale, so a beta = 1 that left dW0 out would miss by about 0.7, and an overwrite of
-// P's bits alone by as much.
+// The linear op's weight gradient added into a bf16 dW (PrecisionConfig::grads) through the
+// CUDA backend, in BF16 mode and under each recipe with either wgrad GEMM: dW = bf16(dW0 + P), P
+// the op's own f32 dW (the same backward into an f32 dW). The FP8 wgrad writes its product in f32
+// through the plan an f32 dW takes and adds it once (cuBLASLt's FP8 GEMMs round the product to
+// bf16 before they add a bf16 C), so it must give the bits of bf16(dW0 + P). The BF16 GEMMs add
+// in their epilogue, under a plan of their own whose summation order may differ from the f32
+// dW's: one bf16 rounding (<= 2^-8 relative) plus that reordering apart, kBoundBf16 (their bits
+// are checked on exact operands in test_cuda_gemm.cpp). dW0 is drawn at P's scale, so a dW0
+// left out would miss by about 0.7.
 struct Bf16GradCase {
-  LinearCudaMode mode;
+  LinearMode mode;
   Fp8Options fp8;
 };
 
@@ -302,21 +304,15 @@ TEST_P(CudaLinearBf16Grad, AccumulatesOntoTheBf16Gradient) {
   const std::uint64_t seed = testing::fresh_seed();
   const HostTensor x = ragged(m, k, seed), w = ragged(n, k, seed + 1, 0.05f);
   const HostTensor dy = testing::random_normal(DType::bf16, {m, n}, seed, 3, 1e-3f);
-  DeviceArena arena{std::size_t{1} << 28};
-  CublasLtGemm gemm;
-  LinearCudaConfig config;
-  config.mode = c.mode;
-  config.name = "blocks.0.attn.proj";
-  config.fp8 = c.fp8;
+  auto backend = make_cuda_backend();
+  backend->set_fp8_options(c.fp8);
   const DeviceTensor gx = to_device(x.view()), gw = to_device(w.view()), gdy = to_device(dy.view());
   DeviceTensor gy = testing::poisoned_device(DType::bf16, {m, n});
   DeviceTensor gdx = testing::poisoned_device(DType::bf16, {m, k});
-  LinearSavedCuda gs = alloc_linear_saved_cuda(arena, c.mode, m, k, n, nullptr, c.fp8);
-  LinearScratch gsc = alloc_linear_scratch_cuda(arena, c.mode, m, n, c.fp8);
-  linear_forward_cuda(gemm, config, gx.view(), gw.view(), gy.view(), gs, nullptr);
   DeviceTensor dw_f32 = testing::poisoned_device(DType::f32, {n, k});
-  linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw_f32.view(), gsc, false,
-                       nullptr);
+  auto saved = backend->linear_forward(c.mode, gx.view(), gw.view(), gy.view(), "blocks.0.proj");
+  backend->linear_backward(*saved, gdy.view(), gdx.view(), dw_f32.view(), {}, GradWrite::overwrite);
+  backend->synchronize();
   const HostTensor p = to_host(dw_f32.view());
   double sum_sq = 0;
   for (std::int64_t i = 0; i < p.numel(); ++i) sum_sq += std::pow(p.as<float>()[i], 2);
@@ -324,29 +320,62 @@ TEST_P(CudaLinearBf16Grad, AccumulatesOntoTheBf16Gradient) {
   ASSERT_GT(rms, 0.f);
   const HostTensor dw0 = testing::random_normal(DType::bf16, {n, k}, seed, 9, rms);
   DeviceTensor dw_bf16 = to_device(dw0.view());
-  linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw_bf16.view(), gsc, true,
-                       nullptr);
-  HostTensor want(DType::f32, {n, k});
-  for (std::int64_t i = 0; i < want.numel(); ++i)
-    want.as<float>()[i] = bf16_to_float(dw0.as<std::uint16_t>()[i]) + p.as<float>()[i];
-  const double err = testing::relative_frobenius(to_host(dw_bf16.view()).view(), want.view());
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());  // the upload lands before the backend's stream
+  backend->linear_backward(*saved, gdy.view(), gdx.view(), dw_bf16.view(), {},
+                           GradWrite::accumulate);
+  backend->synchronize();
+  HostTensor sum(DType::f32, {n, k}), rounded(DType::bf16, {n, k});
+  for (std::int64_t i = 0; i < sum.numel(); ++i) {
+    sum.as<float>()[i] = bf16_to_float(dw0.as<std::uint16_t>()[i]) + p.as<float>()[i];
+    rounded.as<std::uint16_t>()[i] = float_to_bf16(sum.as<float>()[i]);
+  }
+  const bool fp8_wgrad = c.mode == LinearMode::fp8 && !c.fp8.bf16_wgrad;
+  const double err = testing::relative_frobenius(to_host(dw_bf16.view()).view(), sum.view());
   std::fprintf(stderr, "[measured] CUDA linear %s %s%s, bf16 dW += P vs f32: %.2e\n",
-               linear_cuda_mode_name(c.mode), fp8_recipe_name(c.fp8.recipe),
+               c.mode == LinearMode::fp8 ? "fp8" : "bf16", fp8_recipe_name(c.fp8.recipe),
                c.fp8.bf16_wgrad ? " (bf16 wgrad)" : "", err);
-  EXPECT_LT(err, kBoundBf16);
+  if (fp8_wgrad)
+    expect_same_bytes(rounded.view(), dw_bf16.view(), "bf16 dW = bf16(dW0 + f32 dW)");
+  else
+    EXPECT_LT(err, kBoundBf16);
+}
+
+// The CUDA linear layer itself refuses what would round twice: an FP8 wgrad accumulating into a
+// bf16 dW (the backend adds an f32 dW instead, above).
+TEST(CudaLinearBf16GradLayer, Fp8WgradRefusesToAccumulateIntoBf16) {
+  FP8LAB_SKIP_WITHOUT_GPU();
+  const std::int64_t m = 128, k = 128, n = 128;
+  const std::uint64_t seed = testing::fresh_seed();
+  DeviceArena arena{std::size_t{1} << 26};
+  CublasLtGemm gemm;
+  LinearCudaConfig config;
+  config.mode = LinearCudaMode::fp8_fused;
+  config.name = "blocks.0.proj";
+  const DeviceTensor gx = to_device(testing::random_normal(DType::bf16, {m, k}, seed, 1).view());
+  const DeviceTensor gw = to_device(testing::random_normal(DType::bf16, {n, k}, seed, 2).view());
+  const DeviceTensor gdy = to_device(testing::random_normal(DType::bf16, {m, n}, seed, 3).view());
+  DeviceTensor gy(DType::bf16, {m, n}), gdx(DType::bf16, {m, k}), dw(DType::bf16, {n, k});
+  LinearSavedCuda gs = alloc_linear_saved_cuda(arena, config.mode, m, k, n, nullptr);
+  LinearScratch gsc = alloc_linear_scratch_cuda(arena, config.mode, m, n);
+  linear_forward_cuda(gemm, config, gx.view(), gw.view(), gy.view(), gs, nullptr);
+  const Error e = testing::error_of([&] {
+    linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw.view(), gsc, true, nullptr);
+  });
+  EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+  EXPECT_NE(e.message().find("bf16 dW"), std::string::npos) << e.what();
 }
 
 INSTANTIATE_TEST_SUITE_P(
     ModesAndRecipes, CudaLinearBf16Grad,
-    ::testing::Values(Bf16GradCase{LinearCudaMode::bf16, {}},
-                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::tensorwise, false}},
-                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::rowwise, false}},
-                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::blockwise, false}},
-                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::tensorwise, true}},
-                      Bf16GradCase{LinearCudaMode::fp8_fused, {Fp8Recipe::blockwise, true}}),
+    ::testing::Values(Bf16GradCase{LinearMode::bf16, {}},
+                      Bf16GradCase{LinearMode::fp8, {Fp8Recipe::tensorwise, false}},
+                      Bf16GradCase{LinearMode::fp8, {Fp8Recipe::rowwise, false}},
+                      Bf16GradCase{LinearMode::fp8, {Fp8Recipe::blockwise, false}},
+                      Bf16GradCase{LinearMode::fp8, {Fp8Recipe::tensorwise, true}},
+                      Bf16GradCase{LinearMode::fp8, {Fp8Recipe::blockwise, true}}),
     [](const auto& case_info) {
       const Bf16GradCase& c = case_info.param;
-      if (c.mode == LinearCudaMode::bf16) return std::string("bf16");
+      if (c.mode == LinearMode::bf16) return std::string("bf16");
       return std::string(fp8_recipe_name(c.fp8.recipe)) +
              (c.fp8.bf16_wgrad ? "_bf16_wgrad" : "_fp8_wgrad");
     });
