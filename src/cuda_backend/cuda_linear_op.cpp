@@ -255,11 +255,12 @@ LossSums CudaBackend::cross_entropy(const TensorView& x, const TensorView& w,
   // stored value once, at the end (one rounding per micro-batch, not one per chunk, where a
   // rare token's small share would vanish into a large running sum; the CPU backend's sum).
   const bool dw_bf16 = training && dw_accum.dtype == DType::bf16;
-  std::optional<PoolBlock> dw_sum_block;
+  PoolBlock dw_sum_block;
   TensorView dw_target = dw_accum;
   if (dw_bf16) {
-    dw_sum_block.emplace(this, u(vocab * d) * 4, MemoryKind::workspace, "lm head dw sum (f32)");
-    dw_target = {dw_sum_block->get(), DType::f32, w.shape, Device::cuda};
+    dw_sum_block =
+        PoolBlock(this, f32_bytes(vocab * d), MemoryKind::workspace, "lm head dw sum (f32)");
+    dw_target = {dw_sum_block.get(), DType::f32, w.shape, Device::cuda};
     if (rows == 0)
       FP8LAB_CUDA_CHECK(cudaMemsetAsync(dw_target.data, 0, dw_target.nbytes(), stream_));
   }

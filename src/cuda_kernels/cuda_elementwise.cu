@@ -87,25 +87,15 @@ __device__ __forceinline__ double block_sum(double v) {
   return total;
 }
 
-__device__ __forceinline__ void load4(const float* p, bool vec, float (&v)[4]) {
+// Four consecutive elements widened to fp32; vec: p is aligned to 4 elements, one vector load.
+template <typename T>
+__device__ __forceinline__ void load_chunk4(const T* p, bool vec, float (&v)[4]) {
   if (vec) {
-    const float4 a = *reinterpret_cast<const float4*>(p);
+    const float4 a = load4(p);
     v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
   } else {
-    v[0] = p[0], v[1] = p[1], v[2] = p[2], v[3] = p[3];
-  }
-}
-
-// Four bf16 widened to fp32; vec: p is 8-byte aligned, one 8-byte load (the lower address in the
-// low half of each word).
-__device__ __forceinline__ void load4(const bf16_bits* p, bool vec, float (&v)[4]) {
-  if (vec) {
-    const uint2 a = *reinterpret_cast<const uint2*>(p);
-    v[0] = bits_float(a.x << 16), v[1] = bits_float(a.x & 0xFFFF0000u);
-    v[2] = bits_float(a.y << 16), v[3] = bits_float(a.y & 0xFFFF0000u);
-  } else {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) v[k] = bf16_to_float(p[k]);
+    for (int k = 0; k < 4; ++k) v[k] = load1(p + k);
   }
 }
 
@@ -121,8 +111,8 @@ __global__ void __launch_bounds__(kThreads)
   // Two chunks per iteration so two loads are in flight; the adds stay in chunk order.
   for (; c + stride < chunks; c += 2 * stride) {
     float a[4], b[4];
-    load4(t + c * 4, vec, a);
-    load4(t + (c + stride) * 4, vec, b);
+    load_chunk4(t + c * 4, vec, a);
+    load_chunk4(t + (c + stride) * 4, vec, b);
 #pragma unroll
     for (int k = 0; k < 4; ++k) s += static_cast<double>(a[k]) * a[k];
 #pragma unroll
@@ -130,7 +120,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (c < chunks) {
     float a[4];
-    load4(t + c * 4, vec, a);
+    load_chunk4(t + c * 4, vec, a);
 #pragma unroll
     for (int k = 0; k < 4; ++k) s += static_cast<double>(a[k]) * a[k];
   }

@@ -15,7 +15,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "cuda_kernels/cuda_ops_launch.hpp"
-#include "cuda_kernels/elementwise_access.cuh"  // bf16_bits, kThreads, load1/store1, dispatch_type
+#include "cuda_kernels/elementwise_access.cuh"  // bf16_bits, kThreads, load1/load4, dispatch_type
 #include "fp8lab/fp8_format.hpp"
 
 namespace fp8lab::cuda_ops {
@@ -27,24 +27,6 @@ constexpr int kColsPerLane = 4;  // vector paths: 4 columns (16 bytes of f32) pe
 int embedding_blocks(std::int64_t threads) {
   const std::int64_t b = (threads + kThreads - 1) / kThreads;
   return static_cast<int>(b < 1 ? 1 : (b > kMaxEmbeddingBlocks ? kMaxEmbeddingBlocks : b));
-}
-
-// 4 elements at an address aligned to 4 elements (16 bytes of f32, 8 of bf16).
-__device__ __forceinline__ float4 load4(const float* p) {
-  return *reinterpret_cast<const float4*>(p);
-}
-__device__ __forceinline__ float4 load4(const bf16_bits* p) {
-  const uint2 u = *reinterpret_cast<const uint2*>(p);
-  return make_float4(bits_float(u.x << 16), bits_float(u.x & 0xFFFF0000u), bits_float(u.y << 16),
-                     bits_float(u.y & 0xFFFF0000u));
-}
-__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
-__device__ __forceinline__ void store4(bf16_bits* p, float4 v) {
-  const std::uint32_t lo = static_cast<std::uint32_t>(float_to_bf16(v.x)) |
-                           (static_cast<std::uint32_t>(float_to_bf16(v.y)) << 16);
-  const std::uint32_t hi = static_cast<std::uint32_t>(float_to_bf16(v.z)) |
-                           (static_cast<std::uint32_t>(float_to_bf16(v.w)) << 16);
-  *reinterpret_cast<uint2*>(p) = make_uint2(lo, hi);
 }
 
 // *slot = min(*slot, value) where 0 means "none yet" (so plain atomicMin cannot be used).

@@ -57,6 +57,25 @@ __device__ __forceinline__ std::uint32_t store1(bf16_bits* p, float v) {
   return detail::amax_key_bf16(b);
 }
 
+// 4 elements at an address aligned to 4 elements (16 bytes of f32, 8 of bf16), as fp32 (bf16
+// widened exactly); store4 rounds each to bf16 once.
+__device__ __forceinline__ float4 load4(const float* p) {
+  return *reinterpret_cast<const float4*>(p);
+}
+__device__ __forceinline__ float4 load4(const bf16_bits* p) {
+  const uint2 u = *reinterpret_cast<const uint2*>(p);
+  return make_float4(bits_float(u.x << 16), bits_float(u.x & 0xFFFF0000u), bits_float(u.y << 16),
+                     bits_float(u.y & 0xFFFF0000u));
+}
+__device__ __forceinline__ void store4(float* p, float4 v) { *reinterpret_cast<float4*>(p) = v; }
+__device__ __forceinline__ void store4(bf16_bits* p, float4 v) {
+  const std::uint32_t lo = static_cast<std::uint32_t>(float_to_bf16(v.x)) |
+                           (static_cast<std::uint32_t>(float_to_bf16(v.y)) << 16);
+  const std::uint32_t hi = static_cast<std::uint32_t>(float_to_bf16(v.z)) |
+                           (static_cast<std::uint32_t>(float_to_bf16(v.w)) << 16);
+  *reinterpret_cast<uint2*>(p) = make_uint2(lo, hi);
+}
+
 // W consecutive elements as fp32. W == kVec: p is 16-byte aligned and loaded as 16-byte vectors.
 template <int W>
 __device__ __forceinline__ void load_n(const float* p, float (&v)[W]) {

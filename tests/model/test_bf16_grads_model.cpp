@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -24,17 +23,14 @@ using testing::random_tokens;
 // bf16's unit roundoff: one round to nearest even moves a value by at most 2^-8 of it.
 constexpr double kBf16Roundoff = 0x1p-8;
 
-// sqrt(sum (a - b)^2) / sqrt(sum b^2) over elements [begin, end) of the flat gradients.
-double relative_error(const std::vector<float>& a, const std::vector<float>& b, std::int64_t begin,
-                      std::int64_t end) {
-  double num = 0, den = 0;
-  for (std::int64_t i = begin; i < end; ++i) {
-    const double d =
-        static_cast<double>(a[static_cast<std::size_t>(i)]) - b[static_cast<std::size_t>(i)];
-    num += d * d;
-    den += static_cast<double>(b[static_cast<std::size_t>(i)]) * b[static_cast<std::size_t>(i)];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+// testing::relative_frobenius of elements [begin, end) of two flat gradient vectors.
+double relative_error(const std::vector<float>& got, const std::vector<float>& ref,
+                      std::int64_t begin, std::int64_t end) {
+  auto range = [&](const std::vector<float>& v) {
+    return TensorView{const_cast<float*>(v.data()) + begin, DType::f32, Shape{end - begin},
+                      Device::cpu};
+  };
+  return testing::relative_frobenius(range(got), range(ref));
 }
 
 struct GradPair {
