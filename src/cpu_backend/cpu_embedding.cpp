@@ -9,11 +9,18 @@
 namespace fp8lab::cpu {
 namespace {
 
-// The shared shape checks, plus the CPU's: activations f32 or bf16 in host memory.
+// The shared shape checks, plus the CPU's: activations f32 or bf16 in host memory, every token
+// id a row of the table.
 void check_embedding_args(const TensorView& tokens, const TensorView& wte, const TensorView& wpe,
                           const TensorView& acts, const char* acts_name, bool gradients = false) {
-  nn::check_embedding_shapes(tokens, wte, wpe, acts, acts_name, gradients);
+  const nn::EmbeddingShape e =
+      nn::check_embedding_shapes(tokens, wte, wpe, acts, acts_name, gradients);
   check_activation(acts, acts_name);
+  const std::int32_t* ids = tokens.as<const std::int32_t>();
+  for (std::int64_t m = 0; m < e.rows; ++m) {
+    FP8LAB_CHECK(ids[m] >= 0 && ids[m] < e.vocab, "token id {} at position {} is outside [0, {})",
+                 ids[m], m, e.vocab);
+  }
 }
 
 // dwte[token of row m] += dout[m] and dwpe[m % seq] += dout[m] for every row, in fp32. Rows with
@@ -44,16 +51,10 @@ void add_embedding_rows(const std::int32_t* ids, std::int64_t m_rows, std::int64
 
 void CpuBackend::embedding_forward(const TensorView& tokens, const TensorView& wte,
                                    const TensorView& wpe, const TensorView& out) {
-  check_embedding_args(tokens, wte, wpe, out, "out");
-  check_dtype(wte, DType::f32, "wte");
-  check_dtype(wpe, DType::f32, "wpe");
-  const std::int64_t m_rows = tokens.numel(), d = wte.shape[1], vocab = wte.shape[0];
+  check_embedding_args(tokens, wte, wpe, out, "out");  // wte and wpe f32
+  const std::int64_t m_rows = tokens.numel(), d = wte.shape[1];
   const std::int64_t seq = wpe.shape[0];
   const std::int32_t* ids = tokens.as<const std::int32_t>();
-  for (std::int64_t m = 0; m < m_rows; ++m) {
-    FP8LAB_CHECK(ids[m] >= 0 && ids[m] < vocab, "token id {} at position {} is outside [0, {})",
-                 ids[m], m, vocab);
-  }
 #pragma omp parallel
   {
     std::vector<float> row(static_cast<std::size_t>(d));
@@ -73,10 +74,6 @@ void CpuBackend::embedding_backward(const TensorView& tokens, const TensorView& 
   const std::int64_t m_rows = tokens.numel(), d = dwte_accum.shape[1];
   const std::int64_t seq = dwpe_accum.shape[0], vocab = dwte_accum.shape[0];
   const std::int32_t* ids = tokens.as<const std::int32_t>();
-  for (std::int64_t m = 0; m < m_rows; ++m) {
-    FP8LAB_CHECK(ids[m] >= 0 && ids[m] < vocab, "token id {} at position {} is outside [0, {})",
-                 ids[m], m, vocab);
-  }
   if (dwte_accum.dtype == DType::f32) {
     float* dwte = dwte_accum.as<float>();
     add_embedding_rows(ids, m_rows, seq, d, dout, dwpe_accum.as<float>(),
