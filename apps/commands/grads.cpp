@@ -9,10 +9,22 @@
 //
 // The output is a safetensors file: "inputs" and "targets" (I32 [B, T]), "loss" (F32 [1]) and
 // "grad.<parameter name>" (F32, the parameter's shape) for every parameter; __metadata__ holds
-// "format": "fp8lab-grads", the policy, compute mode, backend, seed, the checkpoint directory,
+// "format": "fp8lab-grads", the policy, compute mode, gradient dtype ("grads": fp32 | bf16, the
+// values widened exactly), each memory option, backend, seed, the checkpoint directory,
 // its weights' SHA-256 (params_sha256) and the loss in full precision.
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
 #include "command_registry.hpp"
 #include "commands/json_output.hpp"
+#include "commands/memory_flags.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/checkpoint.hpp"
 #include "fp8lab/config.hpp"
@@ -22,15 +34,6 @@
 #include "fp8lab/rng.hpp"
 #include "fp8lab/safetensors.hpp"
 
-#include <fmt/format.h>
-
-#include <cstdint>
-#include <cstdio>
-#include <filesystem>
-#include <memory>
-#include <string>
-#include <vector>
-
 namespace fp8lab::cli {
 namespace {
 
@@ -39,10 +42,8 @@ struct GradsOptions {
   std::string backend = "cpu";
   std::string policy = "bf16";
   std::string compute = "mixed";
-  bool mlp_recompute = false;
-  bool pointwise_recompute = false;
-  bool residual_recompute = false;
-  bool qkv_recompute = false;
+  std::string grads = "fp32";
+  MemoryFlags memory;
   long long batch = 2;
   unsigned long long seed = 1;
   long long loss_chunk_rows = 0;
@@ -80,11 +81,11 @@ void run_grads(const GradsOptions& o) {
 
   PrecisionConfig precision;
   precision.policy = parse_policy(o.policy);
-  precision.mlp_recompute = o.mlp_recompute;
-  precision.pointwise_recompute = o.pointwise_recompute;
-  precision.residual_recompute = o.residual_recompute;
-  precision.qkv_recompute = o.qkv_recompute;
+  o.memory.apply(precision);
   precision.compute = parse_compute_mode(o.compute);
+  precision.grads = o.grads == "bf16" ? DType::bf16 : DType::f32;
+  precision.validate();
+  const char* grads_name = precision.grads == DType::bf16 ? "bf16" : "fp32";
   const std::int64_t chunk =
       o.loss_chunk_rows > 0 ? o.loss_chunk_rows : meta.config.train.loss_chunk_rows;
 
@@ -114,50 +115,48 @@ void run_grads(const GradsOptions& o) {
   for (const ParamInfo& p : model.layout().params()) {
     tensors.push_back({"grad." + p.name, DType::f32, p.shape, grads.data() + p.offset});
   }
-  const SafetensorsMetadata metadata{
-      {"format", "fp8lab-grads"},
-      {"policy", policy_name(precision.policy)},
-      {"compute", compute_mode_name(precision.compute)},
-      {"mlp_recompute", precision.mlp_recompute ? "true" : "false"},
-      {"pointwise_recompute", precision.pointwise_recompute ? "true" : "false"},
-      {"residual_recompute", precision.residual_recompute ? "true" : "false"},
-      {"qkv_recompute", precision.qkv_recompute ? "true" : "false"},
-      {"backend", backend->name()},
-      {"seed", std::to_string(o.seed)},
-      {"batch", std::to_string(o.batch)},
-      {"loss_chunk_rows", std::to_string(chunk)},
-      {"loss", fmt::format("{:.17g}", loss)},
-      {"counted", std::to_string(count)},
-      {"checkpoint", std::filesystem::absolute(dir).string()},
-      {"step", std::to_string(meta.step)},
-      {"params_sha256", meta.params_sha256},
-      {"model_config", to_json(mc).dump()}};
+  SafetensorsMetadata metadata{{"format", "fp8lab-grads"},
+                               {"policy", policy_name(precision.policy)},
+                               {"compute", compute_mode_name(precision.compute)},
+                               {"grads", grads_name},
+                               {"backend", backend->name()},
+                               {"seed", std::to_string(o.seed)},
+                               {"batch", std::to_string(o.batch)},
+                               {"loss_chunk_rows", std::to_string(chunk)},
+                               {"loss", fmt::format("{:.17g}", loss)},
+                               {"counted", std::to_string(count)},
+                               {"checkpoint", std::filesystem::absolute(dir).string()},
+                               {"step", std::to_string(meta.step)},
+                               {"params_sha256", meta.params_sha256},
+                               {"model_config", to_json(mc).dump()}};
+  for (const MemoryOption& m : kMemoryOptions)
+    metadata.emplace(std::string(m.key), precision.*m.on ? "true" : "false");
   const std::vector<std::uint8_t> bytes = encode_safetensors(tensors, metadata);
   write_file_atomic(o.out, bytes.data(), bytes.size());
-  o.json.emit({{"checkpoint", std::filesystem::absolute(dir).string()},
-               {"step", meta.step},
-               {"policy", policy_name(precision.policy)},
-               {"compute", compute_mode_name(precision.compute)},
-               {"mlp_recompute", precision.mlp_recompute},
-               {"pointwise_recompute", precision.pointwise_recompute},
-               {"residual_recompute", precision.residual_recompute},
-               {"qkv_recompute", precision.qkv_recompute},
-               {"backend", backend->name()},
-               {"batch", o.batch},
-               {"seq_len", mc.seq_len},
-               {"seed", o.seed},
-               {"loss", loss},
-               {"counted", count},
-               {"tensors", model.layout().params().size()},
-               {"out", o.out}});
+  nlohmann::json summary{{"checkpoint", std::filesystem::absolute(dir).string()},
+                         {"step", meta.step},
+                         {"policy", policy_name(precision.policy)},
+                         {"compute", compute_mode_name(precision.compute)},
+                         {"grads", grads_name},
+                         {"backend", backend->name()},
+                         {"batch", o.batch},
+                         {"seq_len", mc.seq_len},
+                         {"seed", o.seed},
+                         {"loss", loss},
+                         {"counted", count},
+                         {"tensors", model.layout().params().size()},
+                         {"out", o.out}};
+  std::string memory_labels;
+  for (const MemoryOption& m : kMemoryOptions) {
+    summary[std::string(m.key)] = precision.*m.on;
+    if (precision.*m.on) memory_labels += fmt::format(" + {}", m.label);
+  }
+  o.json.emit(summary);
   if (o.json.to_stdout) return;
-  std::printf("fp8lab grads: %s (step %lld), policy %s%s%s%s%s, compute %s, backend %s\n",
+  std::printf("fp8lab grads: %s (step %lld), policy %s%s, compute %s, %s gradients, backend %s\n",
               dir.string().c_str(), static_cast<long long>(meta.step),
-              policy_name(precision.policy), precision.mlp_recompute ? " + mlp recompute" : "",
-              precision.pointwise_recompute ? " + pointwise recompute" : "",
-              precision.residual_recompute ? " + residual recompute" : "",
-              precision.qkv_recompute ? " + qkv recompute" : "",
-              compute_mode_name(precision.compute), backend->name().c_str());
+              policy_name(precision.policy), memory_labels.c_str(),
+              compute_mode_name(precision.compute), grads_name, backend->name().c_str());
   std::printf("  batch %lld x %lld tokens (seed %llu): loss %.9f\n", o.batch,
               static_cast<long long>(mc.seq_len), o.seed, loss);
   std::printf("  wrote %zu gradient tensors to %s\n", model.layout().params().size(),
@@ -189,17 +188,12 @@ const CommandRegistration registration{CommandSpec{
                      "mixed (bf16 activations, the training path) | fp32 (every tensor fp32)")
           ->check(CLI::IsMember({"mixed", "fp32"}))
           ->capture_default_str();
-      sub.add_flag("--mlp-recompute", o->mlp_recompute,
-                   "recompute the MLP in the backward instead of keeping its activations");
-      sub.add_flag("--pointwise-recompute", o->pointwise_recompute,
-                   "recompute the RMSNorm and GELU outputs in the backward instead of keeping "
-                   "them per block");
-      sub.add_flag("--residual-recompute", o->residual_recompute,
-                   "rebuild each block's residual sum after attention in the backward instead "
-                   "of keeping it in f32 (compute mixed only)");
-      sub.add_flag("--qkv-recompute", o->qkv_recompute,
-                   "recompute each block's qkv projection in the backward instead of keeping q, k "
-                   "and v per block");
+      sub.add_option("--grads", o->grads,
+                     "fp32 | bf16: the gradient buffer's dtype (precision.grads; bf16 under "
+                     "compute mixed only). The file holds F32 either way, bf16 widened exactly")
+          ->check(CLI::IsMember({"fp32", "bf16"}))
+          ->capture_default_str();
+      o->memory.add_to(sub, /*with_key=*/false);
       sub.add_option("--batch", o->batch, "rows of seq_len tokens")->capture_default_str();
       sub.add_option("--seed", o->seed, "seed of the token batch")->capture_default_str();
       sub.add_option("--loss-chunk-rows", o->loss_chunk_rows,

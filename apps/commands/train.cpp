@@ -1,20 +1,10 @@
 // `fp8lab train`: train a GPT from a preset or config file into a run directory.
 //
 // Precedence, lowest first: the preset (or the --config file, which may name a preset), then
-// each --set key=value in order, then the named flags (--policy, --backend, --mlp-recompute,
-// --pointwise-recompute, --steps). The result is validated once, after all of them, so the
-// order of --set options never decides whether a config is accepted.
-// With --resume and neither --preset nor --config, the run directory's config.json is the base.
-#include "command_registry.hpp"
-#include "commands/json_output.hpp"
-#include "fp8lab/backend.hpp"
-#include "fp8lab/config.hpp"
-#include "fp8lab/distributed.hpp"
-#include "fp8lab/error.hpp"
-#include "fp8lab/json_read.hpp"
-#include "fp8lab/trainer.hpp"
-#include "openmp_policy.hpp"
-
+// each --set key=value in order, then the named flags (--policy, --backend, the memory options'
+// flags such as --mlp-recompute, --lean-memory, --steps). The result is validated once, after all
+// of them, so the order of --set options never decides whether a config is accepted. With --resume
+// and neither --preset nor --config, the run directory's config.json is the base.
 #include <unistd.h>
 
 #include <cstdio>
@@ -27,6 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "command_registry.hpp"
+#include "commands/json_output.hpp"
+#include "commands/memory_flags.hpp"
+#include "fp8lab/backend.hpp"
+#include "fp8lab/config.hpp"
+#include "fp8lab/distributed.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/trainer.hpp"
+#include "openmp_policy.hpp"
+
 namespace fp8lab::cli {
 namespace {
 
@@ -36,10 +37,7 @@ struct TrainOptions {
   std::vector<std::string> sets;
   std::string policy;
   std::string backend;
-  bool mlp_recompute = false;
-  bool pointwise_recompute = false;
-  bool residual_recompute = false;
-  bool qkv_recompute = false;
+  MemoryFlags memory;
   bool lean_memory = false;
   std::optional<long long> steps;
   std::string out;
@@ -66,10 +64,7 @@ RunConfig resolve_config(const TrainOptions& o) {
   for (const std::string& s : o.sets) apply_override(config, s);
   if (!o.policy.empty()) config.precision.policy = parse_policy(o.policy);
   if (!o.backend.empty()) config.backend = o.backend;
-  if (o.mlp_recompute) config.precision.mlp_recompute = true;
-  if (o.pointwise_recompute) config.precision.pointwise_recompute = true;
-  if (o.residual_recompute) config.precision.residual_recompute = true;
-  if (o.qkv_recompute) config.precision.qkv_recompute = true;
+  o.memory.apply(config.precision);
   if (o.lean_memory) enable_lean_memory(config);  // after --policy and the sets it depends on
   if (o.steps) config.train.steps = *o.steps;
   config.validate();
@@ -139,18 +134,7 @@ const CommandRegistration registration{CommandSpec{
           ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
       sub.add_option("--policy", o->policy, "bf16 | fp8-mlp | fp8-linears")
           ->check(CLI::IsMember({"bf16", "fp8-mlp", "fp8-linears"}));
-      sub.add_flag("--mlp-recompute", o->mlp_recompute,
-                   "recompute the MLP in the backward instead of keeping its activations");
-      sub.add_flag("--pointwise-recompute", o->pointwise_recompute,
-                   "recompute the RMSNorm and GELU outputs in the backward instead of keeping "
-                   "them per block (precision.pointwise_recompute)");
-      sub.add_flag(
-          "--residual-recompute", o->residual_recompute,
-          "rebuild each block's residual sum after attention in the backward from the "
-          "bf16 branch output instead of keeping it in f32 (precision.residual_recompute)");
-      sub.add_flag("--qkv-recompute", o->qkv_recompute,
-                   "recompute each block's qkv projection in the backward instead of keeping q, k "
-                   "and v per block (precision.qkv_recompute)");
+      o->memory.add_to(sub, /*with_key=*/true);
       sub.add_flag("--lean-memory", o->lean_memory,
                    "every memory option that keeps the gradients: the four recomputes (residual "
                    "recompute under compute mixed) and, with FP8 linears, "

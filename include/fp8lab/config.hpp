@@ -94,19 +94,28 @@ struct PrecisionConfig {
 // The memory options: each changes what the model keeps for the backward and rebuilds there,
 // not what a step computes (docs/training.md), so a resume may switch them. `key` is the
 // option's JSON key under "precision" and in run.json, `label` its name in the trainer's first
-// line.
+// line and its command-line flag (--LABEL), `help` what the flag does.
 struct MemoryOption {
   std::string_view key;
   std::string_view label;
   bool PrecisionConfig::*on;
+  std::string_view help;
 };
 inline constexpr std::array<MemoryOption, 5> kMemoryOptions = {{
-    {"mlp_recompute", "mlp-recompute", &PrecisionConfig::mlp_recompute},
-    {"pointwise_recompute", "pointwise-recompute", &PrecisionConfig::pointwise_recompute},
-    {"residual_recompute", "residual-recompute", &PrecisionConfig::residual_recompute},
-    {"qkv_recompute", "qkv-recompute", &PrecisionConfig::qkv_recompute},
+    {"mlp_recompute", "mlp-recompute", &PrecisionConfig::mlp_recompute,
+     "recompute the MLP in the backward instead of keeping its activations"},
+    {"pointwise_recompute", "pointwise-recompute", &PrecisionConfig::pointwise_recompute,
+     "recompute the RMSNorm and GELU outputs in the backward instead of keeping them per block"},
+    {"residual_recompute", "residual-recompute", &PrecisionConfig::residual_recompute,
+     "rebuild each block's residual sum after attention in the backward from the bf16 branch "
+     "output instead of keeping it in f32 (compute mixed only)"},
+    {"qkv_recompute", "qkv-recompute", &PrecisionConfig::qkv_recompute,
+     "recompute each block's qkv projection in the backward instead of keeping q, k and v per "
+     "block"},
     {"fp8_weights_from_master", "fp8-weights-from-master",
-     &PrecisionConfig::fp8_weights_from_master},
+     &PrecisionConfig::fp8_weights_from_master,
+     "cast the FP8 linears' weights from the fp32 master instead of keeping a bf16 working copy "
+     "(an FP8 policy under compute mixed only)"},
 }};
 
 struct OptimConfig {

@@ -18,7 +18,11 @@ Trains a tiny checkpoint (2 steps), writes grads files under several precisions,
     same loss and gradient bits as keeping the RMSNorm and GELU outputs (bf16, fp8-mlp with MLP
     recompute), --residual-recompute the same as keeping the sums after attention (bf16, fp8-mlp
     with MLP and pointwise recompute), --qkv-recompute the same as keeping q, k and v (bf16,
-    fp8-mlp with MLP recompute), and the metadata records the options.
+    fp8-mlp with MLP recompute), --fp8-weights-from-master the same as the working copy
+    (fp8-linears), and the metadata records the options;
+  * --grads bf16 (bf16 and fp8-linears): the same loss, the metadata says so, every value is a
+    bf16 widened, and each gradient is the fp32-gradient run's rounded once to nearest even, but
+    for the tied wte, written twice (LM head, then embedding): relative Frobenius error <= 1e-2.
 Usage: grads_cli_check.py --fp8lab BIN --workdir DIR
 """
 import argparse
@@ -101,6 +105,13 @@ def loss64(cfg, w, inputs, targets):
 # ---- the checks ------------------------------------------------------------------------------
 
 
+def round_to_bf16(x):
+    """f32 -> bf16 (round to nearest, ties to even) -> f32, for finite x."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    r = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return r.astype(np.uint32).view(np.float32)
+
+
 def run(cmd):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
@@ -172,7 +183,10 @@ def main():
                                                      "--pointwise-recompute",
                                                      "--residual-recompute"],
             "bf16-qkv": ["--policy", "bf16", "--qkv-recompute"],
-            "fp8-mlp-recompute-qkv": ["--policy", "fp8-mlp", "--mlp-recompute", "--qkv-recompute"]}
+            "fp8-mlp-recompute-qkv": ["--policy", "fp8-mlp", "--mlp-recompute", "--qkv-recompute"],
+            "fp8-linears-from-master": ["--policy", "fp8-linears", "--fp8-weights-from-master"],
+            "bf16-grads": ["--policy", "bf16", "--grads", "bf16"],
+            "fp8-linears-grads": ["--policy", "fp8-linears", "--grads", "bf16"]}
     for arm, extra in arms.items():
         files[arm] = os.path.join(work, arm + ".safetensors")
         run([fp8lab, "grads", "--checkpoint", os.path.join(work, "run"), "--backend", "cpu",
@@ -252,7 +266,8 @@ def main():
             ("residual_recompute", "fp8-mlp-recompute-pointwise",
              "fp8-mlp-recompute-pointwise-residual"),
             ("qkv_recompute", "bf16", "bf16-qkv"),
-            ("qkv_recompute", "fp8-mlp-recompute", "fp8-mlp-recompute-qkv")):
+            ("qkv_recompute", "fp8-mlp-recompute", "fp8-mlp-recompute-qkv"),
+            ("fp8_weights_from_master", "fp8-linears", "fp8-linears-from-master")):
         check(got[kept][0]["loss"] == got[rebuilt][0]["loss"], f"{rebuilt}: the loss changed")
         check(got[kept][0].get(key) == "false" and got[rebuilt][0].get(key) == "true",
               f"{rebuilt}: metadata {key} {got[rebuilt][0].get(key)}")
@@ -260,6 +275,22 @@ def main():
             check(np.array_equal(got[kept][1]["grad." + n], got[rebuilt][1]["grad." + n]),
                   f"--{key.replace('_', '-')} changed grad.{n} ({kept})")
     check(got["fp8-mlp-recompute"][0].get("mlp_recompute") == "true", "metadata mlp_recompute")
+
+    for f32_arm, bf16_arm in (("bf16", "bf16-grads"), ("fp8-linears", "fp8-linears-grads")):
+        check(got[f32_arm][0]["loss"] == got[bf16_arm][0]["loss"], f"{bf16_arm}: the loss changed")
+        check(got[f32_arm][0].get("grads") == "fp32" and got[bf16_arm][0].get("grads") == "bf16",
+              f"{bf16_arm}: metadata grads {got[bf16_arm][0].get('grads')}")
+        for n in layout_names(cfg):
+            g = got[bf16_arm][1]["grad." + n]
+            ref = got[f32_arm][1]["grad." + n]
+            check(not (g.view(np.uint32) & 0xFFFF).any(), f"{bf16_arm}: grad.{n} holds non-bf16 values")
+            if n == "wte.weight":
+                rel = np.linalg.norm(g.astype(np.float64) - ref) / np.linalg.norm(ref)
+                print(f"grad {bf16_arm}: wte relative error vs fp32 gradients {rel:.2e} (bound 1e-2)")
+                check(rel <= 1e-2, f"{bf16_arm}: grad.wte.weight relative error {rel:.3g} > 1e-2")
+            else:
+                check(np.array_equal(g, round_to_bf16(ref)),
+                      f"{bf16_arm}: grad.{n} is not the fp32 gradient rounded once")
 
     print(f"grads_cli_check: {'FAIL, ' + str(len(FAILURES)) + ' problems' if FAILURES else 'OK'}")
     sys.exit(1 if FAILURES else 0)
