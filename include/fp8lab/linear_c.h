@@ -101,7 +101,8 @@ FP8LAB_LINEAR_API int fp8lab_linear_forward(fp8lab_linear* linear, int64_t rows,
                                             fp8lab_linear_saved** saved);
 
 /* dX = dY W and dW = dYᵀ x from `saved` (made by this linear's forward of `rows` rows).
- * accumulate_dw != 0: dW += dYᵀ x (f32 dW only); 0: dW is overwritten. */
+ * dW is f32 or bf16. accumulate_dw != 0: dW += dYᵀ x (a bf16 dW receives its old value plus
+ * the product summed in fp32 and rounded once); 0: dW is overwritten. */
 FP8LAB_LINEAR_API int fp8lab_linear_backward(fp8lab_linear* linear, fp8lab_linear_saved* saved,
                                              int64_t rows, const void* dy, int dy_dtype, void* dx,
                                              int dx_dtype, void* dw, int dw_dtype,

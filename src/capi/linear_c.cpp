@@ -209,11 +209,8 @@ int fp8lab_linear_backward(fp8lab_linear* linear, fp8lab_linear_saved* saved, in
                       "rows {} differs from the forward's {} rows", rows, saved->state->rows);
     const CapiLayer& layer = *linear->layer;
     const std::int64_t k = layer.spec().in_features, n = layer.spec().out_features;
-    // dW: f32 (accumulating or not) or bf16 (overwritten), as the layer writes it.
+    // dW: f32 or bf16, overwritten or accumulated (a bf16 dW gets the sum in fp32, rounded once).
     const DType dw_type = dtype_of_code(dw_dtype, "dw");
-    FP8LAB_CHECK_KIND(ErrorKind::dtype, !accumulate_dw || dw_type == DType::f32,
-                      "dw_dtype {} ({}): accumulate_dw needs an f32 dw", dw_dtype,
-                      dtype_name(dw_type));
     const BackwardArgs args{wrap(layer, dy, dy_dtype, DType::bf16, {rows, n}, "dy"),
                             wrap(layer, dx, dx_dtype, DType::bf16, {rows, k}, "dx"),
                             wrap(layer, dw, dw_dtype, dw_type, {n, k}, "dw"), accumulate_dw != 0};

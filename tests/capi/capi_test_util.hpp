@@ -136,11 +136,24 @@ inline void expect_same_bits(const HostTensor& want, const HostTensor& got, cons
                           << " bytes differ, first at byte " << first;
 }
 
-// The backend's buffers of one problem: the inputs uploaded, the outputs poisoned (dW holding
-// dw_start when the run accumulates).
+// dw_start in `dtype` (f32, or bf16 rounded to nearest even).
+inline HostTensor dw_start_as(const LinearProblem& p, DType dtype) {
+  HostTensor t(dtype, p.dw_start.shape());
+  const auto* start = p.dw_start.as<const float>();
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    if (dtype == DType::f32)
+      t.as<float>()[i] = start[i];
+    else
+      t.as<std::uint16_t>()[i] = float_to_bf16(start[i]);
+  }
+  return t;
+}
+
+// The backend's buffers of one problem: the inputs uploaded, the outputs poisoned (dW, of
+// `dw_dtype`, holding dw_start when the run accumulates).
 struct BackendBuffers {
   Buffer x, w, dy, y, dx, dw;
-  BackendBuffers(Backend& b, const LinearProblem& p, bool accumulate) {
+  BackendBuffers(Backend& b, const LinearProblem& p, bool accumulate, DType dw_dtype) {
     const std::int64_t m = p.x.shape()[0], k = p.x.shape()[1], n = p.w.shape()[0];
     const auto make = [&](DType dtype, const Shape& shape, const void* host) {
       Buffer buf = b.allocate(MemoryKind::activations, dtype, shape, "capi test");
@@ -157,7 +170,8 @@ struct BackendBuffers {
     dy = make(DType::bf16, {m, n}, p.dy.as<void>());
     y = make(DType::bf16, {m, n}, nullptr);
     dx = make(DType::bf16, {m, k}, nullptr);
-    dw = make(DType::f32, {n, k}, accumulate ? p.dw_start.as<void>() : nullptr);
+    const HostTensor start = dw_start_as(p, dw_dtype);
+    dw = make(dw_dtype, {n, k}, accumulate ? start.as<void>() : nullptr);
     b.synchronize();
   }
   LinearOutputs outputs(Backend& b) const {
@@ -167,9 +181,9 @@ struct BackendBuffers {
 
 // Forward and backward through the backend's own linear op (the C++ layer).
 inline LinearOutputs run_backend_linear(Backend& b, const RecipeCase& rc, const LinearProblem& p,
-                                        bool accumulate) {
+                                        bool accumulate, DType dw_dtype) {
   b.set_fp8_options(rc.fp8);
-  const BackendBuffers buf(b, p, accumulate);
+  const BackendBuffers buf(b, p, accumulate, dw_dtype);
   auto ctx = b.linear_forward(rc.mode, buf.x, buf.w, buf.y, "linear");
   b.linear_backward(*ctx, buf.dy, buf.dx, buf.dw, {},
                     accumulate ? GradWrite::accumulate : GradWrite::overwrite);
@@ -200,10 +214,10 @@ struct AbiRun {
 // Forward and backward through the C ABI on the same kind of memory; `stream` is handed to
 // every call and `wait` waits for it.
 inline AbiRun run_abi_linear(Backend& b, const char* backend, const RecipeCase& rc,
-                             const LinearProblem& p, bool accumulate, void* stream,
+                             const LinearProblem& p, bool accumulate, DType dw_dtype, void* stream,
                              const std::function<void()>& wait) {
   const std::int64_t m = p.x.shape()[0], k = p.x.shape()[1], n = p.w.shape()[0];
-  const BackendBuffers buf(b, p, accumulate);
+  const BackendBuffers buf(b, p, accumulate, dw_dtype);
   const LinearHandle linear = make_linear(backend, rc.name, k, n);
   fp8lab_linear_saved* saved = nullptr;
   EXPECT_EQ(fp8lab_linear_forward(linear.get(), m, buf.x.view().data, FP8LAB_LINEAR_BF16,
@@ -214,31 +228,36 @@ inline AbiRun run_abi_linear(Backend& b, const char* backend, const RecipeCase& 
   const SavedHandle keep(saved);
   EXPECT_EQ(fp8lab_linear_backward(linear.get(), saved, m, buf.dy.view().data, FP8LAB_LINEAR_BF16,
                                    buf.dx.view().data, FP8LAB_LINEAR_BF16, buf.dw.view().data,
-                                   FP8LAB_LINEAR_F32, accumulate ? 1 : 0, stream),
+                                   dw_dtype == DType::bf16 ? FP8LAB_LINEAR_BF16 : FP8LAB_LINEAR_F32,
+                                   accumulate ? 1 : 0, stream),
             FP8LAB_LINEAR_OK)
       << last_error();
   wait();
   return {buf.outputs(b), read_stats(saved)};
 }
 
-// The ABI against the backend's own linear op, bit for bit: y, dX and dW (overwritten, and
-// accumulated onto a random dW). Returns the ABI's statistics of the overwriting run.
+// The ABI against the backend's own linear op, bit for bit: y, dX and dW (f32 and bf16,
+// overwritten, and accumulated onto a random dW). Returns the ABI's statistics of the overwriting
+// run.
 inline AbiStats expect_abi_matches_backend(const char* backend, const RecipeCase& rc,
                                            const LinearProblem& p, void* stream,
                                            const std::function<void()>& wait) {
   const std::int64_t m = p.x.shape()[0], k = p.x.shape()[1], n = p.w.shape()[0];
   const std::unique_ptr<Backend> b = make_backend(backend);
   AbiStats stats;
-  for (const bool accumulate : {false, true}) {
-    SCOPED_TRACE(std::string(backend) + " " + rc.name + " M=" + std::to_string(m) +
-                 " K=" + std::to_string(k) + " N=" + std::to_string(n) +
-                 (accumulate ? " accumulating dW" : " overwriting dW"));
-    const LinearOutputs want = run_backend_linear(*b, rc, p, accumulate);
-    const AbiRun got = run_abi_linear(*b, backend, rc, p, accumulate, stream, wait);
-    expect_same_bits(want.y, got.out.y, "y");
-    expect_same_bits(want.dx, got.out.dx, "dX");
-    expect_same_bits(want.dw, got.out.dw, "dW");
-    if (!accumulate) stats = got.stats;
+  for (const DType dw_dtype : {DType::f32, DType::bf16}) {
+    for (const bool accumulate : {false, true}) {
+      SCOPED_TRACE(std::string(backend) + " " + rc.name + " M=" + std::to_string(m) +
+                   " K=" + std::to_string(k) + " N=" + std::to_string(n) + " " +
+                   std::string(dtype_name(dw_dtype)) +
+                   (accumulate ? " dW accumulating" : " dW overwritten"));
+      const LinearOutputs want = run_backend_linear(*b, rc, p, accumulate, dw_dtype);
+      const AbiRun got = run_abi_linear(*b, backend, rc, p, accumulate, dw_dtype, stream, wait);
+      expect_same_bits(want.y, got.out.y, "y");
+      expect_same_bits(want.dx, got.out.dx, "dX");
+      expect_same_bits(want.dw, got.out.dw, "dW");
+      if (!accumulate && dw_dtype == DType::f32) stats = got.stats;
+    }
   }
   return stats;
 }
