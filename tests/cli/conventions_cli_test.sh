@@ -99,6 +99,20 @@ json_check sample sample --checkpoint "$work/run" --prompt "the lord" --max-new-
 jq_check sample "j['prompt'] == 'the lord' and len(j['ids']) == 5"
 json_check grads grads --checkpoint "$work/run" --batch 1 --out "$work/g.safetensors"
 jq_check grads "j['out'].endswith('g.safetensors') and j['loss'] > 0"
+# train's and grads' memory flags (from one table): each turns on its own precision key, and
+# only that one.
+for flag in mlp-recompute pointwise-recompute residual-recompute qkv-recompute \
+            fp8-weights-from-master; do
+  "$fp8lab" train --preset tiny --policy fp8-linears "--$flag" --print-config \
+    --out "$work/print" > "$work/print.json" 2> "$work/print.err" ||
+    fail "train --$flag --print-config: $(tail -2 "$work/print.err")"
+  python3 -c "import json, sys; p = json.load(open(sys.argv[1]))['precision']
+on = sorted(k for k, v in p.items() if v is True); assert on == [sys.argv[2]], on" \
+    "$work/print.json" "${flag//-/_}" || fail "train --$flag does not set precision.${flag//-/_}"
+  json_check "grads_$flag" grads --checkpoint "$work/run" --batch 1 --policy fp8-linears \
+    "--$flag" --out "$work/g_$flag.safetensors"
+  jq_check "grads_$flag" "j['${flag//-/_}'] is True and j['grads'] == 'fp32'"
+done
 json_check export export --checkpoint "$work/run" --out "$work/hf"
 jq_check export "'model.safetensors' in j['files']"
 
