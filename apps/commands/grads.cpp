@@ -12,16 +12,6 @@
 // "format": "fp8lab-grads", the policy, compute mode, gradient dtype ("grads": fp32 | bf16, the
 // values widened exactly), each memory option, backend, seed, the checkpoint directory,
 // its weights' SHA-256 (params_sha256) and the loss in full precision.
-#include <fmt/format.h>
-
-#include <cstdint>
-#include <cstdio>
-#include <filesystem>
-#include <memory>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <vector>
-
 #include "command_registry.hpp"
 #include "commands/json_output.hpp"
 #include "commands/memory_flags.hpp"
@@ -33,6 +23,16 @@
 #include "fp8lab/model.hpp"
 #include "fp8lab/rng.hpp"
 #include "fp8lab/safetensors.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace fp8lab::cli {
 namespace {

@@ -2,9 +2,20 @@
 //
 // Precedence, lowest first: the preset (or the --config file, which may name a preset), then
 // each --set key=value in order, then the named flags (--policy, --backend, the memory options'
-// flags such as --mlp-recompute, --lean-memory, --steps). The result is validated once, after all
-// of them, so the order of --set options never decides whether a config is accepted. With --resume
-// and neither --preset nor --config, the run directory's config.json is the base.
+// flags such as --mlp-recompute, --lean-memory, --steps). The result is validated once, after
+// all of them, so the order of --set options never decides whether a config is accepted.
+// With --resume and neither --preset nor --config, the run directory's config.json is the base.
+#include "command_registry.hpp"
+#include "commands/json_output.hpp"
+#include "commands/memory_flags.hpp"
+#include "fp8lab/backend.hpp"
+#include "fp8lab/config.hpp"
+#include "fp8lab/distributed.hpp"
+#include "fp8lab/error.hpp"
+#include "fp8lab/json_read.hpp"
+#include "fp8lab/trainer.hpp"
+#include "openmp_policy.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,17 +27,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "command_registry.hpp"
-#include "commands/json_output.hpp"
-#include "commands/memory_flags.hpp"
-#include "fp8lab/backend.hpp"
-#include "fp8lab/config.hpp"
-#include "fp8lab/distributed.hpp"
-#include "fp8lab/error.hpp"
-#include "fp8lab/json_read.hpp"
-#include "fp8lab/trainer.hpp"
-#include "openmp_policy.hpp"
 
 namespace fp8lab::cli {
 namespace {

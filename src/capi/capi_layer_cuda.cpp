@@ -20,8 +20,8 @@
 #include "core/cuda_check.hpp"
 #include "cuda_kernels/cuda_ops_launch.hpp"
 #include "fp8lab/fp8_cuda.hpp"
-#include "fp8lab/linear_cuda.hpp"
 #include "gemm/gemm_cuda.hpp"
+#include "fp8lab/linear_cuda.hpp"
 
 namespace fp8lab::capi {
 namespace {
