@@ -87,6 +87,9 @@ struct LinearBackwardStats {
 struct LinearScratch {
   TensorView dyq, dyq_t;
   TensorView dyq_inv, dyq_t_inv;  // grouped recipes: their f32 inverse scales
+  // CUDA only, where linear_wgrad_stages_f32 (fp8lab/linear_cuda.hpp) says so: the f32 [N, K]
+  // weight-gradient product, added into a bf16 dW in one rounding.
+  TensorView dw_f32;
 };
 
 struct LinearScratchHost {

@@ -107,8 +107,15 @@ void linear_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config, con
                          const TensorView& w, const TensorView& y, LinearSavedCuda& saved,
                          cudaStream_t stream, AmaxSlot x_amax = {}, AmaxSlot w_amax = {});
 
-// dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...; an FP8 wgrad accumulates into
-// an f32 dW only: cuBLASLt rounds its product to bf16 before adding a bf16 C).
+// Whether linear_backward_cuda's weight gradient goes through scratch.dw_f32 ([N, K] f32): an
+// FP8 wgrad that adds into a bf16 dW. cuBLASLt's FP8 GEMMs round their product to bf16 before
+// they add a bf16 C (measured on the H100 under the scalar, outer-vector and vec128 scales:
+// bf16(C + bf16(P))), where a bf16 gradient takes one rounding, bf16(float(dW) + P): so the
+// product is written in f32, as an f32 dW would hold it, and one add rounds it in.
+bool linear_wgrad_stages_f32(const LinearCudaConfig& config, DType dw_dtype, bool accumulate_dw);
+
+// dX (bf16) and dW (f32 or bf16; with accumulate_dw, dW += ...). Where linear_wgrad_stages_f32,
+// scratch.dw_f32 must be given (the call is refused without it).
 void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
                           const LinearSavedCuda& saved, const TensorView& dy, const TensorView& dx,
                           const TensorView& dw, const LinearScratch& scratch, bool accumulate_dw,

@@ -18,7 +18,6 @@
 #include <string>
 
 #include "core/cuda_check.hpp"
-#include "cuda_kernels/cuda_ops_launch.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "gemm/gemm_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
@@ -218,26 +217,17 @@ class CudaLayer final : public CapiLayer {
     state.use_on(stream);
     LinearScratch scratch;
     std::unique_ptr<StreamBlock> block;
-    // An FP8 wgrad adding into a bf16 dW: cuBLASLt would round its product to bf16 before the
-    // add, so it writes an f32 dW here and one add rounds that in, as the backend does.
-    const bool wgrad_via_f32 = a.accumulate_dw && a.dw.dtype == DType::bf16 &&
-                               config_.mode != LinearCudaMode::bf16 && !config_.fp8.bf16_wgrad;
-    TensorView dw_target = a.dw;
+    const bool stage_f32 = linear_wgrad_stages_f32(config_, a.dw.dtype, a.accumulate_dw);
     if (config_.mode != LinearCudaMode::bf16) {
       const std::int64_t m = a.dy.shape[0], n = a.dy.shape[1];
       const LinearFp8Sizes z = linear_fp8_sizes(config_.fp8, m, 1, n);
       block = allocate_carved(stream, config_.name + " backward dYq, dYqᵀ", [&](Carver& c) {
         carve_scratch(c, z, m, n, scratch);
-        if (wgrad_via_f32) dw_target = c.tensor(DType::f32, a.dw.shape);
+        if (stage_f32) scratch.dw_f32 = c.tensor(DType::f32, a.dw.shape);
       });
     }
-    linear_backward_cuda(gemm_, config_, state.saved, a.dy, a.dx, dw_target, scratch,
-                         a.accumulate_dw && !wgrad_via_f32, stream);
-    if (wgrad_via_f32) {
-      cuda_ops::add_inplace(a.dw.data, cuda_ops::ElemType::bf16, dw_target.data,
-                            cuda_ops::ElemType::f32, a.dw.numel(), stream);
-      FP8LAB_CUDA_CHECK(cudaGetLastError());
-    }
+    linear_backward_cuda(gemm_, config_, state.saved, a.dy, a.dx, a.dw, scratch, a.accumulate_dw,
+                         stream);
   }
 
  private:

@@ -5,6 +5,7 @@
 #if defined(FP8LAB_HAVE_CUDA)
 #include "core/cuda_check.hpp"
 #include "core/cuda_memory.hpp"
+#include "cuda_kernels/cuda_ops_launch.hpp"
 #include "fp8/fp8_grouped_cuda.hpp"
 #include "fp8lab/linear_cuda.hpp"
 #include "gemm/gemm_cuda.hpp"
@@ -306,13 +307,10 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   const std::int64_t m = fp8_wgrad ? xs.shape[1] : xs.shape[0];
   const std::int64_t k = fp8_wgrad ? xs.shape[0] : xs.shape[1], n = saved.wq_t.shape[1];
   check_backward_views(dy, dx, dw, m, k, n, name);
-  // cuBLASLt's FP8 GEMMs round the product to bf16 before they add a bf16 C: two roundings,
-  // where a bf16 gradient takes one (CudaBackend::linear_backward adds an f32 dW instead).
-  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument,
-                    !(fp8_wgrad && accumulate_dw && dw.dtype == DType::bf16),
-                    "{}: the FP8 wgrad cannot accumulate into a bf16 dW (cuBLASLt rounds the "
-                    "product to bf16 before adding it); write an f32 dW and add that",
-                    name);
+  const bool stage_f32 = linear_wgrad_stages_f32(config, dw.dtype, accumulate_dw);
+  if (stage_f32)
+    check_view(scratch.dw_f32, DType::f32, {n, k},
+               name + " scratch dw_f32 (an FP8 wgrad adding into a bf16 dW goes through it)");
   if (fp8_wgrad)
     check_view(saved.xq_t, DType::e4m3, {k, m}, name + " saved xq_t");
   else
@@ -345,12 +343,24 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   gemm.matmul(fp8_arg(scratch.dyq, scratch.dyq_inv, ds.q, meta + kMetaDy),
               fp8_arg(saved.wq_t, saved.wq_t_inv, ws.qt, meta + kMetaW), dx, {}, stream);
   announce(config, "linear_backward fp8: dW GEMM");
-  const GemmCudaOptions dw_options = wgrad_options(dw, accumulate_dw);
+  const TensorView& dw_out = stage_f32 ? scratch.dw_f32 : dw;
+  const GemmCudaOptions dw_options = wgrad_options(dw_out, accumulate_dw && !stage_f32);
   if (fp8_wgrad)
     gemm.matmul(fp8_arg(scratch.dyq_t, scratch.dyq_t_inv, ds.qt, meta + kMetaDy),
-                fp8_arg(saved.xq_t, saved.xq_t_inv, xsc.qt, meta + kMetaX), dw, dw_options, stream);
+                fp8_arg(saved.xq_t, saved.xq_t_inv, xsc.qt, meta + kMetaX), dw_out, dw_options,
+                stream);
   else
     gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x in BF16
+  if (stage_f32) {
+    cuda_ops::add_inplace(dw.data, cuda_ops::ElemType::bf16, scratch.dw_f32.data,
+                          cuda_ops::ElemType::f32, dw.numel(), stream);
+    FP8LAB_CUDA_CHECK(cudaGetLastError());
+  }
+}
+
+bool linear_wgrad_stages_f32(const LinearCudaConfig& config, DType dw_dtype, bool accumulate_dw) {
+  return is_fp8_mode(config.mode) && !config.fp8.bf16_wgrad && accumulate_dw &&
+         dw_dtype == DType::bf16;
 }
 
 void linear_gelu_forward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,

@@ -176,36 +176,25 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   check_rank(dy, 2, "linear dy");
   const std::int64_t m = dy.shape[0], n = dy.shape[1];
   const LinearFp8Sizes z = linear_fp8_sizes(ctx->config.fp8, m, 1, n);
-  PoolBlock block(this,
-                  Carver::size(u(z.dyq)) + Carver::size(u(z.dyq_t)) +
-                      Carver::size(f32_bytes(z.dyq_inv)) + Carver::size(f32_bytes(z.dyq_t_inv)),
-                  MemoryKind::workspace, "linear dYq, dYqᵀ");
+  const bool stage_f32 = linear_wgrad_stages_f32(ctx->config, dw_accum.dtype, accumulate);
+  PoolBlock block(
+      this,
+      Carver::size(u(z.dyq)) + Carver::size(u(z.dyq_t)) + Carver::size(f32_bytes(z.dyq_inv)) +
+          Carver::size(f32_bytes(z.dyq_t_inv)) +
+          (stage_f32 ? Carver::size(f32_bytes(dw_accum.numel())) : 0),
+      MemoryKind::workspace,
+      stage_f32 ? "linear dYq, dYqᵀ, dW (f32, for a bf16 gradient)" : "linear dYq, dYqᵀ");
   Carver carve(block.get());
   LinearScratch scratch;
   scratch.dyq = carve.tensor(DType::e5m2, {m, n});
   if (z.dyq_t) scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
   scratch.dyq_inv = scales(carve, z.dyq_inv);
   scratch.dyq_t_inv = scales(carve, z.dyq_t_inv);
+  if (stage_f32) scratch.dw_f32 = carve.tensor(DType::f32, dw_accum.shape);
   if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
-  // cuBLASLt's FP8 GEMMs round the scaled product to bf16 before they add a bf16 C (measured on
-  // the H100 under the SCALAR, OUTER_VEC and VEC128 scales: bf16(C + bf16(P))). So an FP8 wgrad
-  // that adds into a bf16 dW writes the f32 product, as an f32 dW would hold it, and one add
-  // rounds it in: bf16(float(dW) + P).
-  const bool wgrad_via_f32 =
-      accumulate && dw_accum.dtype == DType::bf16 && !ctx->config.fp8.bf16_wgrad;
-  PoolBlock dw_block;
-  TensorView dw_target = dw_accum;
-  if (wgrad_via_f32) {
-    dw_block = PoolBlock(this, f32_bytes(dw_accum.numel()), MemoryKind::workspace,
-                         "linear dW (f32, for a bf16 gradient)");
-    dw_target = {dw_block.get(), DType::f32, dw_accum.shape, Device::cuda};
-  }
-  {
-    PhaseTimers phases(*this, ctx->config);
-    linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_target, scratch,
-                         accumulate && !wgrad_via_f32, stream_, dy_amax);
-  }
-  if (wgrad_via_f32) add_inplace(dw_accum, dw_target);
+  PhaseTimers phases(*this, ctx->config);
+  linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, accumulate,
+                       stream_, dy_amax);
 }
 
 std::unique_ptr<LinearContext> CudaBackend::linear_gelu_forward(

@@ -340,9 +340,10 @@ TEST_P(CudaLinearBf16Grad, AccumulatesOntoTheBf16Gradient) {
     EXPECT_LT(err, kBoundBf16);
 }
 
-// The CUDA linear layer itself refuses what would round twice: an FP8 wgrad accumulating into a
-// bf16 dW (the backend adds an f32 dW instead, above).
-TEST(CudaLinearBf16GradLayer, Fp8WgradRefusesToAccumulateIntoBf16) {
+// The CUDA linear layer itself: an FP8 wgrad adding into a bf16 dW goes through the f32 scratch
+// the caller gives (linear_wgrad_stages_f32), giving bf16(dW0 + P) bit for bit, P the same
+// backward's f32 dW; without that scratch the call is refused, naming it.
+TEST(CudaLinearBf16GradLayer, Fp8WgradIntoBf16GoesThroughItsF32Scratch) {
   FP8LAB_SKIP_WITHOUT_GPU();
   const std::int64_t m = 128, k = 128, n = 128;
   const std::uint64_t seed = testing::fresh_seed();
@@ -351,18 +352,33 @@ TEST(CudaLinearBf16GradLayer, Fp8WgradRefusesToAccumulateIntoBf16) {
   LinearCudaConfig config;
   config.mode = LinearCudaMode::fp8_fused;
   config.name = "blocks.0.proj";
+  EXPECT_TRUE(linear_wgrad_stages_f32(config, DType::bf16, true));
+  EXPECT_FALSE(linear_wgrad_stages_f32(config, DType::bf16, false));
+  EXPECT_FALSE(linear_wgrad_stages_f32(config, DType::f32, true));
   const DeviceTensor gx = to_device(testing::random_normal(DType::bf16, {m, k}, seed, 1).view());
   const DeviceTensor gw = to_device(testing::random_normal(DType::bf16, {n, k}, seed, 2).view());
   const DeviceTensor gdy = to_device(testing::random_normal(DType::bf16, {m, n}, seed, 3).view());
-  DeviceTensor gy(DType::bf16, {m, n}), gdx(DType::bf16, {m, k}), dw(DType::bf16, {n, k});
+  DeviceTensor gy(DType::bf16, {m, n}), gdx(DType::bf16, {m, k}), p32(DType::f32, {n, k});
   LinearSavedCuda gs = alloc_linear_saved_cuda(arena, config.mode, m, k, n, nullptr);
   LinearScratch gsc = alloc_linear_scratch_cuda(arena, config.mode, m, n);
   linear_forward_cuda(gemm, config, gx.view(), gw.view(), gy.view(), gs, nullptr);
+  linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), p32.view(), gsc, false, nullptr);
+  const HostTensor dw0 = testing::random_normal(DType::bf16, {n, k}, seed, 9, 1e-2f);
+  DeviceTensor dw = to_device(dw0.view());
   const Error e = testing::error_of([&] {
     linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw.view(), gsc, true, nullptr);
   });
-  EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
-  EXPECT_NE(e.message().find("bf16 dW"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("scratch dw_f32"), std::string::npos) << e.what();
+  gsc.dw_f32 = arena.tensor(DType::f32, {n, k}, "test dw_f32");
+  linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw.view(), gsc, true, nullptr);
+  FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
+  const HostTensor p = to_host(p32.view()), got = to_host(dw.view());
+  std::int64_t differing = 0;
+  for (std::int64_t i = 0; i < got.numel(); ++i) {
+    const float sum = bf16_to_float(dw0.as<std::uint16_t>()[i]) + p.as<float>()[i];
+    differing += got.as<std::uint16_t>()[i] != float_to_bf16(sum) ? 1 : 0;
+  }
+  EXPECT_EQ(differing, 0) << "of " << got.numel() << " elements differ from bf16(dW0 + P)";
 }
 
 INSTANTIATE_TEST_SUITE_P(
