@@ -108,14 +108,14 @@ inline constexpr std::array<MemoryOption, 5> kMemoryOptions = {{
      "recompute the RMSNorm and GELU outputs in the backward instead of keeping them per block"},
     {"residual_recompute", "residual-recompute", &PrecisionConfig::residual_recompute,
      "rebuild each block's residual sum after attention in the backward from the bf16 branch "
-     "output instead of keeping it in f32 (compute mixed only)"},
+     "output instead of keeping it in f32; compute mixed only"},
     {"qkv_recompute", "qkv-recompute", &PrecisionConfig::qkv_recompute,
      "recompute each block's qkv projection in the backward instead of keeping q, k and v per "
      "block"},
     {"fp8_weights_from_master", "fp8-weights-from-master",
      &PrecisionConfig::fp8_weights_from_master,
-     "cast the FP8 linears' weights from the fp32 master instead of keeping a bf16 working copy "
-     "(an FP8 policy under compute mixed only)"},
+     "cast the FP8 linears' weights from the fp32 master instead of keeping a bf16 working copy"
+     "; an FP8 policy under compute mixed only"},
 }};
 
 struct OptimConfig {

@@ -59,9 +59,10 @@ struct LinearCudaConfig {
   LinearCudaOverlap* overlap = nullptr;  // optional; same bytes with or without
   // Optional, FP8 modes: called as each phase of the call starts on the main stream, with its
   // label ("linear_forward fp8: x cast", "...: W wait", "...: GEMM"; "linear_backward fp8: dY
-  // cast", "...: dX GEMM", "...: dW GEMM"), for the CUDA backend's per-op timing. With
-  // `overlap` the W casts run on the side stream meanwhile and "W wait" is the main stream's
-  // wait for them; without it they come first, as "linear_forward fp8: W cast".
+  // cast", "...: dX GEMM", "...: dW GEMM", "...: dW add" where linear_wgrad_stages_f32), for
+  // the CUDA backend's per-op timing. With `overlap` the W casts run on the side stream
+  // meanwhile and "W wait" is the main stream's wait for them; without it they come first, as
+  // "linear_forward fp8: W cast".
   std::function<void(const char* phase)> phase;
   // Optional, FP8 modes: each cast of x, W and dY flags a non-finite amax here, inside its own
   // launch (CastMetaWork::first_nonfinite), with the id nonfinite_ids[0], [1], [2].

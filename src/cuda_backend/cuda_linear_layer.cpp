@@ -352,9 +352,10 @@ void linear_backward_cuda(CublasLtGemm& gemm, const LinearCudaConfig& config,
   else
     gemm.matmul({dy, false}, {saved.x, false}, dw, dw_options, stream);  // dW = dYᵀ · x in BF16
   if (stage_f32) {
+    announce(config, "linear_backward fp8: dW add");
     cuda_ops::add_inplace(dw.data, cuda_ops::ElemType::bf16, scratch.dw_f32.data,
                           cuda_ops::ElemType::f32, dw.numel(), stream);
-    FP8LAB_CUDA_CHECK(cudaGetLastError());
+    FP8LAB_LAUNCH_CHECK("add_inplace (dW f32 into bf16)");
   }
 }
 

@@ -166,7 +166,8 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   OpTimer timer(*this, ctx->config.mode == LinearCudaMode::bf16 ? "linear_backward bf16"
                                                                 : "linear_backward fp8");
   // f32 or bf16 (PrecisionConfig::grads). A bf16 dW is rounded once per call: the BF16 GEMMs'
-  // epilogue stores bf16(fp32 product + float(dW)); the FP8 wgrad adds through f32 (below).
+  // epilogue stores bf16(fp32 product + float(dW)); an FP8 wgrad that adds into it goes through
+  // an f32 scratch carved below (linear_wgrad_stages_f32).
   grad_type(dw_accum, "linear dw");
   if (ctx->config.mode == LinearCudaMode::bf16) {
     linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, {}, accumulate,
@@ -177,20 +178,23 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   const std::int64_t m = dy.shape[0], n = dy.shape[1];
   const LinearFp8Sizes z = linear_fp8_sizes(ctx->config.fp8, m, 1, n);
   const bool stage_f32 = linear_wgrad_stages_f32(ctx->config, dw_accum.dtype, accumulate);
-  PoolBlock block(
-      this,
-      Carver::size(u(z.dyq)) + Carver::size(u(z.dyq_t)) + Carver::size(f32_bytes(z.dyq_inv)) +
-          Carver::size(f32_bytes(z.dyq_t_inv)) +
-          (stage_f32 ? Carver::size(f32_bytes(dw_accum.numel())) : 0),
-      MemoryKind::workspace,
-      stage_f32 ? "linear dYq, dYqᵀ, dW (f32, for a bf16 gradient)" : "linear dYq, dYqᵀ");
+  PoolBlock block(this,
+                  Carver::size(u(z.dyq)) + Carver::size(u(z.dyq_t)) +
+                      Carver::size(f32_bytes(z.dyq_inv)) + Carver::size(f32_bytes(z.dyq_t_inv)),
+                  MemoryKind::workspace, "linear dYq, dYqᵀ");
   Carver carve(block.get());
   LinearScratch scratch;
   scratch.dyq = carve.tensor(DType::e5m2, {m, n});
   if (z.dyq_t) scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
   scratch.dyq_inv = scales(carve, z.dyq_inv);
   scratch.dyq_t_inv = scales(carve, z.dyq_t_inv);
-  if (stage_f32) scratch.dw_f32 = carve.tensor(DType::f32, dw_accum.shape);
+  // A block of its own, after dYq's: dYq alone may fit memory lent by lend_idle.
+  PoolBlock dw_block;
+  if (stage_f32) {
+    dw_block = PoolBlock(this, f32_bytes(dw_accum.numel()), MemoryKind::workspace,
+                         "linear dW (f32, for a bf16 gradient)");
+    scratch.dw_f32 = {dw_block.get(), DType::f32, dw_accum.shape, Device::cuda};
+  }
   if (dy_amax) check_amax_slot_format(dy_amax, Fp8Format::e5m2, ctx->config.name + ".dy");
   PhaseTimers phases(*this, ctx->config);
   linear_backward_cuda(*gemm_, ctx->config, ctx->saved, dy, dx, dw_accum, scratch, accumulate,

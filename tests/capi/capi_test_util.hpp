@@ -237,8 +237,9 @@ inline AbiRun run_abi_linear(Backend& b, const char* backend, const RecipeCase& 
 }
 
 // The ABI against the backend's own linear op, bit for bit: y, dX and dW (f32 and bf16,
-// overwritten, and accumulated onto a random dW). Returns the ABI's statistics of the overwriting
-// run.
+// overwritten, and accumulated onto a random dW). Both stage a bf16 dW's FP8 wgrad through the
+// same layer code, so its bits against bf16(dW0 + P) are pinned in test_cuda_recipes.cpp. Returns
+// the ABI's statistics of the overwriting run.
 inline AbiStats expect_abi_matches_backend(const char* backend, const RecipeCase& rc,
                                            const LinearProblem& p, void* stream,
                                            const std::function<void()>& wait) {

@@ -111,7 +111,9 @@ on = sorted(k for k, v in p.items() if v is True); assert on == [sys.argv[2]], o
     "$work/print.json" "${flag//-/_}" || fail "train --$flag does not set precision.${flag//-/_}"
   json_check "grads_$flag" grads --checkpoint "$work/run" --batch 1 --policy fp8-linears \
     "--$flag" --out "$work/g_$flag.safetensors"
-  jq_check "grads_$flag" "j['${flag//-/_}'] is True and j['grads'] == 'fp32'"
+  jq_check "grads_$flag" "[k for k in ('mlp_recompute', 'pointwise_recompute', \
+    'residual_recompute', 'qkv_recompute', 'fp8_weights_from_master') if j[k] is True] == \
+    ['${flag//-/_}'] and j['grads'] == 'fp32'"
 done
 json_check export export --checkpoint "$work/run" --out "$work/hf"
 jq_check export "'model.safetensors' in j['files']"

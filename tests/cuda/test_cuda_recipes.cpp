@@ -368,6 +368,7 @@ TEST(CudaLinearBf16GradLayer, Fp8WgradIntoBf16GoesThroughItsF32Scratch) {
   const Error e = testing::error_of([&] {
     linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw.view(), gsc, true, nullptr);
   });
+  EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
   EXPECT_NE(e.message().find("scratch dw_f32"), std::string::npos) << e.what();
   gsc.dw_f32 = arena.tensor(DType::f32, {n, k}, "test dw_f32");
   linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw.view(), gsc, true, nullptr);
