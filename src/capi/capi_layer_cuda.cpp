@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/carver.hpp"
 #include "core/cuda_check.hpp"
 #include "fp8lab/fp8_cuda.hpp"
 #include "gemm/gemm_cuda.hpp"
@@ -77,30 +78,6 @@ class StreamBlock {
 
  private:
   void* base_ = nullptr;
-};
-
-// Consecutive 256-byte aligned pieces from `base`; with a null base it only measures.
-class Carver {
- public:
-  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
-  void* take(std::size_t bytes) {
-    void* p = base_ == nullptr ? nullptr : base_ + used_;
-    used_ += (bytes + 255) / 256 * 256;
-    return p;
-  }
-  TensorView tensor(DType dtype, const Shape& shape) {
-    TensorView v{nullptr, dtype, shape, Device::cuda};
-    v.data = take(v.nbytes());
-    return v;
-  }
-  TensorView scales(std::int64_t count) {  // none under tensorwise (the scale is in the meta)
-    return count == 0 ? TensorView{} : tensor(DType::f32, {count});
-  }
-  std::size_t used() const { return used_; }
-
- private:
-  char* base_;
-  std::size_t used_ = 0;
 };
 
 // The views of the saved state's two blocks (see the top of the file).

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/carver.hpp"
 #include "core/cuda_check.hpp"
 #include "cuda_backend/cuda_backend.hpp"
 #include "cuda_backend/cuda_backend_internal.hpp"
@@ -29,26 +30,6 @@ struct CudaLinearContext final : LinearContext {
   LinearCudaConfig config;
   LinearSavedCuda saved;
   PoolBlock kept;  // fp8: Xqᵀ, Wqᵀ, metas
-};
-
-// Carves consecutive 256-byte aligned views out of one pool block.
-class Carver {
- public:
-  explicit Carver(void* base) : next_(static_cast<char*>(base)) {}
-  static std::size_t size(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
-  void* take(std::size_t bytes) {
-    void* p = next_;
-    next_ += size(bytes);
-    return p;
-  }
-  TensorView tensor(DType dtype, const Shape& shape) {
-    TensorView v{nullptr, dtype, shape, Device::cuda};
-    v.data = take(v.nbytes());
-    return v;
-  }
-
- private:
-  char* next_;
 };
 
 std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
@@ -93,11 +74,6 @@ std::unique_ptr<CudaLinearContext> new_linear_context(LinearMode mode, std::stri
 
 std::size_t f32_bytes(std::int64_t count) { return u(count) * sizeof(float); }
 
-// A view of `count` f32 scales, or none (tensorwise: the scale lives in the meta).
-TensorView scales(Carver& c, std::int64_t count) {
-  return count == 0 ? TensorView{} : c.tensor(DType::f32, {count});
-}
-
 }  // namespace
 
 std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, const TensorView& x,
@@ -134,12 +110,12 @@ std::unique_ptr<LinearContext> CudaBackend::linear_forward(LinearMode mode, cons
   if (z.xq_t) s.xq_t = kept.tensor(DType::e4m3, {k, m});
   s.wq_t = kept.tensor(DType::e4m3, {k, n});
   s.meta = static_cast<Fp8Meta*>(kept.take(3 * sizeof(Fp8Meta)));
-  s.xq_t_inv = scales(kept, z.xq_t_inv);
-  s.wq_t_inv = scales(kept, z.wq_t_inv);
+  s.xq_t_inv = kept.scales(z.xq_t_inv);
+  s.wq_t_inv = kept.scales(z.wq_t_inv);
   s.xq = scratch_x.tensor(DType::e4m3, {m, k});
-  s.xq_inv = scales(scratch_x, z.xq_inv);
+  s.xq_inv = scratch_x.scales(z.xq_inv);
   s.wq = scratch_w.tensor(DType::e4m3, {n, k});
-  s.wq_inv = scales(scratch_w, z.wq_inv);
+  s.wq_inv = scratch_w.scales(z.wq_inv);
   FP8LAB_CUDA_CHECK(cudaMemsetAsync(s.meta, 0, 3 * sizeof(Fp8Meta), stream_));
   if (x_amax) check_amax_slot_format(x_amax, Fp8Format::e4m3, ctx->config.name + ".x");
   if (w_amax) check_amax_slot_format(w_amax, Fp8Format::e4m3, ctx->config.name + ".w");
@@ -186,8 +162,8 @@ void CudaBackend::linear_backward(LinearContext& saved, const TensorView& dy, co
   LinearScratch scratch;
   scratch.dyq = carve.tensor(DType::e5m2, {m, n});
   if (z.dyq_t) scratch.dyq_t = carve.tensor(DType::e5m2, {n, m});
-  scratch.dyq_inv = scales(carve, z.dyq_inv);
-  scratch.dyq_t_inv = scales(carve, z.dyq_t_inv);
+  scratch.dyq_inv = carve.scales(z.dyq_inv);
+  scratch.dyq_t_inv = carve.scales(z.dyq_t_inv);
   // A block of its own, after dYq's: dYq alone may fit memory lent by lend_idle.
   PoolBlock dw_block;
   if (stage_f32) {

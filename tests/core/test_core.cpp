@@ -1,5 +1,6 @@
 #include "fp8lab/error.hpp"
 #include "fp8lab/rng.hpp"
+#include "core/carver.hpp"
 #include "core/sha256.hpp"
 #include "fp8lab/tensor.hpp"
 
@@ -24,6 +25,35 @@ TEST(Error, CarriesExpressionFileLineAndMessage) {
     EXPECT_EQ(e.expression(), "rows % 16 == 0");
     EXPECT_NE(std::string(e.what()).find("test_core.cpp:"), std::string::npos);
   }
+}
+
+// A Carver without a base measures what the same carving takes from one with a base: every
+// piece starts 256-byte aligned, in order, and tensorwise scales take nothing.
+TEST(Carver, MeasuresWhatItLaterCarves) {
+  const auto carve = [](Carver& c, TensorView& a, TensorView& b, TensorView& none, void*& raw) {
+    a = c.tensor(DType::e4m3, {3, 5});  // 15 bytes
+    none = c.scales(0);
+    raw = c.take(300);
+    b = c.tensor(DType::f32, {2, 64});  // 512 bytes
+  };
+  TensorView a, b, none;
+  void* raw = nullptr;
+  Carver measure(nullptr);
+  carve(measure, a, b, none, raw);
+  EXPECT_EQ(measure.used(), 256u + 512u + 512u);
+  EXPECT_EQ(a.data, nullptr);
+  EXPECT_EQ(Carver::size(0), 0u);
+  EXPECT_EQ(Carver::size(257), 512u);
+  std::vector<char> block(measure.used());
+  Carver real(block.data());
+  carve(real, a, b, none, raw);
+  EXPECT_EQ(real.used(), measure.used());
+  EXPECT_EQ(static_cast<char*>(a.data), block.data());
+  EXPECT_EQ(static_cast<char*>(raw), block.data() + 256);
+  EXPECT_EQ(static_cast<char*>(b.data), block.data() + 768);
+  EXPECT_EQ(none.data, nullptr);
+  EXPECT_EQ(b.device, Device::cuda);
+  EXPECT_EQ(b.shape, (Shape{2, 64}));
 }
 
 TEST(Tensor, ShapeChecksNameTheShapes) {
