@@ -83,9 +83,9 @@ void run_grads(const GradsOptions& o) {
   precision.policy = parse_policy(o.policy);
   o.memory.apply(precision);
   precision.compute = parse_compute_mode(o.compute);
-  precision.grads = o.grads == "bf16" ? DType::bf16 : DType::f32;
+  precision.grads = parse_state_dtype(o.grads, "--grads");
   precision.validate();
-  const char* grads_name = precision.grads == DType::bf16 ? "bf16" : "fp32";
+  const char* grads_name = state_dtype_name(precision.grads);
   const std::int64_t chunk =
       o.loss_chunk_rows > 0 ? o.loss_chunk_rows : meta.config.train.loss_chunk_rows;
 

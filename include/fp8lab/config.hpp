@@ -46,6 +46,11 @@ enum class ComputeMode : std::uint8_t { mixed, fp32 };
 const char* compute_mode_name(ComputeMode m);
 ComputeMode parse_compute_mode(std::string_view name);
 
+// A training-state dtype (precision.grads, optim.moments): "fp32" (DType::f32) or "bf16";
+// parse_state_dtype throws naming `key` and the bad string.
+const char* state_dtype_name(DType t);
+DType parse_state_dtype(std::string_view name, const char* key);
+
 struct PrecisionConfig {
   PrecisionPolicy policy = PrecisionPolicy::bf16;
   bool mlp_recompute = false;  // recompute the MLP in the backward instead of keeping it

@@ -15,7 +15,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "cuda_kernels/cuda_ops_launch.hpp"
-#include "cuda_kernels/elementwise_access.cuh"  // bf16_bits, kThreads, load1/load4, dispatch_type
+#include "cuda_kernels/elementwise_access.cuh"  // bf16_bits, kThreads, load/store1/4, dispatch_type
 #include "fp8lab/fp8_format.hpp"
 
 namespace fp8lab::cuda_ops {

@@ -78,6 +78,14 @@ ComputeMode parse_compute_mode(std::string_view name) {
               name);
 }
 
+const char* state_dtype_name(DType t) { return t == DType::bf16 ? "bf16" : "fp32"; }
+
+DType parse_state_dtype(std::string_view name, const char* key) {
+  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, name == "fp32" || name == "bf16",
+                    "{} '{}' must be fp32 or bf16", key, name);
+  return name == "bf16" ? DType::bf16 : DType::f32;
+}
+
 std::vector<std::string> preset_names() {
   return {"tiny", "gpt50m", "gpt350m", "gpt1.3b"};
 }

@@ -89,13 +89,13 @@ void check_resume_config(const RunConfig& checkpoint, const RunConfig& now,
   std::string memory_options;  // "precision.mlp_recompute, pointwise_recompute, ..."
   for (const MemoryOption& m : kMemoryOptions)
     memory_options += fmt::format("{}{}", memory_options.empty() ? "precision." : ", ", m.key);
-  FP8LAB_CHECK(refused.empty(),
-               "--resume: the config differs from checkpoint '{}' in keys a resumed run may not "
-               "change: {}. Only train.steps, the logging, validation and checkpoint cadence "
-               "(train.log_every, eval_every, eval_batches, checkpoint_every, keep_checkpoints), "
-               "kernels.attention and the memory options ({}) may change; train into a new "
-               "--out to change anything else",
-               checkpoint_name, refused, memory_options);
+  FP8LAB_FAIL(ErrorKind::invalid_argument,
+              "--resume: the config differs from checkpoint '{}' in keys a resumed run may not "
+              "change: {}. Only train.steps, the logging, validation and checkpoint cadence "
+              "(train.log_every, eval_every, eval_batches, checkpoint_every, keep_checkpoints), "
+              "kernels.attention and the memory options ({}) may change; train into a new "
+              "--out to change anything else",
+              checkpoint_name, refused, memory_options);
 }
 
 }  // namespace fp8lab

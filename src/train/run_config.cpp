@@ -82,19 +82,6 @@ ModelConfig model_config_from_json(const json& j) {
   }
 }
 
-namespace {
-
-// A training-state dtype (optim.moments, precision.grads): "fp32" or "bf16".
-DType parse_state_dtype(const std::string& name, const char* key) {
-  FP8LAB_CHECK_KIND(ErrorKind::invalid_argument, name == "fp32" || name == "bf16",
-                    "{} '{}' must be fp32 or bf16", key, name);
-  return name == "bf16" ? DType::bf16 : DType::f32;
-}
-
-const char* state_dtype_name(DType t) { return t == DType::bf16 ? "bf16" : "fp32"; }
-
-}  // namespace
-
 json to_json(const RunConfig& c) {
   const OptimConfig& o = c.optim;
   const TrainConfig& t = c.train;

@@ -229,7 +229,7 @@ TEST(CudaBf16Gemm, AccumulateIntoBf16OutputRoundsOnce) {
 // written over a bf16 out (a bf16 dW under GradWrite::overwrite) it is bf16(P), one rounding.
 // Accumulating into a bf16 C is not among them: cuBLASLt's FP8 GEMMs round the product to bf16
 // before they add C (measured on the H100, every scale mode: bf16(C + bf16(P))), so the CUDA
-// backend adds an f32 dW instead (CudaBackend::linear_backward).
+// linear writes an f32 dW and adds that (linear_wgrad_stages_f32).
 class CudaFp8WgradGemm : public ::testing::TestWithParam<ScaleMode> {};
 
 // Operand [rows, cols] of integers in [-3, 3] (exact in e4m3 and e5m2), its codes and its

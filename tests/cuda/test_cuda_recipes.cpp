@@ -11,12 +11,12 @@
 #include <tuple>
 
 #include "cuda_test_util.hpp"
-#include "fp8/fp8_grouped_cuda.hpp"
 #include "fp8lab/backend.hpp"
 #include "fp8lab/fp8_grouped.hpp"
-#include "fp8lab/linear_cuda.hpp"
+#include "fp8/fp8_grouped_cuda.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/gemm_cuda.hpp"
+#include "fp8lab/linear_cuda.hpp"
 
 namespace fp8lab {
 namespace {
@@ -290,6 +290,19 @@ INSTANTIATE_TEST_SUITE_P(AllRecipes, CudaLinearRecipes,
 // dW's: one bf16 rounding (<= 2^-8 relative) plus that reordering apart, kBoundBf16 (their bits
 // are checked on exact operands in test_cuda_gemm.cpp). dW0 is drawn at P's scale, so a dW0
 // left out would miss by about 0.7.
+// dW0 (bf16) + P (f32) in f32, and that sum rounded once to bf16: what a bf16 gradient holds.
+struct DwSum {
+  HostTensor f32, bf16;
+};
+DwSum dw_sum(const HostTensor& dw0, const HostTensor& p) {
+  DwSum s{HostTensor(DType::f32, p.shape()), HostTensor(DType::bf16, p.shape())};
+  for (std::int64_t i = 0; i < p.numel(); ++i) {
+    s.f32.as<float>()[i] = bf16_to_float(dw0.as<std::uint16_t>()[i]) + p.as<float>()[i];
+    s.bf16.as<std::uint16_t>()[i] = float_to_bf16(s.f32.as<float>()[i]);
+  }
+  return s;
+}
+
 struct Bf16GradCase {
   LinearMode mode;
   Fp8Options fp8;
@@ -324,18 +337,14 @@ TEST_P(CudaLinearBf16Grad, AccumulatesOntoTheBf16Gradient) {
   backend->linear_backward(*saved, gdy.view(), gdx.view(), dw_bf16.view(), {},
                            GradWrite::accumulate);
   backend->synchronize();
-  HostTensor sum(DType::f32, {n, k}), rounded(DType::bf16, {n, k});
-  for (std::int64_t i = 0; i < sum.numel(); ++i) {
-    sum.as<float>()[i] = bf16_to_float(dw0.as<std::uint16_t>()[i]) + p.as<float>()[i];
-    rounded.as<std::uint16_t>()[i] = float_to_bf16(sum.as<float>()[i]);
-  }
+  const DwSum want = dw_sum(dw0, p);
   const bool fp8_wgrad = c.mode == LinearMode::fp8 && !c.fp8.bf16_wgrad;
-  const double err = testing::relative_frobenius(to_host(dw_bf16.view()).view(), sum.view());
+  const double err = testing::relative_frobenius(to_host(dw_bf16.view()).view(), want.f32.view());
   std::fprintf(stderr, "[measured] CUDA linear %s %s%s, bf16 dW += P vs f32: %.2e\n",
                c.mode == LinearMode::fp8 ? "fp8" : "bf16", fp8_recipe_name(c.fp8.recipe),
                c.fp8.bf16_wgrad ? " (bf16 wgrad)" : "", err);
   if (fp8_wgrad)
-    expect_same_bytes(rounded.view(), dw_bf16.view(), "bf16 dW = bf16(dW0 + f32 dW)");
+    expect_same_bytes(want.bf16.view(), dw_bf16.view(), "bf16 dW = bf16(dW0 + f32 dW)");
   else
     EXPECT_LT(err, kBoundBf16);
 }
@@ -373,13 +382,8 @@ TEST(CudaLinearBf16GradLayer, Fp8WgradIntoBf16GoesThroughItsF32Scratch) {
   gsc.dw_f32 = arena.tensor(DType::f32, {n, k}, "test dw_f32");
   linear_backward_cuda(gemm, config, gs, gdy.view(), gdx.view(), dw.view(), gsc, true, nullptr);
   FP8LAB_CUDA_CHECK(cudaDeviceSynchronize());
-  const HostTensor p = to_host(p32.view()), got = to_host(dw.view());
-  std::int64_t differing = 0;
-  for (std::int64_t i = 0; i < got.numel(); ++i) {
-    const float sum = bf16_to_float(dw0.as<std::uint16_t>()[i]) + p.as<float>()[i];
-    differing += got.as<std::uint16_t>()[i] != float_to_bf16(sum) ? 1 : 0;
-  }
-  EXPECT_EQ(differing, 0) << "of " << got.numel() << " elements differ from bf16(dW0 + P)";
+  expect_same_bytes(dw_sum(dw0, to_host(p32.view())).bf16.view(), dw.view(),
+                    "bf16 dW = bf16(dW0 + f32 dW)");
 }
 
 INSTANTIATE_TEST_SUITE_P(

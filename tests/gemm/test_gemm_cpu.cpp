@@ -1,6 +1,10 @@
 // The CPU reference GEMM: bf16 and fp8 semantics against fp64 with a rigorous fp32-accumulation
 // bound, exact agreement between the fp8 epilogue and "sgemm on decoded codes, times the scales",
 // bf16 output = round-to-nearest-even of the f32 output, and the argument checks.
+#include "common/test_data.hpp"
+#include "fp8lab/fp8_scaling.hpp"
+#include "gemm/gemm.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,10 +12,6 @@
 #include <functional>
 #include <string>
 #include <tuple>
-
-#include "common/test_data.hpp"
-#include "fp8lab/fp8_scaling.hpp"
-#include "gemm/gemm.hpp"
 
 namespace fp8lab {
 namespace {
